@@ -1,0 +1,148 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// Sentinel errors. Every error the Store returns wraps at most one of them,
+// so callers branch with errors.Is and never on message text.
+var (
+	// ErrNotFound: the session (or meta key, or message) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a create met a row that already exists (use EnsureSession
+	// to accept an existing session).
+	ErrExists = errors.New("already exists")
+	// ErrInvalidInput: the caller's input was refused before anything was
+	// written (empty id, unknown role, invalid UTF-8, bad options).
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrLocked: another process held the write lock for longer than the
+	// call's patience. The database itself is healthy; retrying later is safe.
+	ErrLocked = errors.New("database is locked")
+	// ErrCommitUnknown: COMMIT failed in a way that leaves its outcome
+	// unknown. The write may or may not be durable; it was not retried.
+	// Appends with an idempotency key can be retried safely.
+	ErrCommitUnknown = errors.New("commit outcome unknown")
+	// ErrCorrupt: SQLite reported structural damage to the file.
+	ErrCorrupt = errors.New("database file is damaged")
+	// ErrNotDatabase: the file at the path is not a SQLite database.
+	ErrNotDatabase = errors.New("not a sessiondb database")
+	// ErrReadOnly: the file or its directory cannot be written by this user.
+	ErrReadOnly = errors.New("database is read-only")
+	// ErrReplaced: the file was replaced underneath a live Store.
+	ErrReplaced = errors.New("database file was replaced")
+	// ErrClosed: the Store has been closed.
+	ErrClosed = errors.New("store is closed")
+)
+
+// Error is the one typed error of the package: what was being done (Op),
+// on which session when there is one, and why (Err, usually wrapping a
+// sentinel above).
+type Error struct {
+	Op        string
+	SessionID string
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.SessionID != "" {
+		return fmt.Sprintf("%s %q: %v", e.Op, e.SessionID, e.Err)
+	}
+	return e.Op + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// opErr wraps err as an *Error after mapping driver errors to sentinels.
+// It returns nil for a nil err.
+func opErr(op, sessionID string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var already *Error
+	if errors.As(err, &already) && already.Op == op {
+		return err
+	}
+	return &Error{Op: op, SessionID: sessionID, Err: mapDriverError(err)}
+}
+
+// mapDriverError is the one place that turns database/sql and SQLite errors
+// into the package's sentinels. The driver error stays in the chain (for
+// errors.Is(err, sqlite3.BUSY) and for logs); the sentinel is added to it.
+func mapDriverError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrLocked), errors.Is(err, ErrClosed),
+		errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotDatabase), errors.Is(err, ErrReadOnly),
+		errors.Is(err, ErrInvalidInput), errors.Is(err, ErrExists), errors.Is(err, ErrCommitUnknown),
+		errors.Is(err, ErrReplaced):
+		return err
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, sqlite3.NOTADB):
+		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	case errors.Is(err, sqlite3.CORRUPT):
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
+		return fmt.Errorf("%w: %w", ErrReadOnly, err)
+	case errors.Is(err, sqlite3.CONSTRAINT_UNIQUE), errors.Is(err, sqlite3.CONSTRAINT_PRIMARYKEY):
+		return fmt.Errorf("%w: %w", ErrExists, err)
+	case errors.Is(err, sqlite3.CONSTRAINT_FOREIGNKEY):
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.Is(err, sqlite3.CONSTRAINT_CHECK), errors.Is(err, sqlite3.CONSTRAINT_NOTNULL):
+		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
+	return err
+}
+
+// errNoRows is database/sql's "no row" answer, for the few places that
+// branch on it before mapping.
+var errNoRows = sql.ErrNoRows
+
+// isLockError reports whether err is SQLite telling us another connection
+// holds a lock (primary result code BUSY or LOCKED). Only these are retried
+// by the write path; the classification never looks at message text.
+func isLockError(err error) bool {
+	return errors.Is(err, sqlite3.BUSY) || errors.Is(err, sqlite3.LOCKED)
+}
+
+// invalid builds an ErrInvalidInput with a reason.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// LockedError reports a write that gave up after waiting its whole patience
+// for another process's write lock. It matches ErrLocked.
+type LockedError struct {
+	Path     string
+	Patience time.Duration
+	// Holders describes the processes seen holding write-class locks on
+	// the database files (Linux /proc/locks); empty where the OS cannot tell.
+	Holders []string
+	Err     error // the last driver error
+}
+
+func (e *LockedError) Error() string {
+	msg := fmt.Sprintf("database is locked (another process held the %s write lock for over %v — "+
+		"likely a long maintenance operation such as VACUUM, a large WAL checkpoint, or an older process; "+
+		"the database itself is healthy)", filepath.Base(e.Path), e.Patience.Round(time.Millisecond))
+	if len(e.Holders) > 0 {
+		msg += ": " + strings.Join(e.Holders, "; ")
+	}
+	return msg
+}
+
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+func (e *LockedError) Unwrap() error        { return e.Err }

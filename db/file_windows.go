@@ -1,0 +1,14 @@
+//go:build windows
+
+package db
+
+import "os"
+
+// createExclusive creates a new file; Windows has no O_NOFOLLOW, and
+// prepareFile has already refused a symlink at the path.
+func createExclusive(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
+// writable is checked by SQLite itself on Windows.
+func writable(string) error { return nil }

@@ -1,0 +1,30 @@
+//go:build unix
+
+package db
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// tryLockFile takes a non-blocking flock. flock locks belong to the open
+// file description, so two Stores in one process exclude each other too.
+func tryLockFile(path string) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, false, err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EINTR) {
+		f.Close()
+		return nil, false, nil
+	}
+	if err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	return f, true, nil
+}
+
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

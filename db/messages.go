@@ -1,0 +1,286 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// Role is who said a message.
+type Role string
+
+// The roles a message may have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// MessageState says whether a message is part of the live conversation.
+type MessageState string
+
+const (
+	// StateActive: part of the live conversation.
+	StateActive MessageState = "active"
+	// StateCompacted: summarised away by compression; still shown and searched.
+	StateCompacted MessageState = "compacted"
+	// StateRewound: undone by a rewind; hidden from views and search.
+	StateRewound MessageState = "rewound"
+)
+
+// ToolCall is one tool invocation requested by an assistant message.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // as the model produced it (usually JSON)
+}
+
+// NewMessage is a message to append.
+type NewMessage struct {
+	Role Role
+	// Content is any UTF-8 text, NUL bytes included; it is returned
+	// byte-exact. Invalid UTF-8 is refused with ErrInvalidInput.
+	Content      string
+	ToolName     string // the tool that produced a RoleTool message
+	ToolCallID   string // the call a RoleTool message answers
+	ToolCalls    []ToolCall
+	Reasoning    string
+	FinishReason string
+	TokenCount   int64
+	// IdempotencyKey, when set, makes the append safe to retry after any
+	// failure: appending the same key to the same session again returns
+	// the first message's id and inserts nothing.
+	IdempotencyKey string
+}
+
+func (m *NewMessage) check() error {
+	if !m.Role.Valid() {
+		return invalid("role %q is not one of system, user, assistant, tool", m.Role)
+	}
+	if err := checkText("content", m.Content); err != nil {
+		return err
+	}
+	if err := checkText("reasoning", m.Reasoning); err != nil {
+		return err
+	}
+	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
+		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey} {
+		if err := checkLabel(what, v); err != nil {
+			return err
+		}
+	}
+	for _, c := range m.ToolCalls {
+		if err := errors.Join(checkLabel("tool call id", c.ID), checkLabel("tool call name", c.Name),
+			checkText("tool call arguments", c.Arguments)); err != nil {
+			return err
+		}
+	}
+	if m.TokenCount < 0 {
+		return invalid("negative token count")
+	}
+	return nil
+}
+
+// Message is a stored message.
+type Message struct {
+	ID             int64
+	SessionID      string
+	Role           Role
+	Content        string
+	ToolName       string
+	ToolCallID     string
+	ToolCalls      []ToolCall
+	Reasoning      string
+	FinishReason   string
+	TokenCount     int64
+	State          MessageState
+	Summary        bool // a compression summary
+	IdempotencyKey string
+	CreatedAt      time.Time
+}
+
+// AppendMessage appends one message to a session and returns its id. It
+// waits up to Options.TranscriptPatience for another process's write lock:
+// losing a turn is worse than a late one. An unknown session gives
+// ErrNotFound and creates nothing.
+func (s *Store) AppendMessage(ctx context.Context, sessionID string, m NewMessage) (int64, error) {
+	ids, err := s.appendMessages(ctx, "append message", sessionID, []NewMessage{m})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendMessages appends messages to a session in one atomic transaction:
+// all of them or none. It returns their ids in order (for a message whose
+// idempotency key was already used, the first message's id).
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, ms []NewMessage) ([]int64, error) {
+	return s.appendMessages(ctx, "append messages", sessionID, ms)
+}
+
+func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []NewMessage) ([]int64, error) {
+	if err := checkID("session id", sessionID); err != nil {
+		return nil, opErr(op, sessionID, err)
+	}
+	params := make([]gen.MessageInsertParams, len(ms))
+	toolCalls := int64(0)
+	for i := range ms {
+		if err := ms[i].check(); err != nil {
+			return nil, opErr(op, sessionID, fmt.Errorf("message %d: %w", i, err))
+		}
+		p, err := insertParams(sessionID, &ms[i])
+		if err != nil {
+			return nil, opErr(op, sessionID, fmt.Errorf("message %d: %w", i, err))
+		}
+		params[i] = p
+		toolCalls += int64(len(ms[i].ToolCalls))
+	}
+	var ids []int64
+	err := s.write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) error {
+		ids = make([]int64, len(params)) // fresh on every (re)play
+		if err := sessionMustExist(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		inserted, calls := int64(0), int64(0)
+		for i, p := range params {
+			if p.IdempotencyKey != nil {
+				id, err := queries.MessageIDByIdempotencyKey(ctx, tx, gen.MessageIDByIdempotencyKeyParams{
+					SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
+				if err == nil {
+					ids[i] = id
+					continue
+				}
+				if !errors.Is(err, errNoRows) {
+					return err
+				}
+			}
+			p.CreatedAt = now()
+			id, err := queries.MessageInsert(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+			inserted++
+			calls += int64(len(ms[i].ToolCalls))
+		}
+		if inserted == 0 {
+			return nil
+		}
+		return queries.SessionAddMessageCounts(ctx, tx, gen.SessionAddMessageCountsParams{
+			ID: sessionID, Messages: inserted, ToolCalls: calls})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func insertParams(sessionID string, m *NewMessage) (gen.MessageInsertParams, error) {
+	p := gen.MessageInsertParams{
+		SessionID: sessionID, Role: string(m.Role), Content: m.Content,
+		ToolName: ptr(m.ToolName), ToolCallID: ptr(m.ToolCallID), Reasoning: ptr(m.Reasoning),
+		FinishReason: ptr(m.FinishReason), IdempotencyKey: ptr(m.IdempotencyKey),
+	}
+	if m.TokenCount > 0 {
+		p.TokenCount = &m.TokenCount
+	}
+	if len(m.ToolCalls) > 0 {
+		b, err := json.Marshal(m.ToolCalls)
+		if err != nil {
+			return p, invalid("tool calls: %v", err)
+		}
+		p.ToolCallsJson = ptr(string(b))
+	}
+	return p, nil
+}
+
+// MessageQuery selects messages for Messages. The zero value returns the
+// first 1000 messages, oldest first, without rewound ones.
+type MessageQuery struct {
+	AfterID        int64 // only ids greater than this
+	BeforeID       int64 // only ids smaller than this (0 = no bound)
+	Limit          int   // default 1000, at most 100000
+	NewestFirst    bool
+	IncludeRewound bool
+}
+
+// Messages returns a session's messages. An unknown session gives
+// ErrNotFound.
+func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery) ([]Message, error) {
+	switch {
+	case mq.Limit < 0 || mq.AfterID < 0 || mq.BeforeID < 0:
+		return nil, opErr("list messages", sessionID, invalid("negative limit or id bound"))
+	case mq.Limit == 0:
+		mq.Limit = 1000
+	case mq.Limit > 100000:
+		mq.Limit = 100000
+	}
+	if mq.BeforeID == 0 {
+		mq.BeforeID = math.MaxInt64
+	}
+	rewound := int64(0)
+	if mq.IncludeRewound {
+		rewound = 1
+	}
+	var out []Message
+	err := s.read(ctx, "list messages", sessionID, func(q gen.DBTX) error {
+		var rows []gen.Message
+		var err error
+		if mq.NewestFirst {
+			rows, err = queries.MessageListDescending(ctx, q, gen.MessageListDescendingParams{
+				SessionID: sessionID, AfterID: mq.AfterID, BeforeID: mq.BeforeID,
+				IncludeRewound: rewound, RowLimit: int64(mq.Limit)})
+		} else {
+			rows, err = queries.MessageListAscending(ctx, q, gen.MessageListAscendingParams{
+				SessionID: sessionID, AfterID: mq.AfterID, BeforeID: mq.BeforeID,
+				IncludeRewound: rewound, RowLimit: int64(mq.Limit)})
+		}
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return sessionMustExist(ctx, q, sessionID)
+		}
+		out = make([]Message, len(rows))
+		for i, r := range rows {
+			if out[i], err = messageFromRow(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func messageFromRow(r gen.Message) (Message, error) {
+	m := Message{
+		ID: r.ID, SessionID: r.SessionID, Role: Role(r.Role), Content: r.Content,
+		ToolName: str(r.ToolName), ToolCallID: str(r.ToolCallID), Reasoning: str(r.Reasoning),
+		FinishReason: str(r.FinishReason), State: MessageState(r.State), Summary: r.IsSummary != 0,
+		IdempotencyKey: str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
+	}
+	if r.TokenCount != nil {
+		m.TokenCount = *r.TokenCount
+	}
+	if r.ToolCallsJson != nil {
+		if err := json.Unmarshal([]byte(*r.ToolCallsJson), &m.ToolCalls); err != nil {
+			return m, fmt.Errorf("message %d: tool calls: %w", r.ID, err)
+		}
+	}
+	return m, nil
+}

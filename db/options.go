@@ -1,0 +1,83 @@
+package db
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Default patience budgets. Patience is time, not attempts: a shared
+// state.db is legitimately held for seconds at a time by sibling processes
+// (VACUUM, a large checkpoint), and a budget of N quick retries gives up
+// in a second or two while the database is perfectly healthy.
+const (
+	DefaultWritePatience      = 20 * time.Second
+	DefaultTranscriptPatience = 60 * time.Second
+	DefaultOpenPatience       = 20 * time.Second
+	DefaultReadPoolSize       = 8
+	DefaultFTSMergeEvery      = 1000
+	DefaultCheckpointEvery    = 50
+)
+
+// Options tunes a Store. The zero value is the recommended configuration.
+type Options struct {
+	// WritePatience bounds how long a routine write (sessions, meta) waits
+	// for another process's write lock. Default 20 s.
+	WritePatience time.Duration
+	// TranscriptPatience bounds how long AppendMessage and AppendMessages
+	// wait. It must be larger than WritePatience: losing a turn costs more
+	// than a late heartbeat. Default 60 s.
+	TranscriptPatience time.Duration
+	// OpenPatience bounds how long Open waits out another process's lock
+	// (a migration, a VACUUM) before failing. Default 20 s.
+	OpenPatience time.Duration
+	// ReadPoolSize is the number of read-only connections. Default 8.
+	ReadPoolSize int
+	// FTSMergeEvery runs a bounded FTS merge after every N committed
+	// writes. Default 1000; negative disables it.
+	FTSMergeEvery int
+	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N committed
+	// writes. Default 50; negative disables it.
+	CheckpointEvery int
+	// Logger receives warnings (maintenance failures, lock holders). Default
+	// slog.Default().
+	Logger *slog.Logger
+
+	// afterCommit, when set by tests in this package, replaces the
+	// post-commit maintenance step.
+	afterCommit func() error
+}
+
+// withDefaults fills zero fields and validates the result.
+func (o Options) withDefaults() (Options, error) {
+	if o.WritePatience == 0 {
+		o.WritePatience = DefaultWritePatience
+	}
+	if o.TranscriptPatience == 0 {
+		o.TranscriptPatience = max(DefaultTranscriptPatience, 3*o.WritePatience)
+	}
+	if o.OpenPatience == 0 {
+		o.OpenPatience = DefaultOpenPatience
+	}
+	if o.ReadPoolSize == 0 {
+		o.ReadPoolSize = DefaultReadPoolSize
+	}
+	if o.FTSMergeEvery == 0 {
+		o.FTSMergeEvery = DefaultFTSMergeEvery
+	}
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	switch {
+	case o.WritePatience < 0 || o.TranscriptPatience < 0 || o.OpenPatience < 0:
+		return o, invalid("patience must not be negative")
+	case o.TranscriptPatience <= o.WritePatience:
+		return o, invalid("transcript patience (%v) must be larger than write patience (%v)",
+			o.TranscriptPatience, o.WritePatience)
+	case o.ReadPoolSize < 0:
+		return o, invalid("read pool size must not be negative")
+	}
+	return o, nil
+}

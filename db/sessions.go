@@ -1,0 +1,231 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// Session is one conversation.
+type Session struct {
+	ID string
+	// Source tags where the session came from ("cli", "gateway", ...).
+	Source string
+	// ParentID links lineage: a compression continuation, a branch or a
+	// delegate names the session it came from. Empty for a root.
+	ParentID     string
+	UserID       string
+	Model        string
+	ModelConfig  string // JSON text, as given
+	SystemPrompt string
+	Cwd          string
+	Title        string
+	StartedAt    time.Time
+	// EndedAt is zero while the session is live.
+	EndedAt   time.Time
+	EndReason string
+	// MessageCount and ToolCallCount are kept in the same transaction as
+	// the rows they count.
+	MessageCount  int64
+	ToolCallCount int64
+	Archived      bool
+	Pinned        bool
+	Hidden        bool
+}
+
+// Ended reports whether the session has been ended.
+func (s Session) Ended() bool { return !s.EndedAt.IsZero() }
+
+// NewSession describes a session to create. Only Source is needed; an
+// empty ID gets a generated one.
+type NewSession struct {
+	ID           string
+	Source       string // default "unknown"
+	ParentID     string
+	UserID       string
+	Model        string
+	ModelConfig  string
+	SystemPrompt string
+	Cwd          string
+	Title        string // unique across the store when set; at most 100 characters
+}
+
+func (n *NewSession) normalize() error {
+	if n.ID == "" {
+		n.ID = newSessionID()
+	}
+	if n.Source == "" {
+		n.Source = "unknown"
+	}
+	if err := checkID("session id", n.ID); err != nil {
+		return err
+	}
+	if n.ParentID != "" {
+		if err := checkID("parent session id", n.ParentID); err != nil {
+			return err
+		}
+		if n.ParentID == n.ID {
+			return invalid("session %q cannot be its own parent", n.ID)
+		}
+	}
+	if len([]rune(n.Title)) > maxTitleLen {
+		return invalid("title longer than %d characters", maxTitleLen)
+	}
+	for what, v := range map[string]string{"source": n.Source, "user id": n.UserID, "model": n.Model, "title": n.Title} {
+		if err := checkLabel(what, v); err != nil {
+			return err
+		}
+	}
+	for what, v := range map[string]string{"model config": n.ModelConfig, "system prompt": n.SystemPrompt, "cwd": n.Cwd} {
+		if err := checkText(what, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateSession creates a session and returns it. It fails with ErrExists
+// when the id (or the title) is taken, and with ErrNotFound when ParentID
+// names no session.
+func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
+	sess, created, err := s.ensureSession(ctx, "create session", n)
+	if err == nil && !created {
+		err = opErr("create session", sess.ID, ErrExists)
+	}
+	return sess, err
+}
+
+// EnsureSession returns the session with n.ID, creating it from n when it
+// does not exist; created says which. An existing session is returned as
+// it is (its fields are not overwritten).
+func (s *Store) EnsureSession(ctx context.Context, n NewSession) (sess Session, created bool, err error) {
+	return s.ensureSession(ctx, "ensure session", n)
+}
+
+func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (sess Session, created bool, err error) {
+	if err := n.normalize(); err != nil {
+		return Session{}, false, opErr(op, n.ID, err)
+	}
+	err = s.write(ctx, op, n.ID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+		if n.ParentID != "" {
+			if err := sessionMustExist(ctx, tx, n.ParentID); err != nil {
+				return fmt.Errorf("parent session %q: %w", n.ParentID, err)
+			}
+		}
+		rows, err := queries.SessionInsert(ctx, tx, gen.SessionInsertParams{
+			ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), UserID: ptr(n.UserID),
+			Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig), SystemPrompt: ptr(n.SystemPrompt),
+			Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0, StartedAt: now(),
+		})
+		if err != nil {
+			return err
+		}
+		created = rows == 1
+		row, err := queries.SessionGet(ctx, tx, n.ID)
+		sess = sessionFromRow(row)
+		return err
+	})
+	return sess, created, err
+}
+
+// Session returns the session with id, or ErrNotFound.
+func (s *Store) Session(ctx context.Context, id string) (Session, error) {
+	var sess Session
+	err := s.read(ctx, "get session", id, func(q gen.DBTX) error {
+		row, err := queries.SessionGet(ctx, q, id)
+		sess = sessionFromRow(row)
+		return err
+	})
+	return sess, err
+}
+
+// EndSession ends a live session with reason. The first reason wins: on a
+// session already ended it changes nothing and returns ended=false.
+func (s *Store) EndSession(ctx context.Context, id, reason string) (ended bool, err error) {
+	if reason == "" {
+		return false, opErr("end session", id, invalid("empty end reason"))
+	}
+	if err := checkLabel("end reason", reason); err != nil {
+		return false, opErr("end session", id, err)
+	}
+	err = s.write(ctx, "end session", id, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+		at := now()
+		n, err := queries.SessionEnd(ctx, tx, gen.SessionEndParams{ID: id, EndedAt: &at, EndReason: &reason})
+		if err != nil {
+			return err
+		}
+		ended = n == 1
+		if !ended {
+			return sessionMustExist(ctx, tx, id)
+		}
+		return nil
+	})
+	return ended, err
+}
+
+// SessionFilter selects sessions for ListSessions. The zero value lists
+// every session, newest first, 50 at a time.
+type SessionFilter struct {
+	Source   string
+	ParentID string
+	// Ended: nil = any, true = ended only, false = live only.
+	Ended  *bool
+	Limit  int // default 50, at most 1000
+	Offset int
+}
+
+// ListSessions returns sessions newest first.
+func (s *Store) ListSessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	switch {
+	case f.Limit < 0 || f.Offset < 0:
+		return nil, opErr("list sessions", "", invalid("negative limit or offset"))
+	case f.Limit == 0:
+		f.Limit = 50
+	case f.Limit > 1000:
+		f.Limit = 1000
+	}
+	p := gen.SessionListParams{Source: ptr(f.Source), ParentSessionID: ptr(f.ParentID),
+		RowLimit: int64(f.Limit), RowOffset: int64(f.Offset)}
+	if f.Ended != nil {
+		v := int64(0)
+		if *f.Ended {
+			v = 1
+		}
+		p.Ended = &v
+	}
+	var out []Session
+	err := s.read(ctx, "list sessions", "", func(q gen.DBTX) error {
+		rows, err := queries.SessionList(ctx, q, p)
+		out = make([]Session, len(rows))
+		for i, r := range rows {
+			out[i] = sessionFromRow(r)
+		}
+		return err
+	})
+	return out, err
+}
+
+// sessionMustExist returns ErrNotFound when no session has id.
+func sessionMustExist(ctx context.Context, q gen.DBTX, id string) error {
+	n, err := queries.SessionExists(ctx, q, id)
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
+	return err
+}
+
+func sessionFromRow(r gen.Session) Session {
+	s := Session{
+		ID: r.ID, Source: r.Source, ParentID: str(r.ParentSessionID), UserID: str(r.UserID),
+		Model: str(r.Model), ModelConfig: str(r.ModelConfigJson), SystemPrompt: str(r.SystemPrompt),
+		Cwd: str(r.Cwd), Title: str(r.Title), StartedAt: fromMillis(r.StartedAt),
+		EndReason: str(r.EndReason), MessageCount: r.MessageCount, ToolCallCount: r.ToolCallCount,
+		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+	}
+	if r.EndedAt != nil {
+		s.EndedAt = fromMillis(*r.EndedAt)
+	}
+	return s
+}

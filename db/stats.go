@@ -1,0 +1,38 @@
+package db
+
+import (
+	"database/sql"
+	"time"
+)
+
+// Stats are the Store's counters since Open, cheap enough to poll.
+type Stats struct {
+	// WritesCommitted counts write transactions that committed.
+	WritesCommitted uint64
+	// LockRetries counts tries that met another connection's lock.
+	LockRetries uint64
+	// LockWait is the total time writes spent waiting for the write lock.
+	LockWait time.Duration
+	// PatienceExhausted counts writes that gave up with ErrLocked.
+	PatienceExhausted uint64
+	// MaintenanceFailures counts post-commit maintenance steps that failed
+	// (logged; the writes they followed are committed).
+	MaintenanceFailures uint64
+	// ReadPool is the read pool's database/sql statistics (zero without WAL).
+	ReadPool sql.DBStats
+}
+
+// Stats returns the Store's counters.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		WritesCommitted:     s.w.writes.Load(),
+		LockRetries:         s.w.lockRetries.Load(),
+		LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
+		PatienceExhausted:   s.w.patienceExhausted.Load(),
+		MaintenanceFailures: s.w.maintenanceFailures.Load(),
+	}
+	if s.readers != nil {
+		st.ReadPool = s.readers.Stats()
+	}
+	return st
+}

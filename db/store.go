@@ -1,0 +1,199 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// queries is sqlc's stateless query set; every call names its connection.
+var queries = gen.New()
+
+// Store is an agent's conversation state in one SQLite file, safe for use by
+// many goroutines and shared with other processes. Writes go through one
+// connection, one IMMEDIATE transaction per call; reads use a separate
+// read-only pool and never touch the writer.
+type Store struct {
+	path    string
+	opts    Options
+	w       *writer
+	readers *sql.DB // nil when the file is not in WAL mode
+	closed  atomic.Bool
+}
+
+// Open opens (creating if needed) the database at path, applies pending
+// migrations, and returns a Store ready for use.
+//
+// Open waits out another process's lock (a migration, a VACUUM) for up to
+// Options.OpenPatience. Errors that waiting cannot fix — a directory at the
+// path, no permission, a file that is not a database — fail at once.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, opErr("open", "", err)
+	}
+	if path == "" {
+		return nil, opErr("open", "", invalid("empty database path"))
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, opErr("open", "", err)
+	}
+	if err := prepareFile(abs); err != nil {
+		return nil, opErr("open", "", err)
+	}
+
+	start := time.Now()
+	openCtx, cancel := context.WithDeadline(ctx, start.Add(opts.OpenPatience))
+	defer cancel()
+	var w *writer
+	for {
+		w, err = openWriter(openCtx, abs, opts)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, opErr("open", "", ctx.Err())
+		}
+		lockish := isLockError(err) || errors.Is(err, context.DeadlineExceeded)
+		if !lockish {
+			return nil, opErr("open", "", describeOpenError(abs, err))
+		}
+		if openCtx.Err() != nil {
+			return nil, opErr("open", "", &LockedError{Path: abs, Patience: opts.OpenPatience,
+				Holders: lockHolders(abs), Err: err})
+		}
+		if err := sleepJitter(openCtx, time.Since(start), time.Until(start.Add(opts.OpenPatience))); err != nil && ctx.Err() != nil {
+			return nil, opErr("open", "", ctx.Err())
+		}
+	}
+	tightenSidecars(abs)
+
+	s := &Store{path: abs, opts: opts, w: w}
+	if w.wal {
+		if s.readers, err = openDB(abs, kindReader, opts.ReadPoolSize); err != nil {
+			w.close()
+			return nil, opErr("open", "", err)
+		}
+	} else {
+		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
+	}
+	return s, nil
+}
+
+// openWriter opens the writer, and under the cross-process migration lock
+// switches the file to WAL and applies migrations, then pins the single
+// writer connection.
+func openWriter(ctx context.Context, path string, opts Options) (w *writer, err error) {
+	pool, err := openDB(path, kindWriter, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	lock, err := acquireFileLock(ctx, path+".migrate.lock")
+	if err != nil {
+		return nil, err
+	}
+	wal, err := func() (bool, error) {
+		defer lock.release()
+		c, err := pool.Conn(ctx)
+		if err != nil {
+			return false, err
+		}
+		wal, err := ensureWAL(ctx, c)
+		c.Close()
+		if err != nil {
+			return false, err
+		}
+		return wal, migrate(ctx, pool)
+	}()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w = &writer{
+		conn:            conn,
+		pool:            pool,
+		path:            path,
+		wal:             wal,
+		log:             opts.Logger,
+		mergeEvery:      uint64(max(opts.FTSMergeEvery, 0)),
+		checkpointEvery: uint64(max(opts.CheckpointEvery, 0)),
+		afterCommit:     opts.afterCommit,
+	}
+	return w, nil
+}
+
+// describeOpenError adds the path and the fix to errors that waiting
+// cannot cure.
+func describeOpenError(path string, err error) error {
+	err = mapDriverError(err)
+	switch {
+	case errors.Is(err, ErrNotDatabase):
+		return fmt.Errorf("%s is not a SQLite database (it may not be ours; move it aside or run `sessiondb repair`): %w", path, err)
+	case errors.Is(err, ErrReadOnly):
+		return fmt.Errorf("%s cannot be written by this user (fix its permissions, e.g. chmod u+rw on the file and its directory): %w", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close checkpoints (PASSIVE) and closes every connection. Calls after
+// Close return ErrClosed; a second Close returns nil.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	var errs []error
+	if s.readers != nil {
+		errs = append(errs, s.readers.Close())
+	}
+	errs = append(errs, s.w.close())
+	return opErr("close", "", errors.Join(errs...))
+}
+
+// write runs fn as one write transaction with the given patience.
+func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn txFunc) error {
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	return opErr(op, sessionID, s.w.write(ctx, patience, fn))
+}
+
+// read runs fn on the read pool, or on the writer when there is no pool.
+func (s *Store) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	var err error
+	if s.readers != nil {
+		err = fn(s.readers)
+	} else {
+		err = s.w.read(ctx, fn)
+	}
+	if err != nil && s.closed.Load() {
+		err = ErrClosed
+	}
+	return opErr(op, sessionID, err)
+}
+
+// now is the store's clock: Unix milliseconds, the one time representation
+// in the schema.
+func now() int64 { return time.Now().UnixMilli() }
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
