@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+func runInit(ctx context.Context, e *env, args []string) error {
+	if _, err := e.parseArgs(flag.NewFlagSet("init", flag.ContinueOnError), args, 0, 0); err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, map[string]string{"path": s.Path()})
+	}
+	_, err = fmt.Fprintln(e.stdout, s.Path())
+	return err
+}
+
+func runSession(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("session: expected new, show or end")
+	}
+	switch args[0] {
+	case "new":
+		return runSessionNew(ctx, e, args[1:])
+	case "show":
+		return runSessionShow(ctx, e, args[1:])
+	case "end":
+		return runSessionEnd(ctx, e, args[1:])
+	}
+	return usagef("session: unknown subcommand %q (expected new, show or end)", args[0])
+}
+
+func runSessionNew(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("session new", flag.ContinueOnError)
+	var n db.NewSession
+	fs.StringVar(&n.ID, "id", "", "session id (default: generated)")
+	fs.StringVar(&n.Source, "source", "cli", "where the session comes from")
+	fs.StringVar(&n.Title, "title", "", "title, unique across the store")
+	fs.StringVar(&n.ParentID, "parent", "", "parent session id")
+	fs.StringVar(&n.Model, "model", "", "model name")
+	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	sess, err := s.CreateSession(ctx, n)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, toSessionJSON(sess))
+	}
+	_, err = fmt.Fprintln(e.stdout, sess.ID)
+	return err
+}
+
+func runSessionShow(ctx context.Context, e *env, args []string) error {
+	pos, err := e.parseArgs(flag.NewFlagSet("session show", flag.ContinueOnError), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	sess, err := s.Session(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, toSessionJSON(sess))
+	}
+	return printSession(e.stdout, sess)
+}
+
+func runSessionEnd(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("session end", flag.ContinueOnError)
+	reason := fs.String("reason", "", "why the session ended (required; the first reason wins)")
+	pos, err := e.parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *reason == "" {
+		return usagef("session end: --reason is required")
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	ended, err := s.EndSession(ctx, pos[0], *reason)
+	if err != nil {
+		return err
+	}
+	sess, err := s.Session(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, toSessionJSON(sess))
+	}
+	if !ended {
+		_, err = fmt.Fprintf(e.stdout, "already ended (%s)\n", sess.EndReason)
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "ended (%s)\n", sess.EndReason)
+	return err
+}
+
+func runSessions(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	var f db.SessionFilter
+	fs.StringVar(&f.Source, "source", "", "only this source")
+	fs.StringVar(&f.ParentID, "parent", "", "only children of this session")
+	live := fs.Bool("live", false, "only sessions not ended")
+	ended := fs.Bool("ended", false, "only ended sessions")
+	fs.IntVar(&f.Limit, "limit", 50, "at most `N` sessions (max 1000)")
+	fs.IntVar(&f.Offset, "offset", 0, "skip `N` sessions")
+	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	switch {
+	case *live && *ended:
+		return usagef("sessions: --live and --ended exclude each other")
+	case *live:
+		f.Ended = new(false)
+	case *ended:
+		f.Ended = new(true)
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	ss, err := s.ListSessions(ctx, f)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		out := make([]sessionJSON, len(ss))
+		for i, x := range ss {
+			out[i] = toSessionJSON(x)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	return printSessions(e.stdout, ss)
+}
+
+func runAppend(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("append", flag.ContinueOnError)
+	var m db.NewMessage
+	role := fs.String("role", "", "system, user, assistant or tool (required)")
+	content := fs.String("content", "", "message text")
+	contentFile := fs.String("content-file", "", "read the text from `FILE` (- for standard input)")
+	fs.StringVar(&m.ToolName, "tool-name", "", "tool name (for role tool)")
+	fs.StringVar(&m.ToolCallID, "tool-call-id", "", "the tool call this message answers")
+	fs.StringVar(&m.IdempotencyKey, "key", "", "idempotency key: appending the same key again prints the first id and inserts nothing")
+	pos, err := e.parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	contentSet := false
+	fs.Visit(func(f *flag.Flag) { contentSet = contentSet || f.Name == "content" })
+	switch {
+	case *role == "":
+		return usagef("append: --role is required")
+	case contentSet && *contentFile != "":
+		return usagef("append: give --content or --content-file, not both")
+	case !contentSet && *contentFile == "":
+		return usagef("append: --content or --content-file is required")
+	}
+	m.Role, m.Content = db.Role(*role), *content
+	if *contentFile != "" {
+		b, err := readContent(e.stdin, *contentFile)
+		if err != nil {
+			return err
+		}
+		m.Content = string(b)
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	id, err := s.AppendMessage(ctx, pos[0], m)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, map[string]int64{"id": id})
+	}
+	_, err = fmt.Fprintln(e.stdout, id)
+	return err
+}
+
+func readContent(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read --content-file: %w", err)
+	}
+	return b, nil
+}
+
+func runMessages(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("messages", flag.ContinueOnError)
+	var q db.MessageQuery
+	fs.Int64Var(&q.AfterID, "after", 0, "only messages with id greater than `ID`")
+	fs.IntVar(&q.Limit, "limit", 1000, "at most `N` messages")
+	fs.BoolVar(&q.NewestFirst, "newest-first", false, "newest first")
+	fs.BoolVar(&q.IncludeRewound, "include-rewound", false, "include rewound messages")
+	pos, err := e.parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	ms, err := s.Messages(ctx, pos[0], q)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		out := make([]messageJSON, len(ms))
+		for i, m := range ms {
+			out[i] = toMessageJSON(m)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	return printMessages(e.stdout, ms)
+}
+
+func runMeta(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("meta: expected get or set")
+	}
+	fs := flag.NewFlagSet("meta "+args[0], flag.ContinueOnError)
+	switch args[0] {
+	case "get":
+		pos, err := e.parseArgs(fs, args[1:], 1, 1)
+		if err != nil {
+			return err
+		}
+		s, err := e.open(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := s.Meta(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return writeJSON(e.stdout, map[string]string{"key": pos[0], "value": v})
+		}
+		_, err = fmt.Fprintln(e.stdout, v)
+		return err
+	case "set":
+		pos, err := e.parseArgs(fs, args[1:], 2, 2)
+		if err != nil {
+			return err
+		}
+		s, err := e.open(ctx)
+		if err != nil {
+			return err
+		}
+		return s.SetMeta(ctx, pos[0], pos[1])
+	}
+	return usagef("meta: unknown subcommand %q (expected get or set)", args[0])
+}

@@ -1,0 +1,121 @@
+// Command sessiondb inspects and edits a sessiondb store from the shell.
+//
+//	sessiondb [--db PATH] [--json] COMMAND [ARGS]
+//
+// The database is --db, else $SESSIONDB_PATH, else
+// $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.
+//
+// Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 the write lock was
+// held by another process for longer than the patience (EX_TEMPFAIL).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitLocked   = 75
+)
+
+// command is one CLI verb.
+type command struct {
+	name    string
+	usage   string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"init", "init", "create the database (and its directory) if needed and apply migrations", runInit},
+		{"session", "session new|show|end ...", "create, show or end one session", runSession},
+		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N]", "list sessions, newest first", runSessions},
+		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
+		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
+		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
+		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	rest, err := e.parseGlobal(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "sessiondb:", err)
+		printUsage(stderr)
+		return exitUsage
+	}
+	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" {
+		printUsage(stdout)
+		if len(rest) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == rest[0] {
+			err := c.run(ctx, e, rest[1:])
+			e.closeStore()
+			return report(stderr, err)
+		}
+	}
+	fmt.Fprintf(stderr, "sessiondb: unknown command %q\n", rest[0])
+	printUsage(stderr)
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sessiondb [--db PATH] [--json] [--write-patience D] [--transcript-patience D] [--open-patience D] COMMAND [ARGS]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s   %s\n", "", c.usage)
+	}
+	fmt.Fprintln(w, "\nThe database is --db, else $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.")
+	fmt.Fprintln(w, "Patience (Go durations): flags, else $SESSIONDB_WRITE_PATIENCE, $SESSIONDB_TRANSCRIPT_PATIENCE, $SESSIONDB_OPEN_PATIENCE.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 write lock held past patience.")
+}
+
+// usageError marks a mistake in the command line (exit 2).
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// report prints err (if any) and maps it to an exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "sessiondb:", err)
+	var u usageError
+	switch {
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, db.ErrLocked):
+		return exitLocked
+	case errors.Is(err, db.ErrNotFound):
+		return exitNotFound
+	}
+	return exitError
+}

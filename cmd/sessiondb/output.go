@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// sessionJSON and messageJSON are the CLI's JSON records: snake_case keys,
+// times in RFC 3339 (UTC, milliseconds), absent values omitted.
+type sessionJSON struct {
+	ID            string `json:"id"`
+	Source        string `json:"source"`
+	ParentID      string `json:"parent_session_id,omitempty"`
+	UserID        string `json:"user_id,omitempty"`
+	Model         string `json:"model,omitempty"`
+	Title         string `json:"title,omitempty"`
+	Cwd           string `json:"cwd,omitempty"`
+	StartedAt     string `json:"started_at"`
+	EndedAt       string `json:"ended_at,omitempty"`
+	EndReason     string `json:"end_reason,omitempty"`
+	MessageCount  int64  `json:"message_count"`
+	ToolCallCount int64  `json:"tool_call_count"`
+	Archived      bool   `json:"archived"`
+	Pinned        bool   `json:"pinned"`
+	Hidden        bool   `json:"hidden"`
+}
+
+type toolCallJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type messageJSON struct {
+	ID             int64          `json:"id"`
+	SessionID      string         `json:"session_id"`
+	Role           string         `json:"role"`
+	Content        string         `json:"content"`
+	ToolName       string         `json:"tool_name,omitempty"`
+	ToolCallID     string         `json:"tool_call_id,omitempty"`
+	ToolCalls      []toolCallJSON `json:"tool_calls,omitempty"`
+	Reasoning      string         `json:"reasoning,omitempty"`
+	FinishReason   string         `json:"finish_reason,omitempty"`
+	TokenCount     int64          `json:"token_count,omitempty"`
+	State          string         `json:"state"`
+	IdempotencyKey string         `json:"idempotency_key,omitempty"`
+	CreatedAt      string         `json:"created_at"`
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func toSessionJSON(s db.Session) sessionJSON {
+	return sessionJSON{
+		ID: s.ID, Source: s.Source, ParentID: s.ParentID, UserID: s.UserID, Model: s.Model,
+		Title: s.Title, Cwd: s.Cwd, StartedAt: stamp(s.StartedAt), EndedAt: stamp(s.EndedAt),
+		EndReason: s.EndReason, MessageCount: s.MessageCount, ToolCallCount: s.ToolCallCount,
+		Archived: s.Archived, Pinned: s.Pinned, Hidden: s.Hidden,
+	}
+}
+
+func toMessageJSON(m db.Message) messageJSON {
+	out := messageJSON{
+		ID: m.ID, SessionID: m.SessionID, Role: string(m.Role), Content: m.Content,
+		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
+		FinishReason: m.FinishReason, TokenCount: m.TokenCount, State: string(m.State),
+		IdempotencyKey: m.IdempotencyKey, CreatedAt: stamp(m.CreatedAt),
+	}
+	for _, c := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, toolCallJSON(c))
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printSessions(w io.Writer, ss []db.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSOURCE\tSTARTED\tMESSAGES\tENDED\tTITLE")
+	for _, s := range ss {
+		ended := "-"
+		if s.Ended() {
+			ended = s.EndReason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Source,
+			s.StartedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, ended, s.Title)
+	}
+	return tw.Flush()
+}
+
+func printSession(w io.Writer, s db.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("id", s.ID)
+	row("source", s.Source)
+	row("title", s.Title)
+	row("parent", s.ParentID)
+	row("user", s.UserID)
+	row("model", s.Model)
+	row("cwd", s.Cwd)
+	row("started", stamp(s.StartedAt))
+	row("ended", stamp(s.EndedAt))
+	row("end reason", s.EndReason)
+	row("messages", fmt.Sprint(s.MessageCount))
+	row("tool calls", fmt.Sprint(s.ToolCallCount))
+	return tw.Flush()
+}
+
+// printMessages prints a transcript: one block per message.
+func printMessages(w io.Writer, ms []db.Message) error {
+	for _, m := range ms {
+		head := fmt.Sprintf("#%d %s %s", m.ID, m.CreatedAt.Local().Format("15:04:05"), m.Role)
+		if m.ToolName != "" {
+			head += " (" + m.ToolName + ")"
+		}
+		if m.State != db.StateActive {
+			head += " [" + string(m.State) + "]"
+		}
+		if _, err := fmt.Fprintln(w, head); err != nil {
+			return err
+		}
+		if m.Content != "" {
+			fmt.Fprintln(w, indent(m.Content))
+		}
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(w, "    -> %s(%s) [%s]\n", c.Name, c.Arguments, c.ID)
+		}
+	}
+	return nil
+}
+
+func indent(s string) string {
+	s = strings.ReplaceAll(s, "\x00", `\0`)
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
