@@ -3,6 +3,7 @@ module github.com/sessiondb/sessiondb
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/pressly/goose/v3 v3.30.0
 )

@@ -1,0 +1,84 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+func TestMapDriverError(t *testing.T) {
+	tests := []struct {
+		name string
+		in   error
+		want error // nil: passed through unchanged
+	}{
+		{"NoRows", sql.ErrNoRows, ErrNotFound},
+		{"NotADatabase", sqlite3.NOTADB, ErrNotDatabase},
+		{"Corrupt", sqlite3.CORRUPT, ErrCorrupt},
+		{"CorruptVTab", sqlite3.CORRUPT_VTAB, ErrCorrupt},
+		{"ReadOnly", sqlite3.READONLY, ErrReadOnly},
+		{"CantOpen", sqlite3.CANTOPEN, ErrReadOnly},
+		{"Unique", sqlite3.CONSTRAINT_UNIQUE, ErrExists},
+		{"PrimaryKey", sqlite3.CONSTRAINT_PRIMARYKEY, ErrExists},
+		{"ForeignKey", sqlite3.CONSTRAINT_FOREIGNKEY, ErrNotFound},
+		{"Check", sqlite3.CONSTRAINT_CHECK, ErrInvalidInput},
+		{"ConnDone", sql.ErrConnDone, ErrClosed},
+		{"WrappedNoRows", fmt.Errorf("scan: %w", sql.ErrNoRows), ErrNotFound},
+		{"SentinelKept", ErrLocked, ErrLocked},
+		{"BusyPassesThrough", sqlite3.BUSY, nil},
+		{"CanceledPassesThrough", context.Canceled, nil},
+		{"OtherPassesThrough", errors.New("x"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mapDriverError(tt.in)
+			if !errors.Is(got, tt.in) {
+				t.Errorf("mapDriverError(%v) = %v lost the original error", tt.in, got)
+			}
+			if tt.want == nil {
+				if got != tt.in {
+					t.Errorf("mapDriverError(%v) = %v, want it unchanged", tt.in, got)
+				}
+				return
+			}
+			if !errors.Is(got, tt.want) {
+				t.Errorf("mapDriverError(%v) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+	if mapDriverError(nil) != nil {
+		t.Error("mapDriverError(nil) != nil")
+	}
+}
+
+func TestIsLockError(t *testing.T) {
+	for _, err := range []error{sqlite3.BUSY, sqlite3.BUSY_TIMEOUT, sqlite3.BUSY_SNAPSHOT, sqlite3.LOCKED, sqlite3.LOCKED_SHAREDCACHE, fmt.Errorf("begin: %w", sqlite3.BUSY)} {
+		if !isLockError(err) {
+			t.Errorf("isLockError(%v) = false", err)
+		}
+	}
+	// Classified by code, never by text.
+	for _, err := range []error{errors.New("database is locked"), sqlite3.IOERR, sqlite3.CORRUPT, context.DeadlineExceeded} {
+		if isLockError(err) {
+			t.Errorf("isLockError(%v) = true", err)
+		}
+	}
+}
+
+func TestErrorWrapping(t *testing.T) {
+	err := opErr("append message", "s1", sql.ErrNoRows)
+	if got, want := err.Error(), `append message "s1": not found: sql: no rows in result set`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Op != "append message" || e.SessionID != "s1" {
+		t.Errorf("errors.As(*Error) = %+v", e)
+	}
+	if opErr("x", "", nil) != nil {
+		t.Error("opErr(nil) != nil")
+	}
+}

@@ -1,0 +1,66 @@
+package db
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// openTestStore opens a real store in a fresh temporary directory and
+// closes it when the test ends.
+func openTestStore(t testing.TB, opts Options) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "state.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newTestSession creates a session for a test.
+func newTestSession(t testing.TB, s *Store, id string) Session {
+	t.Helper()
+	sess, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: "test"})
+	if err != nil {
+		t.Fatalf("CreateSession(%q): %v", id, err)
+	}
+	return sess
+}
+
+// holdWriteLock takes the database's write lock from a second connection —
+// which, with the driver's OFD locks, behaves exactly like another process
+// — and releases it after hold (or when the test ends). It returns once the
+// lock is held.
+func holdWriteLock(t testing.TB, path string, hold time.Duration) (released <-chan struct{}) {
+	t.Helper()
+	other, err := openDB(path, kindRepair, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	//sessiondb:allow txonly -- plays another process holding the write lock
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("holder BEGIN IMMEDIATE: %v", err)
+	}
+	done := make(chan struct{})
+	release := func() {
+		//sessiondb:allow txonly -- ends the holder's transaction
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		other.Close()
+	}
+	timer := time.AfterFunc(hold, func() { release(); close(done) })
+	t.Cleanup(func() {
+		if timer.Stop() {
+			release()
+			close(done)
+		}
+		<-done
+	})
+	return done
+}

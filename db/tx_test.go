@@ -1,0 +1,299 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// insertMeta is a write callback with a visible effect.
+func insertMeta(key string) txFunc {
+	return func(ctx context.Context, tx gen.DBTX) error {
+		return queries.MetaUpsert(ctx, tx, gen.MetaUpsertParams{Key: key, Value: "v", UpdatedAt: now()})
+	}
+}
+
+func TestWrite_PanicInCallbackRunsOnceAndRollsBack(t *testing.T) {
+	s := openTestStore(t, Options{})
+	calls := 0
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("recovered %v, want the callback's panic re-raised", p)
+			}
+		}()
+		s.w.write(t.Context(), time.Second, func(ctx context.Context, tx gen.DBTX) error {
+			calls++
+			if err := insertMeta("k")(ctx, tx); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	}()
+	if calls != 1 {
+		t.Errorf("callback ran %d times, want exactly 1", calls)
+	}
+	if _, err := s.Meta(t.Context(), "k"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the panicking write was committed: Meta = %v", err)
+	}
+	// The writer is usable afterwards (the transaction was rolled back).
+	if err := s.SetMeta(t.Context(), "after", "v"); err != nil {
+		t.Errorf("write after a panic: %v", err)
+	}
+}
+
+func TestWrite_NonLockErrorsAreNeverReplayed(t *testing.T) {
+	errs := map[string]error{
+		// Seed 004: CPython's bare SystemError escaped the retry net.
+		"PlainError":      errors.New("<Connection> returned NULL without setting an exception"),
+		"IOError":         sqlite3.IOERR,
+		"Constraint":      sqlite3.CONSTRAINT_UNIQUE,
+		"Corrupt":         sqlite3.CORRUPT,
+		"ContextCanceled": context.Canceled,
+	}
+	for name, cause := range errs {
+		t.Run(name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			calls := 0
+			err := s.w.write(t.Context(), time.Second, func(ctx context.Context, tx gen.DBTX) error {
+				calls++
+				if err := insertMeta("k")(ctx, tx); err != nil {
+					return err
+				}
+				return cause
+			})
+			if !errors.Is(err, cause) {
+				t.Errorf("write = %v, want %v", err, cause)
+			}
+			if calls != 1 {
+				t.Errorf("callback ran %d times, want exactly 1", calls)
+			}
+			if _, err := s.Meta(t.Context(), "k"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("the failed write was committed: Meta = %v", err)
+			}
+		})
+	}
+}
+
+func TestWrite_LockErrorIsReplayedAfterRollback(t *testing.T) {
+	s := openTestStore(t, Options{})
+	calls := 0
+	err := s.w.write(t.Context(), 5*time.Second, func(ctx context.Context, tx gen.DBTX) error {
+		calls++
+		if err := insertMeta(fmt.Sprint("try", calls))(ctx, tx); err != nil {
+			return err
+		}
+		if calls == 1 {
+			return sqlite3.BUSY // as a statement meeting another connection's lock would
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("write = %v after %d calls, want success on the 2nd", err, calls)
+	}
+	if _, err := s.Meta(t.Context(), "try1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the rolled-back first try left its row: %v", err)
+	}
+	if _, err := s.Meta(t.Context(), "try2"); err != nil {
+		t.Errorf("the replay's row is missing: %v", err)
+	}
+	if st := s.Stats(); st.LockRetries != 1 {
+		t.Errorf("LockRetries = %d, want 1", st.LockRetries)
+	}
+}
+
+// Seed 004: a failing post-commit maintenance step leaves exactly one
+// message, MessageCount 1, and no error.
+func TestWrite_PostCommitMaintenanceFailureDoesNotReplay(t *testing.T) {
+	for name, step := range map[string]func() error{
+		"Error": func() error { return errors.New("<Connection> returned NULL without setting an exception") },
+		"Panic": func() error { panic("maintenance exploded") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var maintenanceCalls atomic.Int32
+			s := openTestStore(t, Options{afterCommit: func() error {
+				if maintenanceCalls.Add(1) == 2 { // the append's (the 1st is the session's)
+					return step()
+				}
+				return nil
+			}})
+			ctx := t.Context()
+			newTestSession(t, s, "s1")
+			before := s.Stats()
+			id, err := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleUser, Content: "exactly-once"})
+			if err != nil {
+				t.Fatalf("AppendMessage = %v, want success despite maintenance failure", err)
+			}
+			msgs, _ := s.Messages(ctx, "s1", MessageQuery{})
+			sess, _ := s.Session(ctx, "s1")
+			if len(msgs) != 1 || msgs[0].ID != id || sess.MessageCount != 1 {
+				t.Errorf("rows %d, MessageCount %d; want exactly one message", len(msgs), sess.MessageCount)
+			}
+			after := s.Stats()
+			if after.WritesCommitted != before.WritesCommitted+1 || after.MaintenanceFailures != 1 {
+				t.Errorf("stats %+v, want one more commit and one counted maintenance failure", after)
+			}
+			if maintenanceCalls.Load() != 2 {
+				t.Errorf("maintenance ran %d times, want 2", maintenanceCalls.Load())
+			}
+		})
+	}
+}
+
+func TestWrite_MaintenanceRuns(t *testing.T) {
+	s := openTestStore(t, Options{FTSMergeEvery: 1, CheckpointEvery: 1})
+	newTestSession(t, s, "s1")
+	for i := range 5 {
+		if _, err := s.AppendMessage(t.Context(), "s1", NewMessage{Role: RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.MaintenanceFailures != 0 {
+		t.Errorf("real FTS merge and checkpoint failed %d times", st.MaintenanceFailures)
+	}
+}
+
+func TestWrite_RidesOutAnotherConnectionsLock(t *testing.T) {
+	s := openTestStore(t, Options{WritePatience: 5 * time.Second})
+	released := holdWriteLock(t, s.Path(), time.Second)
+	start := time.Now()
+	if err := s.SetMeta(t.Context(), "k", "v"); err != nil {
+		t.Fatalf("SetMeta under a 1 s hold with 5 s patience: %v", err)
+	}
+	select {
+	case <-released:
+	default:
+		t.Error("the write committed while the other connection still held the lock")
+	}
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Errorf("write finished after %v, before the hold ended", d)
+	}
+}
+
+func TestWrite_ExhaustedPatienceNamesTheCause(t *testing.T) {
+	const patience = 300 * time.Millisecond
+	s := openTestStore(t, Options{WritePatience: patience, TranscriptPatience: time.Second})
+	holdWriteLock(t, s.Path(), 3*time.Second)
+	start := time.Now()
+	err := s.SetMeta(t.Context(), "k", "v")
+	waited := time.Since(start)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("SetMeta = %v, want ErrLocked", err)
+	}
+	var le *LockedError
+	if !errors.As(err, &le) || le.Patience != patience {
+		t.Errorf("error %v is not a *LockedError with the patience", err)
+	}
+	for _, want := range []string{"set meta", "another process", "state.db write lock", "300ms", "healthy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if waited < patience || waited > patience+2*time.Second {
+		t.Errorf("gave up after %v, want about %v", waited, patience)
+	}
+	if st := s.Stats(); st.PatienceExhausted != 1 {
+		t.Errorf("PatienceExhausted = %d, want 1", st.PatienceExhausted)
+	}
+}
+
+func TestWrite_CancelledContext(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	holdWriteLock(t, s.Path(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleUser, Content: "x"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("AppendMessage with an expiring context = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// Seed 004: readers hammering the store while batch appends run give zero
+// errors on either side (run under -race).
+func TestReadersDoNotRaceTheWriter(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "race")
+	if err := s.SetMeta(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	duration := 3 * time.Second
+	if testing.Short() {
+		duration = time.Second
+	}
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var failures []string
+	fail := func(who string, err error) {
+		mu.Lock()
+		failures = append(failures, who+": "+err.Error())
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	var batches, reads atomic.Int64
+	wg.Go(func() {
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, err := s.AppendMessages(ctx, "race", []NewMessage{
+				{Role: RoleUser, Content: fmt.Sprint("u", n)},
+				{Role: RoleAssistant, Content: fmt.Sprint("a", n), ToolCalls: []ToolCall{{ID: fmt.Sprint("c", n), Name: "x"}}},
+				{Role: RoleTool, Content: fmt.Sprint("t", n), ToolName: "x", ToolCallID: fmt.Sprint("c", n)},
+			})
+			if err != nil {
+				fail("writer", err)
+				return
+			}
+			batches.Add(1)
+		}
+	})
+	readers := []func() error{
+		func() error { _, err := s.Session(ctx, "race"); return err },
+		func() error { _, err := s.Messages(ctx, "race", MessageQuery{NewestFirst: true, Limit: 50}); return err },
+		func() error { _, err := s.Meta(ctx, "k"); return err },
+		func() error { _, err := s.ListSessions(ctx, SessionFilter{}); return err },
+	}
+	for i := range 3 {
+		wg.Go(func() {
+			for n := i; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := readers[n%len(readers)](); err != nil {
+					fail("reader", err)
+					return
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	time.Sleep(duration)
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("errors under concurrent reads and writes: %v", failures)
+	}
+	sess, _ := s.Session(ctx, "race")
+	if sess.MessageCount != 3*batches.Load() || sess.ToolCallCount != batches.Load() {
+		t.Errorf("counters %d/%d after %d batches", sess.MessageCount, sess.ToolCallCount, batches.Load())
+	}
+	if batches.Load() == 0 || reads.Load() == 0 {
+		t.Errorf("nothing ran: %d batches, %d reads", batches.Load(), reads.Load())
+	}
+	t.Logf("%d batches and %d reads in %v", batches.Load(), reads.Load(), duration)
+}
