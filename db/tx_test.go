@@ -262,7 +262,10 @@ func TestReadersDoNotRaceTheWriter(t *testing.T) {
 	})
 	readers := []func() error{
 		func() error { _, err := s.Session(ctx, "race"); return err },
-		func() error { _, err := s.Messages(ctx, "race", MessageQuery{NewestFirst: true, Limit: 50}); return err },
+		func() error {
+			_, err := s.Messages(ctx, "race", MessageQuery{NewestFirst: true, Limit: 50})
+			return err
+		},
 		func() error { _, err := s.Meta(ctx, "k"); return err },
 		func() error { _, err := s.ListSessions(ctx, SessionFilter{}); return err },
 	}
