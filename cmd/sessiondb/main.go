@@ -5,7 +5,7 @@
 // The database is --db, else $SESSIONDB_PATH, else
 // $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.
 //
-// Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 the write lock was
+// Exit codes: 0 ok, 1 error, 2 usage (bad flags or input), 3 not found, 75 the write lock was
 // held by another process for longer than the patience (EX_TEMPFAIL).
 package main
 
@@ -110,7 +110,7 @@ func report(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "sessiondb:", err)
 	var u usageError
 	switch {
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.Is(err, db.ErrInvalidInput):
 		return exitUsage
 	case errors.Is(err, db.ErrLocked):
 		return exitLocked

@@ -1,0 +1,254 @@
+package tests
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// cli runs the sessiondb binary with a clean environment plus env.
+func cli(t *testing.T, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(cliPath, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+// TestCLI walks through every command on one database, checking output and
+// exit codes, including what each bad input gets.
+func TestCLI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nested", "state.db")
+	env := []string{"SESSIONDB_PATH=" + path}
+	steps := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string // exact, unless empty
+		stderr string // substring, unless empty
+	}{
+		{name: "Init", args: []string{"init"}, stdout: path + "\n"},
+		{name: "NewSession", args: []string{"session", "new", "--id", "s1", "--source", "cli", "--title", "Build fix"}, stdout: "s1\n"},
+		{name: "NewSessionTaken", args: []string{"session", "new", "--id", "s1"}, code: 1, stderr: "already exists"},
+		{name: "NewChildOfGhost", args: []string{"session", "new", "--id", "c", "--parent", "ghost"}, code: 3, stderr: "ghost"},
+		{name: "Append", args: []string{"append", "s1", "--role", "user", "--content", "hello"}, stdout: "1\n"},
+		{name: "AppendFlagsFirst", args: []string{"append", "--role", "assistant", "--content", "hi", "s1"}, stdout: "2\n"},
+		{name: "AppendStdin", stdin: "from\nstdin", args: []string{"append", "s1", "--role", "tool", "--tool-name", "shell", "--tool-call-id", "c1", "--content-file", "-"}, stdout: "3\n"},
+		{name: "AppendKey", args: []string{"append", "s1", "--role", "user", "--content", "once", "--key", "k1"}, stdout: "4\n"},
+		{name: "AppendKeyAgain", args: []string{"append", "s1", "--role", "user", "--content", "once", "--key", "k1"}, stdout: "4\n"},
+		{name: "AppendUnknownSession", args: []string{"append", "ghost", "--role", "user", "--content", "x"}, code: 3, stderr: "not found"},
+		{name: "AppendBadRole", args: []string{"append", "s1", "--role", "robot", "--content", "x"}, code: 2, stderr: "robot"},
+		{name: "AppendNoContent", args: []string{"append", "s1", "--role", "user"}, code: 2, stderr: "--content"},
+		{name: "AppendBothContents", args: []string{"append", "s1", "--role", "user", "--content", "a", "--content-file", "-"}, code: 2},
+		{name: "AppendMissingFile", args: []string{"append", "s1", "--role", "user", "--content-file", "/nonexistent"}, code: 1, stderr: "/nonexistent"},
+		{name: "AppendNoSession", args: []string{"append", "--role", "user", "--content", "x"}, code: 2},
+		{name: "MessagesUnknown", args: []string{"messages", "ghost"}, code: 3},
+		{name: "MetaSet", args: []string{"meta", "set", "owner", "ops team"}},
+		{name: "MetaGet", args: []string{"meta", "get", "owner"}, stdout: "ops team\n"},
+		{name: "MetaGetMissing", args: []string{"meta", "get", "nope"}, code: 3},
+		{name: "MetaBadVerb", args: []string{"meta", "del", "x"}, code: 2},
+		{name: "End", args: []string{"session", "end", "s1", "--reason", "done"}, stdout: "ended (done)\n"},
+		{name: "EndAgain", args: []string{"session", "end", "s1", "--reason", "other"}, stdout: "already ended (done)\n"},
+		{name: "EndNoReason", args: []string{"session", "end", "s1"}, code: 2},
+		{name: "EndUnknown", args: []string{"session", "end", "ghost", "--reason", "x"}, code: 3},
+		{name: "ShowUnknown", args: []string{"session", "show", "ghost"}, code: 3},
+		{name: "UnknownCommand", args: []string{"frobnicate"}, code: 2, stderr: "unknown command"},
+		{name: "NoCommand", args: nil, code: 2},
+		{name: "UnknownFlag", args: []string{"sessions", "--bogus"}, code: 2},
+		{name: "Help", args: []string{"help"}, code: 0},
+	}
+	for _, st := range steps {
+		r := cli(t, env, st.stdin, st.args...)
+		if r.code != st.code {
+			t.Fatalf("%s: sessiondb %v exited %d, want %d\nstdout: %s\nstderr: %s", st.name, st.args, r.code, st.code, r.stdout, r.stderr)
+		}
+		if st.stdout != "" && r.stdout != st.stdout {
+			t.Errorf("%s: stdout %q, want %q", st.name, r.stdout, st.stdout)
+		}
+		if st.stderr != "" && !strings.Contains(r.stderr, st.stderr) {
+			t.Errorf("%s: stderr %q does not contain %q", st.name, r.stderr, st.stderr)
+		}
+	}
+
+	// --json: one array of snake_case records.
+	var msgs []map[string]any
+	r := cli(t, env, "", "messages", "s1", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &msgs); err != nil || r.code != 0 {
+		t.Fatalf("messages --json: %v %q", err, r.stdout)
+	}
+	var contents []string
+	for _, m := range msgs {
+		contents = append(contents, m["content"].(string))
+	}
+	if diff := cmp.Diff([]string{"hello", "hi", "from\nstdin", "once"}, contents); diff != "" {
+		t.Errorf("messages --json contents (-want +got):\n%s", diff)
+	}
+	if msgs[2]["tool_name"] != "shell" || msgs[2]["tool_call_id"] != "c1" || msgs[3]["idempotency_key"] != "k1" {
+		t.Errorf("snake_case fields missing: %v", msgs)
+	}
+	var sessions []map[string]any
+	r = cli(t, env, "", "--json", "sessions", "--ended")
+	if err := json.Unmarshal([]byte(r.stdout), &sessions); err != nil || len(sessions) != 1 {
+		t.Fatalf("sessions --json: %v %q", err, r.stdout)
+	}
+	s := sessions[0]
+	if s["id"] != "s1" || s["message_count"] != 4.0 || s["end_reason"] != "done" || s["title"] != "Build fix" {
+		t.Errorf("session record %v", s)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("database file: %v mode %v, want 0600", err, fi.Mode().Perm())
+	}
+}
+
+func TestCLI_DefaultPaths(t *testing.T) {
+	home := t.TempDir()
+	state := t.TempDir()
+	tests := []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"Home", []string{"HOME=" + home}, filepath.Join(home, ".local", "state", "sessiondb", "state.db")},
+		{"XDGStateHome", []string{"HOME=" + home, "XDG_STATE_HOME=" + state}, filepath.Join(state, "sessiondb", "state.db")},
+		{"EnvPath", []string{"HOME=" + home, "XDG_STATE_HOME=" + state, "SESSIONDB_PATH=" + filepath.Join(state, "env.db")}, filepath.Join(state, "env.db")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, tt.env, "", "init")
+			if r.code != 0 || r.stdout != tt.want+"\n" {
+				t.Errorf("init = %d %q %q, want %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+			if _, err := os.Stat(tt.want); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	flagPath := filepath.Join(state, "flag.db")
+	if r := cli(t, []string{"SESSIONDB_PATH=/nonexistent/x.db"}, "", "--db", flagPath, "init"); r.stdout != flagPath+"\n" {
+		t.Errorf("--db did not win over $SESSIONDB_PATH: %q %q", r.stdout, r.stderr)
+	}
+}
+
+func TestCLI_LockedExitCode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	env := []string{"SESSIONDB_PATH=" + path}
+	if r := cli(t, env, "", "init"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	_, wait := holdWriteLock(t, path, 2*time.Second)
+	r := cli(t, append(env, "SESSIONDB_WRITE_PATIENCE=300ms"), "", "meta", "set", "k", "v")
+	if r.code != 75 || !strings.Contains(r.stderr, "healthy") {
+		t.Errorf("meta set under a held lock = %d %q, want 75 and the cause", r.code, r.stderr)
+	}
+	r = cli(t, env, "", "--write-patience", "10s", "meta", "set", "k", "v")
+	if r.code != 0 {
+		t.Errorf("meta set with patience beyond the hold = %d %q", r.code, r.stderr)
+	}
+	wait()
+	for _, bad := range []string{"abc", "-1s", "0"} {
+		if r := cli(t, append(env, "SESSIONDB_OPEN_PATIENCE="+bad), "", "init"); r.code != 2 {
+			t.Errorf("SESSIONDB_OPEN_PATIENCE=%s: exit %d, want 2", bad, r.code)
+		}
+	}
+}
+
+func TestCLI_Demo(t *testing.T) {
+	env := []string{"SESSIONDB_PATH=" + filepath.Join(t.TempDir(), "state.db")}
+	r := cli(t, env, "", "demo", "--writers", "4")
+	if r.code != 0 || !strings.Contains(r.stdout, "3 conversations written by 4 concurrent writers") {
+		t.Fatalf("demo = %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	counts := func() map[string]float64 {
+		var ss []map[string]any
+		r := cli(t, env, "", "sessions", "--json")
+		if err := json.Unmarshal([]byte(r.stdout), &ss); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, s := range ss {
+			out[s["id"].(string)] = s["message_count"].(float64)
+		}
+		return out
+	}
+	want := map[string]float64{"demo-flaky-test": 7, "demo-trip": 6, "demo-paper": 4}
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("after demo (-want +got):\n%s", diff)
+	}
+	if r := cli(t, env, "", "demo"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if diff := cmp.Diff(want, counts()); diff != "" {
+		t.Errorf("a second demo duplicated turns (-want +got):\n%s", diff)
+	}
+}
+
+func TestCLI_NotADatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	os.WriteFile(path, []byte(strings.Repeat("not a database; ", 200)), 0o600)
+	r := cli(t, []string{"SESSIONDB_PATH=" + path}, "", "sessions")
+	if r.code != 1 || !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, "not a SQLite database") {
+		t.Errorf("sessions on a garbage file = %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "not a database") {
+		t.Error("the refused file was changed")
+	}
+}
+
+// A read-only directory gets a clear error naming the path and the fix. As
+// root (CI) the CLI runs as an unprivileged user, since root ignores modes.
+func TestCLI_ReadOnlyDirectory(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state.db")
+	cmd := exec.Command(cliPath, "--db", path, "init")
+	if os.Geteuid() == 0 {
+		for d := base; d != "/" && d != "."; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o005 != 0o005 {
+				os.Chmod(d, fi.Mode().Perm()|0o005) // let the unprivileged user reach dir
+			}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	cmd.Env = []string{"HOME=/nonexistent"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("init in a read-only directory: %v\n%s", err, out)
+	}
+	for _, want := range []string{path, "read-only", "chmod"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("error %q does not mention %q", out, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused open left files behind: %v", entries)
+	}
+}

@@ -1,0 +1,92 @@
+// Package tests holds sessiondb's black-box tests: real files on disk, real
+// second processes (this test binary re-run as a helper, Python's sqlite3,
+// the CLI), real permissions. Python 3 must be on PATH (.ci/run installs it).
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// helperEnv selects a helper mode when this test binary is re-run as a
+// second process.
+const helperEnv = "SESSIONDB_TEST_HELPER"
+
+// cliPath is the sessiondb binary built for the CLI tests.
+var cliPath string
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode, os.Args[len(os.Args)-1]))
+	}
+	dir, err := os.MkdirTemp("", "sessiondb-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cliPath = filepath.Join(dir, "sessiondb")
+	build := exec.Command("go", "build", "-o", cliPath, "../cmd/sessiondb")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the CLI:", err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755) // the read-only test runs the CLI as another user
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runHelper is the body of a helper process.
+func runHelper(mode, path string) int {
+	ctx := context.Background()
+	switch mode {
+	case "open":
+		// Start at the agreed moment, so the racers really race.
+		if at, err := time.Parse(time.RFC3339Nano, os.Getenv("SESSIONDB_TEST_START")); err == nil {
+			time.Sleep(time.Until(at))
+		}
+		s, err := db.Open(ctx, path, db.Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "open:", err)
+			return 1
+		}
+		if _, _, err := s.EnsureSession(ctx, db.NewSession{ID: "racer", Source: "test"}); err != nil {
+			fmt.Fprintln(os.Stderr, "ensure:", err)
+			return 1
+		}
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+	return 2
+}
+
+// helper starts this test binary as a helper process.
+func helper(t *testing.T, mode, path string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", path)
+	cmd.Env = append(os.Environ(), append(env, helperEnv+"="+mode)...)
+	return cmd
+}
+
+// openStore opens a store at path for a test and closes it at the end.
+func openStore(t *testing.T, path string, opts db.Options) *db.Store {
+	t.Helper()
+	s, err := db.Open(t.Context(), path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
