@@ -118,30 +118,41 @@ func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (re
 		return false, fmt.Errorf("begin: %w", err)
 	}
 
-	done := false
-	defer func() {
-		if !done { // an error or a panic in fn: undo, then let it go on
-			w.rollback()
-		}
-	}()
-	if err := fn(ctx, w.conn); err != nil {
+	err, panicked := runCallback(ctx, fn, w.conn)
+	if panicked != nil {
+		w.rollback()
+		panic(panicked) // the caller's panic, after its transaction is undone
+	}
+	if err != nil {
+		w.rollback()
 		return isLockError(err), err
 	}
 	// A cancelled caller must not interrupt COMMIT halfway: that would
 	// turn a clean write into an unknown one.
 	_, err = w.conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
 	if err == nil {
-		done = true
 		w.writes.Add(1)
 		return false, nil
 	}
 	if w.inTransaction() {
-		// COMMIT did not happen and the transaction is still open: the
-		// deferred rollback undoes it, and a lock error may be replayed.
+		// COMMIT did not happen and the transaction is still open: undo
+		// it; a lock error may then be replayed.
+		w.rollback()
 		return isLockError(err), fmt.Errorf("commit: %w", err)
 	}
-	done = true // SQLite already ended the transaction; outcome unknown
+	// SQLite already ended the transaction: the outcome is unknown.
 	return false, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+}
+
+// runCallback runs fn and catches its panic, so that attempt can roll back
+// before re-raising it. It touches no Store state.
+func runCallback(ctx context.Context, fn txFunc, tx gen.DBTX) (err error, panicked any) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	return fn(ctx, tx), nil
 }
 
 // +checklocks:w.mu
