@@ -203,7 +203,7 @@ func snapshot(t *testing.T, path string) string {
 
 func TestOpen_ReadOnlyDirectory(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root ignores directory permissions; tests/readonly_test.go covers this as an unprivileged process")
+		t.Skip("root ignores directory permissions; tests/readonly_unix_test.go covers this as an unprivileged process")
 	}
 	dir := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(dir, 0o500)
