@@ -85,8 +85,9 @@ func connPragmas(goos string, kind connKind) []string {
 }
 
 // dsn builds the driver's data source name: a file: URI (built with
-// net/url, so any path is escaped correctly) with the kind's pragmas.
-func dsn(path string, kind connKind) string {
+// net/url, so any path is escaped correctly) with the kind's pragmas, on
+// the named VFS (empty: the operating system's).
+func dsn(path string, kind connKind, vfsName string) string {
 	slashed := filepath.ToSlash(path)
 	if !strings.HasPrefix(slashed, "/") {
 		slashed = "/" + slashed // a Windows volume path: file:/C:/x
@@ -102,6 +103,9 @@ func dsn(path string, kind connKind) string {
 		// BEGIN IMMEDIATE: a deferred transaction that upgrades to a write
 		// gets SQLITE_BUSY without the busy handler ever running.
 		q.Set("_txlock", "immediate")
+	}
+	if vfsName != "" {
+		q.Set("vfs", vfsName)
 	}
 	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
 	return u.String()
@@ -119,9 +123,9 @@ func registerExtensions() {
 // openDB opens a *sql.DB of one kind. The writer and repair kinds get a
 // single connection (SQLite has one writer; a second pooled connection
 // would only contend with the first).
-func openDB(path string, kind connKind, poolSize int) (*sql.DB, error) {
+func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, error) {
 	registerExtensions()
-	d, err := sql.Open("sqlite3", dsn(path, kind))
+	d, err := sql.Open("sqlite3", dsn(path, kind, vfsName))
 	if err != nil {
 		return nil, fmt.Errorf("open %s connection: %w", kind, err)
 	}

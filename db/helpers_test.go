@@ -35,7 +35,7 @@ func newTestSession(t testing.TB, s *Store, id string) Session {
 // lock is held.
 func holdWriteLock(t testing.TB, path string, hold time.Duration) (released <-chan struct{}) {
 	t.Helper()
-	other, err := openDB(path, kindRepair, 1)
+	other, err := openDB(path, kindRepair, 1, "")
 	if err != nil {
 		t.Fatal(err)
 	}

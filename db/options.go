@@ -38,6 +38,11 @@ type Options struct {
 	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N committed
 	// writes. Default 50; negative disables it.
 	CheckpointEvery int
+	// VFS names a registered SQLite VFS (package
+	// github.com/ncruces/go-sqlite3/vfs) for every connection of the
+	// store; empty means the operating system's. For test harnesses (the
+	// power-loss disk in tests/powerloss) and special filesystems.
+	VFS string
 	// Logger receives warnings (maintenance failures, lock holders). Default
 	// slog.Default().
 	Logger *slog.Logger

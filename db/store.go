@@ -77,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	s := &Store{path: abs, opts: opts, w: w}
 	if w.wal {
-		if s.readers, err = openDB(abs, kindReader, opts.ReadPoolSize); err != nil {
+		if s.readers, err = openDB(abs, kindReader, opts.ReadPoolSize, opts.VFS); err != nil {
 			w.close()
 			return nil, opErr("open", "", err)
 		}
@@ -91,7 +91,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // switches the file to WAL and applies migrations, then pins the single
 // writer connection.
 func openWriter(ctx context.Context, path string, opts Options) (w *writer, err error) {
-	pool, err := openDB(path, kindWriter, 1)
+	pool, err := openDB(path, kindWriter, 1, opts.VFS)
 	if err != nil {
 		return nil, err
 	}

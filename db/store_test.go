@@ -119,7 +119,7 @@ func TestDSN_EscapesAnyPath(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "state.db")); err != nil {
 		t.Errorf("database not at the escaped path: %v", err)
 	}
-	d := dsn("/x/state.db", kindWriter)
+	d := dsn("/x/state.db", kindWriter, "")
 	if i, j := strings.Index(d, "busy_timeout"), strings.Index(d, "synchronous"); i < 0 || i > j {
 		t.Errorf("busy_timeout must be the first pragma: %s", d)
 	}

@@ -217,3 +217,37 @@ func TestCLI_NotADatabase(t *testing.T) {
 		t.Error("the refused file was changed")
 	}
 }
+
+func TestCLI_Verify(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	if r := cli(t, []string{"SESSIONDB_PATH=" + good}, "", "demo"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	garbage := filepath.Join(dir, "garbage.db")
+	os.WriteFile(garbage, []byte(strings.Repeat("junk", 100)), 0o600)
+	tests := []struct {
+		path   string
+		code   int
+		health string
+	}{
+		{good, 0, "verified"},
+		{garbage, 1, "corrupt"},
+		{filepath.Join(dir, "absent.db"), 1, "absent"},
+		{dir, 2, ""},
+	}
+	for _, tt := range tests {
+		r := cli(t, nil, "", "--db", tt.path, "verify", "--json")
+		if r.code != tt.code {
+			t.Errorf("verify %s: exit %d, want %d (%s)", tt.path, r.code, tt.code, r.stderr)
+			continue
+		}
+		if tt.health == "" {
+			continue
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got["health"] != tt.health {
+			t.Errorf("verify %s --json = %q (%v), want health %q", tt.path, r.stdout, err, tt.health)
+		}
+	}
+}

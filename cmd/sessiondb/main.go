@@ -44,6 +44,7 @@ func commands() []command {
 		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
 		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
+		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged, absent or busy, 2 could not check)", runVerify},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
 	}
 }
@@ -106,6 +107,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func report(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
+	}
+	var v verifyExit
+	if errors.As(err, &v) {
+		return v.code
 	}
 	fmt.Fprintln(stderr, "sessiondb:", err)
 	var u usageError

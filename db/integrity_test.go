@@ -1,0 +1,121 @@
+package db
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// filledStore makes a closed database with a few sessions and messages,
+// for damage fixtures. It returns its path.
+func filledStore(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		id := string(rune('a' + i))
+		newTestSession(t, s, id)
+		var batch []NewMessage
+		for j := range 200 {
+			batch = append(batch, NewMessage{Role: RoleUser, Content: strings.Repeat("tram alfama fado ", 1+j%7)})
+		}
+		if _, err := s.AppendMessages(t.Context(), id, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// damage runs SQL on a closed database through a repair-kind connection,
+// the way a buggy tool would.
+func damage(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, q := range stmts {
+		if _, err := d.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		setup  func(t *testing.T) string
+		health Health
+		detail string // substring of the first detail line
+	}{
+		{"Absent", func(t *testing.T) string { return filepath.Join(dir, "absent.db") }, HealthAbsent, ""},
+		{"Empty", func(t *testing.T) string {
+			p := filepath.Join(dir, "empty.db")
+			os.WriteFile(p, nil, 0o600)
+			return p
+		}, HealthEmpty, ""},
+		{"Verified", filledStore, HealthVerified, ""},
+		{"Zeroed", func(t *testing.T) string {
+			p := filledStore(t)
+			fi, _ := os.Stat(p)
+			os.WriteFile(p, make([]byte, fi.Size()), 0o600)
+			return p
+		}, HealthCorrupt, "zeroed"},
+		{"Garbage", func(t *testing.T) string {
+			p := filepath.Join(dir, "garbage.db")
+			os.WriteFile(p, []byte(strings.Repeat("hello world ", 1000)), 0o600)
+			return p
+		}, HealthCorrupt, "not a SQLite database"},
+		{"TruncatedHeader", func(t *testing.T) string {
+			p := filledStore(t)
+			os.Truncate(p, 50)
+			return p
+		}, HealthCorrupt, "truncated"},
+		{"TruncatedPages", func(t *testing.T) string {
+			p := filledStore(t)
+			fi, _ := os.Stat(p)
+			os.Truncate(p, fi.Size()/2)
+			return p
+		}, HealthCorrupt, ""},
+		{"CorruptFTSShadowTable", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+			return p
+		}, HealthCorrupt, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.setup(t)
+			before, _ := os.ReadFile(path)
+			r, err := Verify(t.Context(), path)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if r.Health != tt.health {
+				t.Fatalf("Health = %s, want %s (details %q, fts %q)", r.Health, tt.health, r.Details, r.FTS)
+			}
+			if tt.detail != "" && (len(r.Details) == 0 || !strings.Contains(r.Details[0], tt.detail)) {
+				t.Errorf("details %q lack %q", r.Details, tt.detail)
+			}
+			if tt.health == HealthVerified && (r.FTS != "ok" || len(r.Details) != 0) {
+				t.Errorf("verified report carries fts %q details %q", r.FTS, r.Details)
+			}
+			after, _ := os.ReadFile(path)
+			if diff := cmp.Diff(before, after); diff != "" && tt.health != HealthAbsent {
+				t.Error("Verify changed the file")
+			}
+		})
+	}
+}
