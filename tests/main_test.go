@@ -67,6 +67,8 @@ func runHelper(mode, path string) int {
 			return 1
 		}
 		return 0
+	case "append":
+		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
@@ -89,4 +91,37 @@ func openStore(t *testing.T, path string, opts db.Options) *db.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// appendUntilKilled is the body of a writer process: it appends messages
+// with idempotency keys until it is killed, printing "send K" before each
+// append and "ack K" once it returned. A key left in flight by a killed
+// predecessor is re-sent first (retry), as a gateway would after a crash.
+func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
+	s, err := db.Open(ctx, path, db.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 1
+	}
+	if _, _, err := s.EnsureSession(ctx, db.NewSession{ID: "k", Source: "kill"}); err != nil {
+		fmt.Fprintln(os.Stderr, "ensure:", err)
+		return 1
+	}
+	send := func(key string) bool {
+		fmt.Printf("send %s\n", key)
+		if _, err := s.AppendMessage(ctx, "k", db.NewMessage{Role: db.RoleUser, Content: "turn " + key, IdempotencyKey: key}); err != nil {
+			fmt.Fprintln(os.Stderr, "append:", err)
+			return false
+		}
+		fmt.Printf("ack %s\n", key)
+		return true
+	}
+	if retry != "" && !send(retry) {
+		return 1
+	}
+	for n := 0; ; n++ {
+		if !send(fmt.Sprintf("%s-%d", prefix, n)) {
+			return 1
+		}
+	}
 }

@@ -1,0 +1,156 @@
+//go:build unix
+
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// writer is one running writer process as the test sees it.
+type writer struct {
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	acked    []string
+	inFlight string
+	done     chan struct{}
+}
+
+func startWriter(t *testing.T, path, prefix, retry string) *writer {
+	t.Helper()
+	cmd := helper(t, "append", path, "SESSIONDB_TEST_PREFIX="+prefix, "SESSIONDB_TEST_RETRY="+retry)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &writer{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			verb, key, _ := strings.Cut(sc.Text(), " ")
+			w.mu.Lock()
+			switch verb {
+			case "send":
+				w.inFlight = key
+			case "ack":
+				w.acked = append(w.acked, key)
+				w.inFlight = ""
+			}
+			w.mu.Unlock()
+		}
+	}()
+	return w
+}
+
+// kill sends SIGKILL and returns the keys it acknowledged and the one it
+// had in flight.
+func (w *writer) kill(t *testing.T) (acked []string, inFlight string) {
+	t.Helper()
+	w.cmd.Process.Signal(syscall.SIGKILL)
+	<-w.done
+	w.cmd.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.acked, w.inFlight
+}
+
+// Writer processes appending with idempotency keys are killed with
+// SIGKILL at random, at least 50 times; after each kill every acknowledged
+// message is present exactly once (re-sent in-flight keys included) and
+// the file verifies.
+func TestKillNine(t *testing.T) {
+	kills := 60
+	if testing.Short() {
+		kills = 20
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	rng := rand.New(rand.NewPCG(9, 9))
+	writers := []*writer{startWriter(t, path, "a0", ""), startWriter(t, path, "b0", "")}
+	names := []string{"a", "b"}
+	acked := map[string]bool{}
+	retried := 0
+	for k := range kills {
+		time.Sleep(time.Duration(30+rng.IntN(120)) * time.Millisecond)
+		i := rng.IntN(len(writers))
+		keys, inFlight := writers[i].kill(t)
+		for _, key := range keys {
+			acked[key] = true
+		}
+		if inFlight != "" {
+			retried++
+		}
+		writers[i] = startWriter(t, path, fmt.Sprintf("%s%d", names[i], k+1), inFlight)
+		checkExactlyOnce(t, path, acked)
+		if t.Failed() {
+			break
+		}
+	}
+	for _, w := range writers {
+		keys, _ := w.kill(t)
+		for _, key := range keys {
+			acked[key] = true
+		}
+	}
+	checkExactlyOnce(t, path, acked)
+	s := openStore(t, path, db.Options{})
+	sess, err := s.Session(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := s.Messages(t.Context(), "k", db.MessageQuery{Limit: 100000})
+	if sess.MessageCount != int64(len(msgs)) {
+		t.Errorf("MessageCount %d, rows %d", sess.MessageCount, len(msgs))
+	}
+	t.Logf("%d kills, %d acknowledged messages checked after each, %d in-flight appends re-sent after a kill, %d rows", kills, len(acked), retried, len(msgs))
+	if len(acked) < kills {
+		t.Errorf("only %d acknowledged writes in %d rounds: the writers barely ran", len(acked), kills)
+	}
+}
+
+// checkExactlyOnce verifies the file and the acknowledged keys.
+func checkExactlyOnce(t *testing.T, path string, acked map[string]bool) {
+	t.Helper()
+	r, err := db.Verify(t.Context(), path)
+	if err != nil || r.Health != db.HealthVerified {
+		t.Errorf("after a kill: verify = %s %v %v", r.Health, r.Details, err)
+	}
+	s, err := db.Open(t.Context(), path, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msgs, err := s.Messages(t.Context(), "k", db.MessageQuery{Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, m := range msgs {
+		seen[m.IdempotencyKey]++
+	}
+	for key := range acked {
+		if seen[key] != 1 {
+			t.Errorf("acknowledged message %s present %d times", key, seen[key])
+		}
+	}
+	for key, n := range seen {
+		if n > 1 {
+			t.Errorf("message %s stored %d times", key, n)
+		}
+	}
+}
