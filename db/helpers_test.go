@@ -2,9 +2,13 @@ package db
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
 )
 
 // openTestStore opens a real store in a fresh temporary directory and
@@ -64,3 +68,9 @@ func holdWriteLock(t testing.TB, path string, hold time.Duration) (released <-ch
 	})
 	return done
 }
+
+// testLogger writes the store's logs to w, as text.
+func testLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// genDBTX shortens gen.DBTX in tests.
+type genDBTX = gen.DBTX

@@ -1,11 +1,9 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,9 +43,6 @@ type VerifyReport struct {
 // maxVerifyDetails caps the integrity_check lines kept in a report.
 const maxVerifyDetails = 20
 
-// sqliteHeader opens every SQLite database file.
-var sqliteHeader = []byte("SQLite format 3\x00")
-
 // Verify checks the database at path without changing it: the file
 // header, PRAGMA integrity_check (which also checks the FTS5 indexes
 // against their content) and an FTS read probe. It returns an error only
@@ -71,10 +66,10 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		r.Health = HealthEmpty
 		return r, nil
 	}
-	if kind, err := headerKind(abs); err != nil {
+	if state, why, err := readHeader(abs); err != nil {
 		return r, opErr("verify", "", err)
-	} else if kind != "" {
-		r.Health, r.Details = HealthCorrupt, []string{kind}
+	} else if state != headerSQLite {
+		r.Health, r.Details = HealthCorrupt, []string{why}
 		return r, nil
 	}
 
@@ -134,30 +129,4 @@ func ftsProbe(ctx context.Context, q gen.DBTX) string {
 		return "messages_fts_trigram: " + err.Error()
 	}
 	return "ok"
-}
-
-// headerKind reads the first bytes of the file (never the live file of
-// this process: see prepareFile) and names what is wrong with them, or ""
-// for a SQLite header.
-func headerKind(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	head := make([]byte, 100)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return "", err
-	}
-	head = head[:n]
-	switch {
-	case bytes.HasPrefix(head, sqliteHeader) && n == 100:
-		return "", nil
-	case len(bytes.Trim(head, "\x00")) == 0:
-		return "zeroed: the header is all zero bytes", nil
-	case bytes.HasPrefix(head, sqliteHeader):
-		return fmt.Sprintf("truncated: only %d bytes", n), nil
-	}
-	return "not a SQLite database: the header is " + strings.TrimSpace(fmt.Sprintf("%q", head[:min(n, 16)])), nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 	}
 	tightenSidecars(abs)
+	if err := rebuildStaleFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
+		w.close()
+		return nil, opErr("open", "", fmt.Errorf("rebuild the full-text index: %w", err))
+	}
 
 	s := &Store{path: abs, opts: opts, w: w}
 	if w.wal {
@@ -104,18 +109,37 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 	if err != nil {
 		return nil, err
 	}
-	wal, err := func() (bool, error) {
+	var wal bool
+	var id identity
+	err = func() error {
 		defer lock.release()
+		if err := quarantineTorn(path, opts.Logger); err != nil {
+			return err
+		}
+		// The pool has one connection: each step takes it and gives it back
+		// (goose takes it itself).
 		c, err := pool.Conn(ctx)
 		if err != nil {
-			return false, err
+			return err
 		}
-		wal, err := ensureWAL(ctx, c)
+		wal, err = ensureWAL(ctx, c)
 		c.Close()
 		if err != nil {
-			return false, err
+			return err
 		}
-		return wal, migrate(ctx, pool)
+		if err := migrate(ctx, pool); err != nil {
+			return err
+		}
+		if c, err = pool.Conn(ctx); err != nil {
+			return err
+		}
+		id.appID, err = stampGeneration(ctx, c)
+		c.Close()
+		if err != nil {
+			return err
+		}
+		id.file, err = os.Stat(path)
+		return err
 	}()
 	if err != nil {
 		return nil, err
@@ -124,11 +148,16 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 	if err != nil {
 		return nil, err
 	}
+	if id.header, err = os.Open(path); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	w = &writer{
 		conn:            conn,
 		pool:            pool,
 		path:            path,
 		wal:             wal,
+		id:              id,
 		log:             opts.Logger,
 		mergeEvery:      uint64(max(opts.FTSMergeEvery, 0)),
 		checkpointEvery: uint64(max(opts.CheckpointEvery, 0)),

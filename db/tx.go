@@ -41,6 +41,18 @@ type writer struct {
 	path string
 	wal  bool
 	log  *slog.Logger
+	// id is the file this writer opened; its header descriptor is
+	// closed with the writer.
+	// +checklocks:mu
+	id identity
+
+	// halt is sticky: once the file was replaced or found structurally
+	// damaged, no write runs again on this Store (and Close skips the
+	// checkpoint), so nothing is written into the wrong or a torn file.
+	halt atomic.Pointer[error]
+	// ftsOff is set once this store marked the full-text index damaged:
+	// merging a damaged index only fails again.
+	ftsOff atomic.Bool
 
 	mergeEvery      uint64
 	checkpointEvery uint64
@@ -67,6 +79,7 @@ func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) e
 	}
 	start := time.Now()
 	deadline := start.Add(patience)
+	ftsSwitchedOff := false
 	for try := 0; ; try++ {
 		retry, err := w.attempt(ctx, deadline, fn)
 		if err == nil {
@@ -75,6 +88,16 @@ func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) e
 			}
 			w.maintain()
 			return nil
+		}
+		if isFTSDamage(err) && !ftsSwitchedOff {
+			// The full-text index is damaged, not the data: switch
+			// indexing off and replay the (rolled back) write once.
+			ftsSwitchedOff = true
+			if _, serr := w.attempt(ctx, deadline, markFTSStale); serr != nil {
+				return err
+			}
+			w.ftsSwitchedOff(err)
+			continue
 		}
 		if !retry {
 			return err
@@ -100,6 +123,9 @@ func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (re
 	if w.conn == nil {
 		return false, ErrClosed
 	}
+	if err := w.halted(); err != nil {
+		return false, err
+	}
 
 	// The deadline bounds only the wait for the write lock: the driver's
 	// busy handler gives up when this context ends, so patience is exact
@@ -115,7 +141,16 @@ func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (re
 		case isLockError(err), expired && errors.Is(err, sqlite3.INTERRUPT):
 			return true, err
 		}
-		return false, fmt.Errorf("begin: %w", err)
+		return false, w.classify(fmt.Errorf("begin: %w", err))
+	}
+	// Under the write lock, before anything is written: is this still
+	// our file? Writing into a replaced one would lose the write.
+	if err := w.id.checkFile(ctx, w.path, w.conn); err != nil {
+		w.rollback()
+		if errors.Is(err, ErrReplaced) {
+			return false, w.stop(err)
+		}
+		return false, w.classify(err)
 	}
 
 	err, panicked := runCallback(ctx, fn, w.conn)
@@ -125,7 +160,7 @@ func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (re
 	}
 	if err != nil {
 		w.rollback()
-		return isLockError(err), err
+		return isLockError(err), w.classify(err)
 	}
 	// A cancelled caller must not interrupt COMMIT halfway: that would
 	// turn a clean write into an unknown one.
@@ -138,10 +173,40 @@ func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (re
 		// COMMIT did not happen and the transaction is still open: undo
 		// it; a lock error may then be replayed.
 		w.rollback()
-		return isLockError(err), fmt.Errorf("commit: %w", err)
+		return isLockError(err), w.classify(fmt.Errorf("commit: %w", err))
 	}
-	// SQLite already ended the transaction: the outcome is unknown.
-	return false, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+	if errors.Is(err, sqlite3.IOERR) {
+		// An I/O error may strike after the commit frame reached the
+		// WAL: the write may or may not be durable.
+		return false, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+	}
+	// SQLite rolled the transaction back itself (a constraint, a damaged
+	// index, a full disk): nothing was committed.
+	return false, w.classify(fmt.Errorf("commit: %w", err))
+}
+
+// classify makes structural damage sticky.
+func (w *writer) classify(err error) error {
+	if isStructuralDamage(err) {
+		return w.stop(fmt.Errorf("%w: %w", ErrCorrupt, err))
+	}
+	return err
+}
+
+// stop halts all further writes with err (the first halt wins).
+func (w *writer) stop(err error) error {
+	if w.halt.CompareAndSwap(nil, &err) {
+		w.log.Error("sessiondb: writes halted on this store; run `sessiondb verify` and `sessiondb repair`", "path", w.path, "err", err)
+	}
+	return *w.halt.Load()
+}
+
+// halted returns the sticky halt error, if any.
+func (w *writer) halted() error {
+	if p := w.halt.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // runCallback runs fn and catches its panic, so that attempt can roll back
@@ -196,7 +261,7 @@ func (w *writer) maintain() {
 	step := w.afterCommit
 	if step == nil {
 		checkpoint := w.wal && w.checkpointEvery > 0 && n%w.checkpointEvery == 0
-		merge := w.mergeEvery > 0 && n%w.mergeEvery == 0
+		merge := w.mergeEvery > 0 && n%w.mergeEvery == 0 && !w.ftsOff.Load()
 		if !checkpoint && !merge {
 			return
 		}
@@ -209,6 +274,10 @@ func (w *writer) maintain() {
 		}
 	}()
 	if err := step(); err != nil {
+		if isFTSDamage(err) && !w.ftsOff.Load() {
+			w.ftsSwitchedOff(err) // first, so the write below merges nothing
+			_ = w.write(context.Background(), time.Second, markFTSStale)
+		}
 		w.maintenanceFailures.Add(1)
 		w.log.Warn("sessiondb: post-commit maintenance failed; the write is committed", "path", w.path, "err", err)
 	}
@@ -241,6 +310,15 @@ func (w *writer) maintenance(checkpoint, merge bool) error {
 	return errors.Join(errs...)
 }
 
+// ftsSwitchedOff records (once, loudly) that indexing is off until the
+// next open rebuilds the full-text index.
+func (w *writer) ftsSwitchedOff(cause error) {
+	if w.ftsOff.CompareAndSwap(false, true) {
+		w.log.Error("sessiondb: the full-text index is damaged; writes continue without indexing and the index is rebuilt on the next open",
+			"path", w.path, "err", cause)
+	}
+}
+
 // ftsMergePages bounds each incremental FTS merge.
 const ftsMergePages = 500
 
@@ -252,7 +330,17 @@ func (w *writer) close() error {
 		return nil
 	}
 	var errs []error
-	if w.wal {
+	if w.halted() != nil {
+		// Never checkpoint into a replaced or torn file — not even the
+		// automatic checkpoint SQLite runs when its last connection closes.
+		_ = w.conn.Raw(func(dc any) error {
+			if c, ok := dc.(driver.Conn); ok {
+				_, err := c.Raw().Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true)
+				return err
+			}
+			return nil
+		})
+	} else if w.wal {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := checkpointPassive(ctx, w.conn); err != nil {
 			w.log.Warn("sessiondb: close-time checkpoint failed", "path", w.path, "err", err)
@@ -260,6 +348,9 @@ func (w *writer) close() error {
 		cancel()
 	}
 	errs = append(errs, w.conn.Close(), w.pool.Close())
+	if w.id.header != nil {
+		errs = append(errs, w.id.header.Close())
+	}
 	w.conn, w.pool = nil, nil
 	return errors.Join(errs...)
 }

@@ -89,23 +89,6 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
     content = 'messages', content_rowid = 'id', tokenize = 'trigram'
 );
 
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
-    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
-END;
-
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name ON messages BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
-    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
-END;
-
 CREATE TABLE meta (
     key        TEXT    PRIMARY KEY NOT NULL,
     value      TEXT    NOT NULL,
@@ -148,3 +131,23 @@ CREATE TABLE session_model_usage (
 );
 
 CREATE INDEX session_model_usage_model ON session_model_usage (model);
+
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
+    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
+    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
+    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
+    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
+END;

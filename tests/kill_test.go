@@ -20,9 +20,11 @@ import (
 
 // writer is one running writer process as the test sees it.
 type writer struct {
-	cmd      *exec.Cmd
-	mu       sync.Mutex
-	acked    []string
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	// +checklocks:mu
+	acked []string
+	// +checklocks:mu
 	inFlight string
 	done     chan struct{}
 }

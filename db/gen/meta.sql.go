@@ -9,6 +9,18 @@ import (
 	"context"
 )
 
+const metaDelete = `-- name: MetaDelete :execrows
+DELETE FROM meta WHERE key = ?1
+`
+
+func (q *Queries) MetaDelete(ctx context.Context, db DBTX, key string) (int64, error) {
+	result, err := db.ExecContext(ctx, metaDelete, key)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const metaGet = `-- name: MetaGet :one
 SELECT value FROM meta WHERE key = ?1
 `
@@ -18,6 +30,24 @@ func (q *Queries) MetaGet(ctx context.Context, db DBTX, key string) (string, err
 	var value string
 	err := row.Scan(&value)
 	return value, err
+}
+
+const metaInsertIfAbsent = `-- name: MetaInsertIfAbsent :exec
+INSERT INTO meta (key, value, updated_at)
+VALUES (?1, ?2, ?3)
+ON CONFLICT (key) DO NOTHING
+`
+
+type MetaInsertIfAbsentParams struct {
+	Key       string
+	Value     string
+	UpdatedAt int64
+}
+
+// The first writer wins (used for the file generation id).
+func (q *Queries) MetaInsertIfAbsent(ctx context.Context, db DBTX, arg MetaInsertIfAbsentParams) error {
+	_, err := db.ExecContext(ctx, metaInsertIfAbsent, arg.Key, arg.Value, arg.UpdatedAt)
+	return err
 }
 
 const metaUpsert = `-- name: MetaUpsert :exec

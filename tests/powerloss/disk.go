@@ -31,15 +31,20 @@ import (
 
 // Disk is a VFS that can lose power. Register it with New.
 type Disk struct {
-	name      string
-	base      vfs.VFS
+	name string
+	base vfs.VFS
+	// +checklocks:mu
 	lyingSync bool
 
-	mu        sync.Mutex
-	cut       bool
-	files     map[string][]op // unsynced writes per path, oldest first
+	mu sync.Mutex
+	// +checklocks:mu
+	cut bool
+	// +checklocks:mu
+	files map[string][]op // unsynced writes per path, oldest first
+	// +checklocks:mu
 	mainFiles map[string]bool // databases opened, whose -shm Restore drops
-	stats     Stats
+	// +checklocks:mu
+	stats Stats
 }
 
 // Stats counts what the disk saw.
@@ -60,6 +65,7 @@ type op struct {
 
 var seq struct {
 	sync.Mutex
+	// +checklocks:Mutex
 	n int
 }
 
@@ -109,6 +115,7 @@ func (d *Disk) Restore(rng *rand.Rand, keep float64, tear bool) (Stats, error) {
 	return d.stats, nil
 }
 
+// +checklocks:d.mu
 func (d *Disk) restoreFile(path string, ops []op, rng *rand.Rand, keep float64, tear bool) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -164,6 +171,8 @@ func (d *Disk) restoreFile(path string, ops []op, rng *rand.Rand, keep float64, 
 }
 
 // record notes an unsynced change, reading what it overwrites first.
+//
+// +checklocks:d.mu
 func (d *Disk) record(path string, base vfs.File, o op) error {
 	size, err := base.Size()
 	if err != nil {

@@ -1,0 +1,200 @@
+package db
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// Meta keys sessiondb keeps for itself.
+const (
+	// metaGeneration is a random id minted when the file is created; the
+	// file's application_id is derived from it, so a different file put
+	// in place (even by cp, which keeps the inode) is recognised.
+	metaGeneration = "db_file_generation"
+	// metaFTSStale marks the full-text index as damaged: the FTS triggers
+	// stand down (migration 2) and the next writable open rebuilds it.
+	metaFTSStale = "fts_stale"
+)
+
+// identity is what a Store recorded about its file at open.
+type identity struct {
+	file  os.FileInfo // device and inode, for os.SameFile
+	appID int64       // PRAGMA application_id
+	// header stays open for the Store's life to read the on-disk
+	// application_id (byte 68) without SQLite's page cache, which would not
+	// see a file copied over this one. It is never closed while the Store
+	// is open: closing a descriptor can drop the process's POSIX locks.
+	header *os.File
+}
+
+// checkFile returns ErrReplaced when the path no longer holds the file
+// this Store opened: another inode (renamed over, deleted) or another
+// application_id (copied over in place).
+func (id identity) checkFile(ctx context.Context, path string, q gen.DBTX) error {
+	fi, err := os.Stat(path)
+	if err != nil || !os.SameFile(fi, id.file) {
+		return fmt.Errorf("%w: %s is no longer the file this store opened (renamed, deleted or replaced)", ErrReplaced, path)
+	}
+	var b [4]byte
+	if _, err := id.header.ReadAt(b[:], 68); err != nil {
+		return fmt.Errorf("read the header of %s: %w", path, err)
+	}
+	onDisk := int64(binary.BigEndian.Uint32(b[:]))
+	if onDisk == 0 { // stamped, but not yet checkpointed into the main file
+		if onDisk, err = applicationID(ctx, q); err != nil {
+			return err
+		}
+	}
+	if onDisk != id.appID {
+		return fmt.Errorf("%w: %s now holds another database (application_id %d, opened as %d)", ErrReplaced, path, onDisk, id.appID)
+	}
+	return nil
+}
+
+// stampGeneration gives a new file its generation id and application_id
+// (the first opener wins) and returns the file's application_id. It runs
+// under the migration lock, right after the migrations.
+func stampGeneration(ctx context.Context, c *sql.Conn) (int64, error) {
+	// Read first: a stamped file needs no write lock at open.
+	generation, err := queries.MetaGet(ctx, c, metaGeneration)
+	if errors.Is(err, errNoRows) {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		if err := queries.MetaInsertIfAbsent(ctx, c, gen.MetaInsertIfAbsentParams{
+			Key: metaGeneration, Value: hex.EncodeToString(b[:]), UpdatedAt: now()}); err != nil {
+			return 0, fmt.Errorf("stamp generation: %w", err)
+		}
+		generation, err = queries.MetaGet(ctx, c, metaGeneration)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read generation: %w", err)
+	}
+	id, err := applicationID(ctx, c)
+	if err != nil || id != 0 {
+		return id, err
+	}
+	h := fnv.New32a()
+	h.Write([]byte(generation))
+	id = int64(h.Sum32() & 0x7fffffff)
+	if id == 0 {
+		id = 1
+	}
+	// Hand-written: sqlc cannot express PRAGMA; the value is our integer.
+	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", id)); err != nil {
+		return 0, fmt.Errorf("stamp application_id: %w", err)
+	}
+	// Put the stamp in the main file now, where checkFile reads it.
+	_ = checkpointPassive(ctx, c)
+	return id, nil
+}
+
+// applicationID reads the file header's application_id.
+func applicationID(ctx context.Context, q gen.DBTX) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id) // sqlc cannot express PRAGMA
+	return id, err
+}
+
+// quarantineTorn moves a torn database aside before SQLite opens it: a
+// file whose header is all zero bytes, or a zero-length file whose WAL
+// holds data. A plain zero-length file is a database never initialised
+// (prepareFile makes one) and is initialised in place. The caller holds
+// the migration lock, so no other opener is initialising the file.
+func quarantineTorn(path string, log *slog.Logger) error {
+	state, why, err := readHeader(path)
+	if err != nil {
+		return err
+	}
+	kind := ""
+	switch {
+	case state == headerZeroed:
+		kind = "zeroed"
+	case state == headerEmpty:
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+			kind, why = "emptied", "empty main file beside a non-empty WAL"
+		}
+	}
+	if kind == "" {
+		return nil
+	}
+	dst, err := moveAside(path, kind)
+	if err != nil {
+		return err
+	}
+	log.Error("sessiondb: the database file was damaged ("+why+") and has been moved aside; a fresh database is created in its place",
+		"path", path, "moved_to", dst)
+	f, err := createExclusive(path)
+	if err != nil {
+		return fmt.Errorf("create a fresh %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// isFTSDamage reports damage confined to a full-text index.
+func isFTSDamage(err error) bool { return errors.Is(err, sqlite3.CORRUPT_VTAB) }
+
+// isStructuralDamage reports damage to the database itself.
+func isStructuralDamage(err error) bool {
+	return (errors.Is(err, sqlite3.CORRUPT) && !isFTSDamage(err)) || errors.Is(err, sqlite3.NOTADB)
+}
+
+// rebuildStaleFTS rebuilds the full-text indexes at open when a write
+// marked them damaged. The common case costs one read, no write lock.
+func rebuildStaleFTS(ctx context.Context, w *writer, patience time.Duration) error {
+	stale := false
+	err := w.read(ctx, func(q gen.DBTX) error {
+		_, err := queries.MetaGet(ctx, q, metaFTSStale)
+		stale = err == nil
+		if errors.Is(err, errNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || !stale {
+		return err
+	}
+	if err := w.write(ctx, patience, rebuildFTSIfStale); err != nil {
+		return err
+	}
+	w.log.Warn("sessiondb: the full-text index was rebuilt after damage", "path", w.path)
+	return nil
+}
+
+// rebuildFTSIfStale rebuilds both full-text indexes from the messages table
+// when a write marked them damaged, and clears the mark.
+func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
+	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); errors.Is(err, errNoRows) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	// Hand-written: sqlc's parser rejects FTS5's command column.
+	for _, stmt := range []string{
+		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')",
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("rebuild full-text index: %w", err)
+		}
+	}
+	_, err := queries.MetaDelete(ctx, tx, metaFTSStale)
+	return err
+}
+
+// markFTSStale is the write that switches indexing off after damage.
+func markFTSStale(ctx context.Context, tx gen.DBTX) error {
+	return queries.MetaUpsert(ctx, tx, gen.MetaUpsertParams{Key: metaFTSStale, Value: "1", UpdatedAt: now()})
+}
