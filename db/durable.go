@@ -73,6 +73,11 @@ func connPragmas(goos string, kind connKind) []string {
 	if kind.readOnly() {
 		return append(p, "query_only(1)")
 	}
+	if kind == kindRepair {
+		// Before anything reads the schema: a malformed schema (a
+		// duplicate row) must not stop the connection that mends it.
+		p = append(p, "writable_schema(1)")
+	}
 	p = append(p,
 		"synchronous(FULL)",
 		"foreign_keys(1)",

@@ -94,8 +94,8 @@ func TestConnPragmas(t *testing.T) {
 	}{
 		{"linux", kindWriter, []string{"busy_timeout(5000)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)"}},
 		{"darwin", kindWriter, []string{"busy_timeout(5000)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)", "fullfsync(1)", "checkpoint_fullfsync(1)"}},
-		{"darwin", kindRepair, []string{"busy_timeout(5000)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)", "fullfsync(1)", "checkpoint_fullfsync(1)"}},
-		{"windows", kindRepair, []string{"busy_timeout(5000)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)"}},
+		{"darwin", kindRepair, []string{"busy_timeout(5000)", "writable_schema(1)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)", "fullfsync(1)", "checkpoint_fullfsync(1)"}},
+		{"windows", kindRepair, []string{"busy_timeout(5000)", "writable_schema(1)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)"}},
 		{"linux", kindReader, []string{"busy_timeout(5000)", "query_only(1)"}},
 		{"darwin", kindProbe, []string{"busy_timeout(1000)", "query_only(1)"}},
 	}
@@ -301,5 +301,29 @@ func TestOptions(t *testing.T) {
 	d, _ := Options{}.withDefaults()
 	if d.WritePatience != 20*time.Second || d.TranscriptPatience != 60*time.Second || d.OpenPatience != 20*time.Second || d.ReadPoolSize != 8 {
 		t.Errorf("defaults = %+v", d)
+	}
+}
+
+// Seed 000: the repair connection carries the writer's durability barriers
+// and runs VACUUM (autocommit) through them.
+func TestRepairConnectionCarriesTheBarriers(t *testing.T) {
+	path := filledStore(t)
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	want := map[string]int{"synchronous": 2, "foreign_keys": 1}
+	if runtime.GOOS == "darwin" {
+		want["fullfsync"], want["checkpoint_fullfsync"] = 1, 1
+	}
+	for name, v := range want {
+		var got int
+		if err := d.QueryRow("PRAGMA " + name).Scan(&got); err != nil || got != v {
+			t.Errorf("repair connection: %s = %d (%v), want %d", name, got, err, v)
+		}
+	}
+	if _, err := d.Exec("VACUUM"); err != nil {
+		t.Errorf("VACUUM through the repair connection: %v", err)
 	}
 }

@@ -251,3 +251,31 @@ func TestCLI_Verify(t *testing.T) {
 		}
 	}
 }
+
+func TestCLI_Repair(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	env := []string{"SESSIONDB_PATH=" + path}
+	if r := cli(t, env, "", "demo"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var rep map[string]any
+	r := cli(t, env, "", "repair", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep["strategy"] != "none" || rep["repaired"] != false {
+		t.Errorf("repair of a healthy file = %d %q %v", r.code, r.stdout, err)
+	}
+	os.WriteFile(path, []byte(strings.Repeat("someone else's file ", 300)), 0o600)
+	if r := cli(t, env, "", "sessions"); r.code != 1 {
+		t.Errorf("sessions on a foreign file = %d, want 1 (refused)", r.code)
+	}
+	r = cli(t, env, "", "repair", "--json")
+	rep = nil
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep["strategy"] != "move-aside" || rep["repaired"] != true {
+		t.Fatalf("repair of a foreign file = %d %q %v", r.code, r.stdout, err)
+	}
+	if b, err := os.ReadFile(rep["backup_path"].(string)); err != nil || !strings.HasPrefix(string(b), "someone else's file") {
+		t.Errorf("the foreign file was not kept at %v: %v", rep["backup_path"], err)
+	}
+	if r := cli(t, env, "", "sessions"); r.code != 0 {
+		t.Errorf("sessions after repair = %d %s", r.code, r.stderr)
+	}
+}

@@ -45,6 +45,7 @@ func commands() []command {
 		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged, absent or busy, 2 could not check)", runVerify},
+		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
 	}
 }

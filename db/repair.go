@@ -1,0 +1,448 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/driver"
+)
+
+// RepairOptions tunes Repair. The zero value is the recommended one.
+type RepairOptions struct {
+	// NoBackup skips the backup copy made before any surgery. Only for a
+	// disk too full to hold one; without a backup a failed repair is final.
+	NoBackup bool
+	// Force runs even when the ledger says this exact file has already
+	// failed to repair maxFailedRepairs times.
+	Force bool
+	// LockWait bounds the wait for another repair of the same file and for
+	// other processes to let go of it. Default 30 s.
+	LockWait time.Duration
+	// Logger receives progress and warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// RepairReport says what Repair did.
+type RepairReport struct {
+	Path string
+	// Repaired is true when the file now verifies after surgery.
+	Repaired bool
+	// Strategy is the one that worked: "none" (nothing to repair),
+	// "move-aside" (not a SQLite file: moved aside, fresh database
+	// created), "fts-rebuild", "reindex", "dedupe-schema",
+	// "drop-fts-vacuum", "salvage" (every readable row copied into a fresh
+	// database); or "" when none worked.
+	Strategy string
+	// BackupPath is the copy made before surgery (or where a non-SQLite
+	// file was moved).
+	BackupPath string
+	// Before and After are Verify's verdicts.
+	Before, After Health
+	// Tried lists each strategy attempted and what its re-probe said.
+	Tried []string
+	// Error says why the repair failed ("" when it did not).
+	Error string
+}
+
+// repairStrategy is one surgery, run on a scratch copy.
+type repairStrategy struct {
+	name string
+	run  func(ctx context.Context, d *sql.DB) error
+}
+
+var repairStrategies = []repairStrategy{
+	{"fts-rebuild", repairFTSRebuild},
+	{"reindex", func(ctx context.Context, d *sql.DB) error {
+		_, err := d.ExecContext(ctx, "REINDEX")
+		return err
+	}},
+	{"dedupe-schema", repairDedupeSchema},
+	{"drop-fts-vacuum", repairDropFTSVacuum},
+	{"salvage", nil}, // repairSalvage: it needs the scratch path
+}
+
+// Repair tries to make a damaged database usable again, and never leaves
+// it less usable than it found it.
+//
+// A file that is not SQLite (zeroed, truncated header, foreign content) is
+// moved aside and a fresh database created. Otherwise, after a backup
+// (a refused backup stops the repair), each strategy in turn — FTS rebuild,
+// REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
+// every readable row into a fresh database — runs on a
+// scratch copy, and the copy replaces the file only when it verifies.
+// Repair holds a cross-process lock, refuses to replace a file another
+// process has open, and keeps a ledger that stops after 3 failed attempts
+// on the same damaged file. Every connection it opens carries the writer's
+// durability barriers.
+func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport, error) {
+	if opts.LockWait == 0 {
+		opts.LockWait = 30 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return RepairReport{}, opErr("repair", "", err)
+	}
+	r := RepairReport{Path: abs}
+	fail := func(err error) (RepairReport, error) {
+		r.Error = err.Error()
+		return r, opErr("repair", "", err)
+	}
+	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+		return fail(fmt.Errorf("%w: no database at %s", ErrNotFound, abs))
+	}
+
+	lockCtx, cancel := context.WithTimeout(ctx, opts.LockWait)
+	defer cancel()
+	repairLock, err := acquireFileLock(lockCtx, abs+".repair.lock")
+	if err != nil {
+		return fail(fmt.Errorf("another repair of %s is running: %w", abs, err))
+	}
+	defer repairLock.release()
+	// No sessiondb Open may start on the file while it is repaired.
+	openLock, err := acquireFileLock(lockCtx, abs+".migrate.lock")
+	if err != nil {
+		return fail(fmt.Errorf("wait for openers of %s: %w", abs, err))
+	}
+	defer openLock.release()
+
+	before, err := Verify(ctx, abs)
+	if err != nil {
+		return fail(err)
+	}
+	r.Before, r.After = before.Health, before.Health
+	switch before.Health {
+	case HealthVerified, HealthEmpty:
+		r.Strategy = "none"
+		return r, nil
+	case HealthBusy:
+		return fail(fmt.Errorf("%w: %s is busy; try again when other processes are idle", ErrLocked, abs))
+	}
+
+	hash, err := fileHash(abs)
+	if err != nil {
+		return fail(err)
+	}
+	led, err := loadLedger(abs)
+	if err != nil {
+		return fail(err)
+	}
+	if err := led.refusal(hash); err != nil && !opts.Force {
+		return fail(err)
+	}
+
+	if state, why, err := readHeader(abs); err != nil {
+		return fail(err)
+	} else if state != headerSQLite {
+		return moveAsideAndRecreate(ctx, r, abs, state, why, opts.Logger)
+	}
+
+	if !opts.NoBackup {
+		if r.BackupPath, err = backupForRepair(abs, hash); err != nil {
+			return fail(fmt.Errorf("backup refused, nothing changed: %w", err))
+		}
+	}
+
+	guard, err := exclusiveGuard(lockCtx, abs)
+	if err != nil {
+		return fail(err)
+	}
+	scratchDir, err := os.MkdirTemp(filepath.Dir(abs), ".sessiondb-repair-")
+	if err != nil {
+		guard.release(false)
+		return fail(err)
+	}
+	defer os.RemoveAll(scratchDir)
+
+	for i, st := range repairStrategies {
+		scratch := filepath.Join(scratchDir, fmt.Sprintf("%d.db", i))
+		verdict, err := tryStrategy(ctx, abs, scratch, st)
+		r.Tried = append(r.Tried, st.name+": "+verdict)
+		if err != nil {
+			continue
+		}
+		if err := guard.swapIn(scratch); err != nil {
+			return fail(fmt.Errorf("install the repaired copy: %w", err))
+		}
+		after, err := Verify(ctx, abs)
+		if err != nil {
+			return fail(err)
+		}
+		r.Repaired, r.Strategy, r.After = after.Health == HealthVerified, st.name, after.Health
+		delete(led.Failures, hash)
+		if err := led.save(); err != nil {
+			opts.Logger.Warn("sessiondb: could not update the repair ledger", "err", err)
+		}
+		opts.Logger.Warn("sessiondb: database repaired", "path", abs, "strategy", st.name, "backup", r.BackupPath)
+		return r, nil
+	}
+	guard.release(false)
+	led.Failures[hash]++
+	if err := led.save(); err != nil {
+		opts.Logger.Warn("sessiondb: could not update the repair ledger", "err", err)
+	}
+	return fail(fmt.Errorf("%w: no repair strategy produced a database that verifies (tried: %s); the file is unchanged%s",
+		ErrCorrupt, strings.Join(r.Tried, "; "), backupNote(r.BackupPath)))
+}
+
+func backupNote(p string) string {
+	if p == "" {
+		return ""
+	}
+	return "; backup at " + p
+}
+
+// tryStrategy copies the database to scratch, runs one strategy on it and
+// re-probes it. It returns the re-probe's verdict.
+func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (string, error) {
+	if err := copyDatabase(src, scratch); err != nil {
+		return "copy failed: " + err.Error(), err
+	}
+	d, err := openDB(scratch, kindRepair, 1, "")
+	if err != nil {
+		return err.Error(), err
+	}
+	note := ""
+	if st.run == nil {
+		note, err = repairSalvage(ctx, d, scratch)
+	} else {
+		err = st.run(ctx, d)
+	}
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "failed: " + err.Error(), err
+	}
+	v, err := Verify(ctx, scratch)
+	if err != nil {
+		return err.Error(), err
+	}
+	if v.Health != HealthVerified {
+		return string(v.Health) + ": " + strings.Join(v.Details[:min(2, len(v.Details))], "; "), errors.New(string(v.Health))
+	}
+	if note != "" {
+		return "verified (" + note + ")", nil
+	}
+	return "verified", nil
+}
+
+// moveAsideAndRecreate handles a file that is not SQLite at all.
+func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, state headerState, why string, log *slog.Logger) (RepairReport, error) {
+	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "foreign", headerEmpty: "emptied"}[state]
+	dst, err := moveAside(path, kind)
+	if err != nil {
+		r.Error = err.Error()
+		return r, opErr("repair", "", err)
+	}
+	log.Error("sessiondb: the file was not a usable SQLite database ("+why+"); moved aside, a fresh database is created", "path", path, "moved_to", dst)
+	r.BackupPath, r.Strategy = dst, "move-aside"
+	// The caller holds the migration lock, so create the fresh file here
+	// (prepareFile's way) and leave the schema to the next Open.
+	f, err := createExclusive(path)
+	if err != nil {
+		r.Error = err.Error()
+		return r, opErr("repair", "", err)
+	}
+	f.Close()
+	after, err := Verify(ctx, path)
+	if err != nil {
+		return r, err
+	}
+	r.After, r.Repaired = after.Health, after.Health == HealthEmpty
+	return r, nil
+}
+
+// repairGuard holds the live file exclusively while it is replaced.
+type repairGuard struct {
+	path string
+	d    *sql.DB
+	c    *sql.Conn
+}
+
+// exclusiveGuard takes an exclusive lock on the live file, so no other
+// process writes while its copy is repaired and swapped in. A file too
+// damaged to lock has no other sane user, and is repaired without one.
+func exclusiveGuard(ctx context.Context, path string) (*repairGuard, error) {
+	g := &repairGuard{path: path}
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.Conn(ctx)
+	if err != nil {
+		d.Close()
+		if isLockError(err) {
+			return nil, fmt.Errorf("%w: %s is open in another process; stop it and run repair again", ErrLocked, path)
+		}
+		return g, nil // too damaged to connect to, let alone lock
+	}
+	// locking_mode=EXCLUSIVE makes SQLite keep the file's exclusive lock
+	// once taken, which it cannot take while another connection (any
+	// process) has the database open.
+	_, err = c.ExecContext(ctx, "PRAGMA locking_mode=EXCLUSIVE")
+	if err == nil {
+		//sessiondb:allow txonly -- the repair guard's exclusive lock, not a write
+		_, err = c.ExecContext(ctx, "BEGIN EXCLUSIVE")
+	}
+	switch {
+	case err == nil:
+		g.d, g.c = d, c
+		return g, nil
+	case isLockError(err):
+		c.Close()
+		d.Close()
+		return nil, fmt.Errorf("%w: %s is open in another process; stop it and run repair again", ErrLocked, path)
+	}
+	c.Close()
+	d.Close()
+	return g, nil // too damaged to lock
+}
+
+// swapIn replaces the live file with the verified scratch copy: the copy
+// is renamed over the path (atomic), and the old WAL and shared memory,
+// which belong to the old file (and are in the backup), are removed.
+func (g *repairGuard) swapIn(scratch string) error {
+	g.release(true)
+	if err := os.Rename(scratch, g.path); err != nil {
+		return err
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := os.Remove(g.path + side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	tightenSidecars(g.path)
+	return nil
+}
+
+// release lets go of the live file. Before a swap the old file must not be
+// checkpointed on close: its WAL goes with it.
+func (g *repairGuard) release(swapping bool) {
+	if g.c == nil {
+		return
+	}
+	if swapping {
+		_ = g.c.Raw(func(dc any) error {
+			if c, ok := dc.(driver.Conn); ok {
+				_, err := c.Raw().Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true)
+				return err
+			}
+			return nil
+		})
+	}
+	//sessiondb:allow txonly -- ends the repair guard's lock transaction
+	g.c.ExecContext(context.Background(), "ROLLBACK")
+	g.c.Close()
+	g.d.Close()
+	g.c, g.d = nil, nil
+}
+
+// The strategies. Each runs on a scratch copy through a repair connection.
+
+func repairFTSRebuild(ctx context.Context, d *sql.DB) error {
+	c, err := d.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := rebuildFTSIfStaleOrForced(ctx, c); err != nil {
+		return err
+	}
+	return nil
+}
+
+func repairDedupeSchema(ctx context.Context, d *sql.DB) error {
+	c, err := d.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// Hand-written: schema surgery is not expressible in sqlc.
+	for _, stmt := range []string{
+		"PRAGMA writable_schema=ON",
+		`DELETE FROM sqlite_schema WHERE rowid NOT IN (
+			SELECT MIN(rowid) FROM sqlite_schema GROUP BY type, name)`,
+		"PRAGMA writable_schema=OFF",
+	} {
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", strings.Fields(stmt)[0], err)
+		}
+	}
+	return nil
+}
+
+func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
+	fresh, err := freshSchemaObjects(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := d.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	isFTS := func(name string) bool { return strings.HasPrefix(name, "messages_fts") }
+	// Drop the indexes and their triggers; a vtable too damaged to drop is
+	// removed from the schema with its shadow tables.
+	for _, stmt := range []string{
+		"DROP TRIGGER IF EXISTS messages_fts_insert", "DROP TRIGGER IF EXISTS messages_fts_delete",
+		"DROP TRIGGER IF EXISTS messages_fts_update",
+	} {
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	for _, t := range []string{"messages_fts", "messages_fts_trigram"} {
+		if _, err := c.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+			if _, err := c.ExecContext(ctx, "PRAGMA writable_schema=ON"); err != nil {
+				return err
+			}
+			if _, err := c.ExecContext(ctx, "DELETE FROM sqlite_schema WHERE name = ? OR name LIKE ? || '\\_%' ESCAPE '\\'", t, t); err != nil {
+				return err
+			}
+			if _, err := c.ExecContext(ctx, "PRAGMA writable_schema=OFF"); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := c.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	// Recreate them as a new database has them, and fill them.
+	for _, o := range fresh {
+		if isFTS(o.name) && o.kind == "table" {
+			if _, err := c.ExecContext(ctx, o.sql); err != nil {
+				return fmt.Errorf("recreate %s: %w", o.name, err)
+			}
+		}
+	}
+	for _, o := range fresh {
+		if isFTS(o.name) && o.kind == "trigger" {
+			if _, err := c.ExecContext(ctx, o.sql); err != nil {
+				return fmt.Errorf("recreate %s: %w", o.name, err)
+			}
+		}
+	}
+	return rebuildFTSIfStaleOrForced(ctx, c)
+}
+
+// rebuildFTSIfStaleOrForced rebuilds both full-text indexes and clears
+// the stale mark.
+func rebuildFTSIfStaleOrForced(ctx context.Context, c *sql.Conn) error {
+	if err := markFTSStale(ctx, c); err != nil {
+		return err
+	}
+	return rebuildFTSIfStale(ctx, c)
+}

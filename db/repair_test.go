@@ -1,0 +1,234 @@
+package db
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// allMessages reads every message of the filledStore sessions.
+func allMessages(t *testing.T, path string) map[int64]string {
+	t.Helper()
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer s.Close()
+	out := map[int64]string{}
+	for _, id := range []string{"a", "b", "c"} {
+		msgs, err := s.Messages(t.Context(), id, MessageQuery{Limit: 100000})
+		if err != nil {
+			t.Fatalf("read %s: %v", id, err)
+		}
+		for _, m := range msgs {
+			out[m.ID] = m.Content
+		}
+	}
+	return out
+}
+
+func TestRepair(t *testing.T) {
+	quiet := testLogger(new(bytes.Buffer))
+	tests := []struct {
+		name     string
+		damage   func(t *testing.T, path string)
+		before   Health
+		strategy string
+		keepData bool // the data readable before is readable after
+	}{
+		{"Healthy", func(t *testing.T, path string) {}, HealthVerified, "none", true},
+		{"CorruptFTSShadowTable", func(t *testing.T, path string) {
+			damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+		}, HealthCorrupt, "fts-rebuild", true},
+		{"IndexNeedsReindex", func(t *testing.T, path string) {
+			damage(t, path, "PRAGMA writable_schema=ON",
+				"UPDATE sqlite_schema SET sql = replace(sql, '(session_id, id)', '(session_id DESC, id DESC)') WHERE name = 'messages_session_id'")
+		}, HealthCorrupt, "reindex", true},
+		{"DuplicateSchemaRow", func(t *testing.T, path string) {
+			damage(t, path, "PRAGMA writable_schema=ON",
+				"INSERT INTO sqlite_schema (type, name, tbl_name, rootpage, sql) SELECT type, name, tbl_name, rootpage, sql FROM sqlite_schema WHERE name = 'meta'")
+		}, HealthCorrupt, "dedupe-schema", true},
+		{"ZeroedFile", func(t *testing.T, path string) {
+			fi, _ := os.Stat(path)
+			os.WriteFile(path, make([]byte, fi.Size()), 0o600)
+		}, HealthCorrupt, "move-aside", false},
+		{"GarbageFile", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(strings.Repeat("not ours ", 5000)), 0o600)
+		}, HealthCorrupt, "move-aside", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filledStore(t)
+			want := allMessages(t, path)
+			tt.damage(t, path)
+			damaged, _ := os.ReadFile(path)
+
+			v, err := Verify(t.Context(), path)
+			if err != nil || v.Health != tt.before {
+				t.Fatalf("Verify before = %s %v %v, want %s", v.Health, v.Details, err, tt.before)
+			}
+			r, err := Repair(t.Context(), path, RepairOptions{Logger: quiet})
+			if err != nil {
+				t.Fatalf("Repair: %v (tried %v)", err, r.Tried)
+			}
+			t.Logf("verify %s → repair %q (tried %v), backup %s", v.Health, r.Strategy, r.Tried, filepath.Base(r.BackupPath))
+			if r.Strategy != tt.strategy {
+				t.Errorf("strategy %q, want %q (tried %v)", r.Strategy, tt.strategy, r.Tried)
+			}
+			if tt.strategy == "none" {
+				if r.Repaired || r.BackupPath != "" {
+					t.Errorf("a healthy file was touched: %+v", r)
+				}
+				return
+			}
+			if !r.Repaired {
+				t.Errorf("Repaired = false: %+v", r)
+			}
+			// The backup (or the moved-aside file) holds the damaged bytes.
+			if got, err := os.ReadFile(r.BackupPath); err != nil || !bytes.Equal(got, damaged) {
+				t.Errorf("backup %s: %v, same bytes as the damaged file: %v", r.BackupPath, err, bytes.Equal(got, damaged))
+			}
+			if after, _ := Verify(t.Context(), path); after.Health != HealthVerified && after.Health != HealthEmpty {
+				t.Errorf("Verify after repair = %s %v", after.Health, after.Details)
+			}
+			if tt.keepData {
+				if diff := cmp.Diff(want, allMessages(t, path)); diff != "" {
+					t.Errorf("messages after repair (-before +after):\n%s", diff)
+				}
+				return
+			}
+			// Nothing was readable before: the fresh database works.
+			s, err := Open(t.Context(), path, Options{Logger: quiet})
+			if err != nil {
+				t.Fatalf("open the fresh database: %v", err)
+			}
+			defer s.Close()
+			if ss, err := s.ListSessions(t.Context(), SessionFilter{}); err != nil || len(ss) != 0 {
+				t.Errorf("fresh database: %d sessions, %v", len(ss), err)
+			}
+		})
+	}
+}
+
+func TestRepair_TruncatedFileIsSalvaged(t *testing.T) {
+	path := filledStore(t)
+	want := allMessages(t, path)
+	fi, _ := os.Stat(path)
+	os.Truncate(path, fi.Size()/2)
+	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil || !r.Repaired || r.Strategy != "salvage" {
+		t.Fatalf("Repair = %+v, %v; want salvage", r, err)
+	}
+	t.Logf("truncated file: %v", r.Tried)
+	got := allMessagesAnySession(t, path)
+	if len(got) == 0 {
+		t.Fatal("salvage kept no message")
+	}
+	for id, content := range got {
+		if want[id] != content {
+			t.Errorf("message %d after salvage = %q, before = %q", id, content, want[id])
+		}
+	}
+	t.Logf("salvaged %d of %d messages from a file cut in half", len(got), len(want))
+}
+
+// allMessagesAnySession reads every message of every session.
+func allMessagesAnySession(t *testing.T, path string) map[int64]string {
+	t.Helper()
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer s.Close()
+	ss, err := s.ListSessions(t.Context(), SessionFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for _, sess := range ss {
+		msgs, err := s.Messages(t.Context(), sess.ID, MessageQuery{Limit: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.MessageCount != int64(len(msgs)) {
+			t.Errorf("session %s: MessageCount %d, rows %d", sess.ID, sess.MessageCount, len(msgs))
+		}
+		for _, m := range msgs {
+			out[m.ID] = m.Content
+		}
+	}
+	return out
+}
+
+func TestRepair_UnrepairableFileIsLeftAsItWasAndTheLedgerStopsRetries(t *testing.T) {
+	quiet := testLogger(new(bytes.Buffer))
+	path := filledStore(t)
+	// The schema page torn past the header: nothing is readable.
+	f, _ := os.OpenFile(path, os.O_WRONLY, 0)
+	f.WriteAt(bytes.Repeat([]byte{0x5A}, 4096-100), 100)
+	f.Close()
+	damaged, _ := os.ReadFile(path)
+
+	for attempt := 1; attempt <= 3; attempt++ {
+		r, err := Repair(t.Context(), path, RepairOptions{Logger: quiet})
+		if r.Repaired || !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("attempt %d: %+v, %v; want ErrCorrupt naming the strategies tried", attempt, r, err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, damaged) {
+			t.Fatalf("attempt %d changed the file it could not repair", attempt)
+		}
+		if attempt == 1 {
+			t.Logf("unrepairable file: %v", r.Tried)
+		}
+	}
+	_, err := Repair(t.Context(), path, RepairOptions{Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), "already failed 3 times") || !strings.Contains(err.Error(), "repair-attempts.json") {
+		t.Errorf("4th attempt = %v, want the ledger's refusal naming the override", err)
+	}
+	if _, err := Repair(t.Context(), path, RepairOptions{Logger: quiet, Force: true}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("forced attempt = %v, want it to run (and fail) again", err)
+	}
+	backups, _ := filepath.Glob(path + ".repair-*.bak")
+	if len(backups) != 1 {
+		t.Errorf("%d backups of the same damaged content, want 1 (deduplicated)", len(backups))
+	}
+}
+
+func TestRepair_RefusesAFileInUse(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before, _ := fileHash(path)
+	_, err = Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer)), LockWait: time.Second})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another process") {
+		t.Errorf("Repair of an open database = %v, want ErrLocked", err)
+	}
+	if after, _ := fileHash(path); after != before {
+		t.Error("a refused repair changed the file")
+	}
+}
+
+func TestRepair_KeepsAtMostThreeBackups(t *testing.T) {
+	path := filledStore(t)
+	for i := range 5 {
+		os.WriteFile(path, []byte(strings.Repeat("x", 100+i)), 0o600) // distinct content
+		if _, err := backupForRepair(path, string(rune('a'+i))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct timestamps
+	}
+	backups, _ := filepath.Glob(path + ".repair-*.bak")
+	if len(backups) != maxRepairBackups {
+		t.Errorf("%d backups kept, want %d", len(backups), maxRepairBackups)
+	}
+}
