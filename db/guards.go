@@ -38,6 +38,30 @@ type identity struct {
 	// see a file copied over this one. It is never closed while the Store
 	// is open: closing a descriptor can drop the process's POSIX locks.
 	header *os.File
+	// wal is this store's WAL file: if the database is replaced, the WAL
+	// left at <path>-wal belongs to the old file and must never meet the
+	// new one (SQLite cannot tell whose WAL it is: it would corrupt it).
+	wal os.FileInfo
+}
+
+// retireWAL moves this store's WAL and shared memory away from a path
+// that now holds another database (or none), to
+// <path>.retired-<UTC time>-<pid>.bak-wal: evidence kept, never applied to
+// the wrong file. A WAL that is not ours (it came with the replacement) is
+// left alone.
+func (id identity) retireWAL(path string, log *slog.Logger) {
+	fi, err := os.Stat(path + "-wal")
+	if err != nil || id.wal == nil || !os.SameFile(fi, id.wal) {
+		return
+	}
+	dst := fmt.Sprintf("%s.retired-%s-%d.bak", path, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := os.Rename(path+side, dst+side); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Error("sessiondb: could not retire the old WAL of a replaced database", "path", path+side, "err", err)
+			return
+		}
+	}
+	log.Error("sessiondb: the database was replaced; this store's WAL was retired so it cannot corrupt the new file", "path", path, "moved_to", dst+"-wal")
 }
 
 // checkFile returns ErrReplaced when the path no longer holds the file

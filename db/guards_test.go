@@ -114,6 +114,20 @@ func TestWrite_ReplacedFileHaltsWrites(t *testing.T) {
 			if after, _ := os.ReadFile(s.Path()); !bytes.Equal(after, replacement) {
 				t.Error("the store wrote into (or checkpointed over) the replacement file")
 			}
+			// This store's WAL was moved away from the new file, not left to
+			// be replayed into it.
+			if retired, _ := filepath.Glob(s.Path() + ".retired-*.bak-wal"); len(retired) != 1 {
+				t.Errorf("retired WALs %v, want one", retired)
+			}
+			// The replacement is itself a sound database: Verify says so and
+			// Repair leaves it alone; the halted store was the one to stop.
+			if tt.name != "Deleted" {
+				v, _ := Verify(t.Context(), s.Path())
+				r, err := Repair(t.Context(), s.Path(), RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+				if v.Health != HealthVerified || err != nil || r.Strategy != "none" {
+					t.Errorf("replacement: verify %s, repair %q %v", v.Health, r.Strategy, err)
+				}
+			}
 		})
 	}
 }

@@ -138,8 +138,11 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		if err != nil {
 			return err
 		}
-		id.file, err = os.Stat(path)
-		return err
+		if id.file, err = os.Stat(path); err != nil {
+			return err
+		}
+		id.wal, _ = os.Stat(path + "-wal") // absent when the file refused WAL
+		return nil
 	}()
 	if err != nil {
 		return nil, err

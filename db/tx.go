@@ -351,6 +351,9 @@ func (w *writer) close() error {
 	if w.id.header != nil {
 		errs = append(errs, w.id.header.Close())
 	}
+	if errors.Is(w.halted(), ErrReplaced) {
+		w.id.retireWAL(w.path, w.log)
+	}
 	w.conn, w.pool = nil, nil
 	return errors.Join(errs...)
 }
