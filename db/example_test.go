@@ -11,17 +11,22 @@ import (
 	"github.com/sessiondb/sessiondb/db"
 )
 
-// exampleDir is a scratch directory for the examples.
-func exampleDir() string {
+// openExample opens a store in a scratch directory; done closes it and
+// removes the directory.
+func openExample(ctx context.Context) (store *db.Store, done func()) {
 	dir, err := os.MkdirTemp("", "sessiondb-example-")
 	if err != nil {
 		log.Fatal(err)
 	}
-	return dir
+	store, err = db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return store, func() { store.Close(); os.RemoveAll(dir) }
 }
 
 func Example() {
-	dir := exampleDir()
+	dir, _ := os.MkdirTemp("", "sessiondb-example-")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
@@ -58,14 +63,9 @@ func Example() {
 }
 
 func ExampleStore_AppendMessage_idempotencyKey() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
+	store, done := openExample(ctx)
+	defer done()
 	if _, _, err := store.EnsureSession(ctx, db.NewSession{ID: "s1", Source: "gateway"}); err != nil {
 		log.Fatal(err)
 	}
@@ -81,14 +81,9 @@ func ExampleStore_AppendMessage_idempotencyKey() {
 }
 
 func ExampleStore_EndSession() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
+	store, done := openExample(ctx)
+	defer done()
 	store.CreateSession(ctx, db.NewSession{ID: "s1"})
 
 	ended, _ := store.EndSession(ctx, "s1", "user_exit")
@@ -99,16 +94,11 @@ func ExampleStore_EndSession() {
 }
 
 func ExampleStore_AppendMessage_errors() {
-	dir := exampleDir()
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
+	store, done := openExample(ctx)
+	defer done()
 
-	_, err = store.AppendMessage(ctx, "no-such-session", db.NewMessage{Role: db.RoleUser, Content: "hi"})
+	_, err := store.AppendMessage(ctx, "no-such-session", db.NewMessage{Role: db.RoleUser, Content: "hi"})
 	fmt.Println(errors.Is(err, db.ErrNotFound))
 	_, err = store.AppendMessage(ctx, "no-such-session", db.NewMessage{Role: "robot"})
 	fmt.Println(errors.Is(err, db.ErrInvalidInput))

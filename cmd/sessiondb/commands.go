@@ -147,11 +147,7 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		out := make([]sessionJSON, len(ss))
-		for i, x := range ss {
-			out[i] = toSessionJSON(x)
-		}
-		return writeJSON(e.stdout, out)
+		return writeJSON(e.stdout, mapAll(ss, toSessionJSON))
 	}
 	return printSessions(e.stdout, ss)
 }
@@ -233,11 +229,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		out := make([]messageJSON, len(ms))
-		for i, m := range ms {
-			out[i] = toMessageJSON(m)
-		}
-		return writeJSON(e.stdout, out)
+		return writeJSON(e.stdout, mapAll(ms, toMessageJSON))
 	}
 	return printMessages(e.stdout, ms)
 }

@@ -113,11 +113,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			c := convo{Session: toSessionJSON(x)}
-			for _, m := range ms {
-				c.Messages = append(c.Messages, toMessageJSON(m))
-			}
-			out = append(out, c)
+			out = append(out, convo{Session: toSessionJSON(x), Messages: mapAll(ms, toMessageJSON)})
 		}
 		return writeJSON(e.stdout, out)
 	}

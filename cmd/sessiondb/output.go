@@ -82,6 +82,15 @@ func toMessageJSON(m db.Message) messageJSON {
 	return out
 }
 
+// mapAll converts every element (records to their JSON form).
+func mapAll[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
