@@ -1,0 +1,78 @@
+"""The Python peer for sessiondb's benchmarks.
+
+It stores messages the way the Python store sessiondb succeeds does: one
+shared sqlite3 connection behind a threading.Lock, WAL, synchronous=FULL,
+BEGIN IMMEDIATE per append (session check, insert with FTS triggers,
+counter update), on sessiondb's own schema (schema/schema.sql).
+
+usage: python_peer.py SCHEMA DB_PATH APPENDS THREADS
+prints one JSON object: {"msgs_per_s": ..., "p50_ms": ..., "p99_ms": ...}
+"""
+import json
+import sqlite3
+import sys
+import threading
+import time
+
+
+def main():
+    schema, path, appends, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=1.0)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    with open(schema, encoding="utf-8") as f:
+        conn.executescript(f.read())
+    conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('bench', 'bench', ?)",
+                 (int(time.time() * 1000),))
+    lock = threading.Lock()
+    counter = iter(range(appends))
+    counter_lock = threading.Lock()
+    latencies = []
+
+    def append(i):
+        with lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT COUNT(*) FROM sessions WHERE id = 'bench'").fetchone()[0] != 1:
+                    raise RuntimeError("no session")
+                conn.execute(
+                    "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)",
+                    ("bench", "user", "message %d: the quick brown fox jumps over the lazy dog" % i,
+                     int(time.time() * 1000)))
+                conn.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = 'bench'")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def worker():
+        mine = []
+        while True:
+            with counter_lock:
+                i = next(counter, None)
+            if i is None:
+                break
+            t0 = time.perf_counter()
+            append(i)
+            mine.append(time.perf_counter() - t0)
+        with counter_lock:
+            latencies.extend(mine)
+
+    start = time.perf_counter()
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    print(json.dumps({
+        "msgs_per_s": appends / elapsed,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[len(latencies) * 99 // 100] * 1000,
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+package db
+
+// Benchmarks: sessiondb against the raw driver (the limit for this driver,
+// same pragmas, same schema, same statements) and, in bench/, against a
+// Python peer. Run: go test -run '^$' -bench . -benchtime 2000x ./db/
+// Figures and ratios: docs/PERFORMANCE.md.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.CreateSession(context.Background(), NewSession{ID: "bench", Source: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func benchMessage(i int) NewMessage {
+	return NewMessage{Role: RoleUser, Content: fmt.Sprintf("message %d: the quick brown fox jumps over the lazy dog", i)}
+}
+
+// BenchmarkAppendMessage_Serial is one appender, one durable commit per
+// message.
+func BenchmarkAppendMessage_Serial(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.AppendMessage(ctx, "bench", benchMessage(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// BenchmarkRawDriver_Serial does what AppendMessage does — BEGIN
+// IMMEDIATE, the session check, the insert (FTS triggers included), the
+// counter update, COMMIT — with the bare driver on a writer-kind
+// connection: the ceiling for this driver and these pragmas.
+func BenchmarkRawDriver_Serial(b *testing.B) {
+	s := benchStore(b)
+	path := s.Path()
+	s.Close()
+	d, err := openDB(path, kindWriter, 1, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	c, err := d.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := rawAppend(ctx, c, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+func rawAppend(ctx context.Context, c *sql.Conn, i int) error {
+	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE id = ?", "bench").Scan(&n); err != nil {
+		return err
+	}
+	m := benchMessage(i)
+	if _, err := c.ExecContext(ctx, "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)",
+		"bench", string(m.Role), m.Content, time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", "bench"); err != nil {
+		return err
+	}
+	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
+	_, err := c.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// BenchmarkAppendMessage_Concurrent runs N appenders sharing b.N appends
+// and reports messages per second and latency percentiles.
+func BenchmarkAppendMessage_Concurrent(b *testing.B) {
+	for _, n := range []int{1, 4, 16, 64} {
+		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
+			s := benchStore(b)
+			ctx := context.Background()
+			var next atomic.Int64
+			lat := make([][]time.Duration, n)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for w := range n {
+				wg.Go(func() {
+					for i := int(next.Add(1)); i <= b.N; i = int(next.Add(1)) {
+						start := time.Now()
+						if _, err := s.AppendMessage(ctx, "bench", benchMessage(i)); err != nil {
+							b.Error(err)
+							return
+						}
+						lat[w] = append(lat[w], time.Since(start))
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			reportLatency(b, slices.Concat(lat...))
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		})
+	}
+}
+
+func reportLatency(b *testing.B, all []time.Duration) {
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkAppendMessages_Batch10 appends ten messages per transaction.
+func BenchmarkAppendMessages_Batch10(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	batch := make([]NewMessage, 10)
+	for i := range batch {
+		batch[i] = benchMessage(i)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.AppendMessages(ctx, "bench", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(10*b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// fill20k makes a store holding one 20,000-message session.
+func fill20k(b *testing.B) *Store {
+	s := benchStore(b)
+	batch := make([]NewMessage, 1000)
+	for k := range 20 {
+		for i := range batch {
+			batch[i] = benchMessage(k*1000 + i)
+		}
+		if _, err := s.AppendMessages(context.Background(), "bench", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// BenchmarkMessages_20k reads a 20,000-message session through the API.
+func BenchmarkMessages_20k(b *testing.B) {
+	s := fill20k(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		ms, err := s.Messages(ctx, "bench", MessageQuery{Limit: 20000})
+		if err != nil || len(ms) != 20000 {
+			b.Fatal(len(ms), err)
+		}
+	}
+}
+
+// rawMessage is what a hand-written loader would fill.
+type rawMessage struct {
+	id, summary, created                           int64
+	sid, role, content, state                      string
+	toolName, toolCallID, calls, reasoning, finish *string
+	key                                            *string
+	tokens                                         *int64
+}
+
+// BenchmarkRawSelect_20k loads the same rows with a bare SELECT on the
+// read pool into a slice, as a hand-written loader would: the baseline
+// for Messages.
+func BenchmarkRawSelect_20k(b *testing.B) {
+	s := fill20k(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		rows, err := s.readers.QueryContext(ctx, `SELECT id, session_id, role, content, tool_name, tool_call_id,
+			tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at
+			FROM messages WHERE session_id = ? ORDER BY id LIMIT 20000`, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out []rawMessage
+		for rows.Next() {
+			var m rawMessage
+			if err := rows.Scan(&m.id, &m.sid, &m.role, &m.content, &m.toolName, &m.toolCallID, &m.calls,
+				&m.reasoning, &m.finish, &m.tokens, &m.state, &m.summary, &m.key, &m.created); err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, m)
+		}
+		rows.Close()
+		if len(out) != 20000 {
+			b.Fatal(len(out))
+		}
+	}
+}
+
+// BenchmarkOpen_Existing opens (and closes) an existing store.
+func BenchmarkOpen_Existing(b *testing.B) {
+	s := benchStore(b)
+	path := s.Path()
+	s.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		s, err := Open(ctx, path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
