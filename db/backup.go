@@ -21,18 +21,33 @@ const maxRepairBackups = 3
 // the ledger allows before it refuses (RepairOptions.Force overrides).
 const maxFailedRepairs = 3
 
-// fileHash is the SHA-256 of a file's content, hex.
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+// databaseHash hashes a database with its WAL: the same main file with
+// newer commits in its WAL is different content.
+func databaseHash(path string) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	for _, p := range []string{path, path + "-wal"} {
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) && p != path {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// syncDir makes a rename in dir durable (best effort; not on Windows).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 }
 
 // copyFile copies src to dst (0600) and fsyncs it.
@@ -79,7 +94,7 @@ func backupForRepair(path, hash string) (string, error) {
 	existing, _ := filepath.Glob(path + ".repair-*.bak")
 	sort.Strings(existing) // names sort by time
 	for _, b := range existing {
-		if h, err := fileHash(b); err == nil && h == hash {
+		if h, err := databaseHash(b); err == nil && h == hash {
 			return b, nil
 		}
 	}
@@ -98,6 +113,7 @@ func backupForRepair(path, hash string) (string, error) {
 		os.Remove(dst + "-wal")
 		return "", fmt.Errorf("back up %s: %w", path, err)
 	}
+	syncDir(filepath.Dir(dst))
 	existing = append(existing, dst)
 	for len(existing) > maxRepairBackups {
 		os.Remove(existing[0])

@@ -210,3 +210,23 @@ func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 		t.Errorf("verify after the rebuild: %s %v", r.Health, r.Details)
 	}
 }
+
+// Review regression: a file copied over while the store sits idle must not
+// receive the old WAL at Close.
+func TestClose_DoesNotCheckpointIntoAFileCopiedOverWhileIdle(t *testing.T) {
+	s := openTestStore(t, Options{Logger: testLogger(new(bytes.Buffer))})
+	for i := range 20 {
+		newTestSession(t, s, string(rune('a'+i)))
+	}
+	b, _ := os.ReadFile(filledStore(t))
+	if err := os.WriteFile(s.Path(), b, 0o600); err != nil { // same inode
+		t.Fatal(err)
+	}
+	s.Close()
+	if after, _ := os.ReadFile(s.Path()); !bytes.Equal(after, b) {
+		t.Error("Close wrote into the replacement file")
+	}
+	if v, _ := Verify(t.Context(), s.Path()); v.Health != HealthVerified {
+		t.Errorf("replacement after Close: %s %v", v.Health, v.Details)
+	}
+}

@@ -52,9 +52,13 @@ func readHeader(path string) (headerState, string, error) {
 	return headerForeign, fmt.Sprintf("not a SQLite database: the header is %q", head[:min(n, 16)]), nil
 }
 
-// moveAside renames a damaged database and its -wal and -shm files to
-// <name>.<kind>-<UTC time>-<pid>.bak (and .bak-wal, .bak-shm), never
-// deleting anything, and returns the new main path.
+// sidecars are the files SQLite keeps beside a database; they belong to
+// it and travel with it.
+var sidecars = []string{"-wal", "-shm", "-journal"}
+
+// moveAside renames a damaged database and its sidecars to
+// <name>.<kind>-<UTC time>-<pid>.bak (and .bak-wal, .bak-shm,
+// .bak-journal), never deleting anything, and returns the new main path.
 func moveAside(path, kind string) (string, error) {
 	base := fmt.Sprintf("%s.%s-%s-%d", path, kind, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
 	dst := base + ".bak"
@@ -64,7 +68,7 @@ func moveAside(path, kind string) (string, error) {
 	if err := os.Rename(path, dst); err != nil {
 		return "", fmt.Errorf("move %s aside: %w", path, err)
 	}
-	for _, side := range []string{"-wal", "-shm"} {
+	for _, side := range sidecars {
 		if fileExists(path + side) {
 			if err := os.Rename(path+side, dst+side); err != nil {
 				return dst, fmt.Errorf("move %s aside: %w", path+side, err)

@@ -130,7 +130,22 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		return fail(fmt.Errorf("%w: %s is busy; try again when other processes are idle", ErrLocked, abs))
 	}
 
-	hash, err := fileHash(abs)
+	if state, why, err := readHeader(abs); err != nil {
+		return fail(err)
+	} else if state != headerSQLite {
+		return moveAsideAndRecreate(ctx, r, abs, state, why, opts.Logger)
+	}
+
+	// Hold the live file before hashing or copying it: a consistent backup,
+	// and no process writing into a file about to be replaced.
+	guardCtx, cancelGuard := context.WithTimeout(ctx, opts.LockWait)
+	defer cancelGuard()
+	guard, err := exclusiveGuard(guardCtx, abs)
+	if err != nil {
+		return fail(err)
+	}
+	defer guard.release()
+	hash, err := databaseHash(abs)
 	if err != nil {
 		return fail(err)
 	}
@@ -141,26 +156,13 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if err := led.refusal(hash); err != nil && !opts.Force {
 		return fail(err)
 	}
-
-	if state, why, err := readHeader(abs); err != nil {
-		return fail(err)
-	} else if state != headerSQLite {
-		return moveAsideAndRecreate(ctx, r, abs, state, why, opts.Logger)
-	}
-
 	if !opts.NoBackup {
 		if r.BackupPath, err = backupForRepair(abs, hash); err != nil {
 			return fail(fmt.Errorf("backup refused, nothing changed: %w", err))
 		}
 	}
-
-	guard, err := exclusiveGuard(lockCtx, abs)
-	if err != nil {
-		return fail(err)
-	}
 	scratchDir, err := os.MkdirTemp(filepath.Dir(abs), ".sessiondb-repair-")
 	if err != nil {
-		guard.release(false)
 		return fail(err)
 	}
 	defer os.RemoveAll(scratchDir)
@@ -169,6 +171,9 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		scratch := filepath.Join(scratchDir, fmt.Sprintf("%d.db", i))
 		verdict, err := tryStrategy(ctx, abs, scratch, st)
 		r.Tried = append(r.Tried, st.name+": "+verdict)
+		if ctx.Err() != nil {
+			return fail(ctx.Err()) // interrupted: not a failed repair
+		}
 		if err != nil {
 			continue
 		}
@@ -187,7 +192,6 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		opts.Logger.Warn("sessiondb: database repaired", "path", abs, "strategy", st.name, "backup", r.BackupPath)
 		return r, nil
 	}
-	guard.release(false)
 	led.Failures[hash]++
 	if err := led.save(); err != nil {
 		opts.Logger.Warn("sessiondb: could not update the repair ledger", "err", err)
@@ -280,13 +284,17 @@ func exclusiveGuard(ctx context.Context, path string) (*repairGuard, error) {
 	if err != nil {
 		return nil, err
 	}
+	inUse := fmt.Errorf("%w: %s is open in another process; stop it and run repair again", ErrLocked, path)
 	c, err := d.Conn(ctx)
 	if err != nil {
 		d.Close()
-		if isLockError(err) {
-			return nil, fmt.Errorf("%w: %s is open in another process; stop it and run repair again", ErrLocked, path)
+		if isStructuralDamage(err) {
+			return g, nil // too damaged to connect to, let alone lock
 		}
-		return g, nil // too damaged to connect to, let alone lock
+		if isLockError(err) || ctx.Err() != nil {
+			return nil, inUse
+		}
+		return nil, err
 	}
 	// locking_mode=EXCLUSIVE makes SQLite keep the file's exclusive lock
 	// once taken, which it cannot take while another connection (any
@@ -296,52 +304,61 @@ func exclusiveGuard(ctx context.Context, path string) (*repairGuard, error) {
 		//sessiondb:allow txonly -- the repair guard's exclusive lock, not a write
 		_, err = c.ExecContext(ctx, "BEGIN EXCLUSIVE")
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		g.d, g.c = d, c
 		return g, nil
-	case isLockError(err):
-		c.Close()
-		d.Close()
-		return nil, fmt.Errorf("%w: %s is open in another process; stop it and run repair again", ErrLocked, path)
 	}
 	c.Close()
 	d.Close()
-	return g, nil // too damaged to lock
+	if isStructuralDamage(err) {
+		return g, nil // too damaged to lock: no other sane user
+	}
+	if isLockError(err) || errors.Is(err, sqlite3.INTERRUPT) || ctx.Err() != nil {
+		return nil, inUse
+	}
+	return nil, err
 }
 
-// swapIn replaces the live file with the verified scratch copy: the copy
-// is renamed over the path (atomic), and the old WAL and shared memory,
-// which belong to the old file (and are in the backup), are removed.
+// swapIn replaces the live file with the verified scratch copy. The old
+// WAL, shared memory and journal belong to the old file: they are moved
+// aside (never deleted) before the copy is renamed in, so a crash at any
+// point never leaves them beside the new file, where SQLite would replay
+// them into it. The directory is synced after the rename.
 func (g *repairGuard) swapIn(scratch string) error {
-	g.release(true)
-	if err := os.Rename(scratch, g.path); err != nil {
-		return err
+	for _, side := range []string{"-wal", "-journal"} {
+		if fi, err := os.Stat(scratch + side); err == nil && fi.Size() > 0 {
+			return fmt.Errorf("the repaired copy still has a %s file", side)
+		}
 	}
-	for _, side := range []string{"-wal", "-shm"} {
-		if err := os.Remove(g.path + side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	g.release()
+	aside := fmt.Sprintf("%s.pre-repair-%s-%d.bak", g.path, time.Now().UTC().Format("20060102T150405.000Z"), os.Getpid())
+	for _, side := range sidecars {
+		if err := os.Rename(g.path+side, aside+side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
+	if err := os.Rename(scratch, g.path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(g.path))
 	tightenSidecars(g.path)
 	return nil
 }
 
-// release lets go of the live file. Before a swap the old file must not be
-// checkpointed on close: its WAL goes with it.
-func (g *repairGuard) release(swapping bool) {
+// release lets go of the live file without checkpointing it on close: a
+// file about to be replaced must not be touched, and one that could not be
+// repaired is left exactly as it was found.
+func (g *repairGuard) release() {
 	if g.c == nil {
 		return
 	}
-	if swapping {
-		_ = g.c.Raw(func(dc any) error {
-			if c, ok := dc.(driver.Conn); ok {
-				_, err := c.Raw().Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true)
-				return err
-			}
-			return nil
-		})
-	}
+	_ = g.c.Raw(func(dc any) error {
+		if c, ok := dc.(driver.Conn); ok {
+			_, err := c.Raw().Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true)
+			return err
+		}
+		return nil
+	})
 	//sessiondb:allow txonly -- ends the repair guard's lock transaction
 	g.c.ExecContext(context.Background(), "ROLLBACK")
 	g.c.Close()

@@ -208,12 +208,12 @@ func TestRepair_RefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	before, _ := fileHash(path)
+	before, _ := databaseHash(path)
 	_, err = Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer)), LockWait: time.Second})
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another process") {
 		t.Errorf("Repair of an open database = %v, want ErrLocked", err)
 	}
-	if after, _ := fileHash(path); after != before {
+	if after, _ := databaseHash(path); after != before {
 		t.Error("a refused repair changed the file")
 	}
 }
@@ -230,5 +230,66 @@ func TestRepair_KeepsAtMostThreeBackups(t *testing.T) {
 	backups, _ := filepath.Glob(path + ".repair-*.bak")
 	if len(backups) != maxRepairBackups {
 		t.Errorf("%d backups kept, want %d", len(backups), maxRepairBackups)
+	}
+}
+
+// Review regressions: a repair whose lock wait ran out must not go ahead
+// without its guard and swap the file from under a live store.
+func TestRepair_ExpiredLockWaitDoesNotSkipTheGuard(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer)), LockWait: time.Millisecond})
+	if !errors.Is(err, ErrLocked) || r.Repaired {
+		t.Errorf("Repair of a file open in another store = %+v, %v; want ErrLocked", r, err)
+	}
+	if err := s.SetMeta(t.Context(), "k", "v"); err != nil {
+		t.Errorf("the live store lost its file: %v", err)
+	}
+}
+
+// A crash right after the repaired copy is renamed in must not leave the
+// old file's WAL beside it.
+func TestRepair_CrashAfterTheRenameLeavesNoForeignWAL(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.db")
+	s, err := Open(t.Context(), live, Options{CheckpointEvery: -1, Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newTestSession(t, s, "a")
+	var batch []NewMessage
+	for j := range 300 {
+		batch = append(batch, NewMessage{Role: RoleUser, Content: strings.Repeat("tram alfama fado ", 1+j%7)})
+	}
+	if _, err := s.AppendMessages(t.Context(), "a", batch); err != nil {
+		t.Fatal(err)
+	}
+	// A kill -9 image: the main file and a WAL of uncheckpointed commits.
+	path := filepath.Join(dir, "state.db")
+	copyFile(live, path)
+	copyFile(live+"-wal", path+"-wal")
+	s.Close()
+
+	scratch := filepath.Join(dir, "scratch.db")
+	if verdict, err := tryStrategy(t.Context(), path, scratch, repairStrategy{"drop-fts-vacuum", repairDropFTSVacuum}); err != nil {
+		t.Fatalf("strategy: %s %v", verdict, err)
+	}
+	g := &repairGuard{path: path}
+	if err := g.swapIn(scratch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		t.Error("the old WAL is still beside the repaired file")
+	}
+	if aside, _ := filepath.Glob(path + ".pre-repair-*.bak-wal"); len(aside) != 1 {
+		t.Errorf("old WAL kept aside: %v, want one", aside)
+	}
+	if v, _ := Verify(t.Context(), path); v.Health != HealthVerified {
+		t.Errorf("repaired file: %s %v", v.Health, v.Details)
 	}
 }

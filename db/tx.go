@@ -68,8 +68,10 @@ type writer struct {
 // write runs fn in one IMMEDIATE transaction, waiting for another process's
 // write lock for at most patience.
 //
-// Exactly-once: fn is replayed only after a lock error (SQLite BUSY or
-// LOCKED) rolled its transaction back. Any other error from fn rolls back
+// Exactly-once: fn is replayed only after its transaction was rolled back —
+// after a lock error (SQLite BUSY or LOCKED), or once, with indexing
+// switched off in the same transaction, after the full-text index was
+// found damaged (the data is fine). Any other error from fn rolls back
 // and is returned; a panic in fn rolls back and is re-panicked; neither is
 // ever replayed. A COMMIT whose outcome is unknown returns ErrCommitUnknown
 // and is not retried.
@@ -79,24 +81,31 @@ func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) e
 	}
 	start := time.Now()
 	deadline := start.Add(patience)
-	ftsSwitchedOff := false
+	var ftsCause error // set once indexing is being switched off
 	for try := 0; ; try++ {
 		retry, err := w.attempt(ctx, deadline, fn)
 		if err == nil {
 			if try > 0 {
 				w.lockWaitNanos.Add(int64(time.Since(start)))
 			}
+			if ftsCause != nil {
+				w.ftsSwitchedOff(ftsCause)
+			}
 			w.maintain()
 			return nil
 		}
-		if isFTSDamage(err) && !ftsSwitchedOff {
-			// The full-text index is damaged, not the data: switch
-			// indexing off and replay the (rolled back) write once.
-			ftsSwitchedOff = true
-			if _, serr := w.attempt(ctx, deadline, markFTSStale); serr != nil {
-				return err
+		if isFTSDamage(err) && ftsCause == nil {
+			// The full-text index is damaged, not the data: replay the
+			// (rolled back) write once with indexing switched off in the
+			// same transaction, with the patience that is left.
+			ftsCause = err
+			inner := fn
+			fn = func(ctx context.Context, tx gen.DBTX) error {
+				if err := markFTSStale(ctx, tx); err != nil {
+					return err
+				}
+				return inner(ctx, tx)
 			}
-			w.ftsSwitchedOff(err)
 			continue
 		}
 		if !retry {
@@ -223,7 +232,8 @@ func runCallback(ctx context.Context, fn txFunc, tx gen.DBTX) (err error, panick
 // +checklocks:w.mu
 func (w *writer) rollback() {
 	if _, err := w.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil && w.inTransaction() {
-		w.log.Error("sessiondb: rollback failed", "path", w.path, "err", err)
+		// The connection would hold the write lock forever: stop writing.
+		w.stop(fmt.Errorf("rollback failed; the writer is stuck in a transaction: %w", err))
 	}
 }
 
@@ -286,11 +296,14 @@ func (w *writer) maintain() {
 func (w *writer) maintenance(checkpoint, merge bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.conn == nil {
+	if w.conn == nil || w.halted() != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	if err := w.id.checkFile(ctx, w.path, w.conn); errors.Is(err, ErrReplaced) {
+		return w.stop(err) // never merge or checkpoint into another file
+	}
 	var errs []error
 	if merge {
 		// An autocommit statement: its own short transaction, bounded by
@@ -330,6 +343,14 @@ func (w *writer) close() error {
 		return nil
 	}
 	var errs []error
+	if w.halted() == nil {
+		// The file may have been replaced while the store sat idle.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := w.id.checkFile(ctx, w.path, w.conn); errors.Is(err, ErrReplaced) {
+			w.stop(err)
+		}
+		cancel()
+	}
 	if w.halted() != nil {
 		// Never checkpoint into a replaced or torn file — not even the
 		// automatic checkpoint SQLite runs when its last connection closes.
