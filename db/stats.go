@@ -7,8 +7,12 @@ import (
 
 // Stats are the Store's counters since Open, cheap enough to poll.
 type Stats struct {
-	// WritesCommitted counts write transactions that committed.
+	// WritesCommitted counts writes (calls) that committed.
 	WritesCommitted uint64
+	// Transactions counts the transactions (and fsyncs) that committed
+	// them: under group commit one transaction carries every write that
+	// was waiting, so Transactions ≤ WritesCommitted.
+	Transactions uint64
 	// LockRetries counts tries that met another connection's lock.
 	LockRetries uint64
 	// LockWait is the total time writes spent waiting for the write lock.
@@ -26,6 +30,7 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{
 		WritesCommitted:     s.w.writes.Load(),
+		Transactions:        s.w.transactions.Load(),
 		LockRetries:         s.w.lockRetries.Load(),
 		LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
 		PatienceExhausted:   s.w.patienceExhausted.Load(),

@@ -165,6 +165,7 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		mergeEvery:      uint64(max(opts.FTSMergeEvery, 0)),
 		checkpointEvery: uint64(max(opts.CheckpointEvery, 0)),
 		afterCommit:     opts.afterCommit,
+		handoff:         make(chan struct{}, 1),
 	}
 	return w, nil
 }

@@ -32,6 +32,8 @@ type txFunc func(ctx context.Context, tx gen.DBTX) error
 // happens with mu held (seed 004: an unlocked read on the shared writer
 // connection raced a batch write and destroyed a turn).
 type writer struct {
+	// mu is held by the batch leader (or a reader without a read pool):
+	// whoever holds it owns the connection.
 	mu sync.Mutex
 	// +checklocks:mu
 	conn *sql.Conn
@@ -58,140 +60,397 @@ type writer struct {
 	checkpointEvery uint64
 	afterCommit     func() error // replaces maintenance in tests
 
+	// The group-commit queue: requests wait here for the next leader.
+	qmu sync.Mutex
+	// +checklocks:qmu
+	queue []*request
+	// handoff wakes one waiting caller to lead the next batch.
+	handoff chan struct{}
+
+	// Writes since the last checkpoint and FTS merge.
+	sinceCheckpoint atomic.Uint64
+	sinceMerge      atomic.Uint64
+
 	writes              atomic.Uint64
+	transactions        atomic.Uint64
 	lockRetries         atomic.Uint64
 	lockWaitNanos       atomic.Int64
 	patienceExhausted   atomic.Uint64
 	maintenanceFailures atomic.Uint64
 }
 
-// write runs fn in one IMMEDIATE transaction, waiting for another process's
+// request is one caller's write, queued for (or inside) a batch.
+type request struct {
+	ctx      context.Context
+	fn       txFunc
+	patience time.Duration
+	start    time.Time
+	deadline time.Time
+	ftsCause error       // set once the write is replayed with indexing off
+	done     chan result // buffered: the leader never blocks on delivery
+}
+
+// result is what a caller gets back.
+type result struct {
+	err      error
+	panicked any // the callback's panic, re-raised in the caller
+}
+
+// write runs fn as part of one IMMEDIATE transaction (group commit:
+// writers that arrive while another batch commits share the next
+// transaction and its one fsync, each inside its own SAVEPOINT, so a
+// failing caller rolls back alone). A caller is acknowledged only after
+// the COMMIT that made its write durable. It waits for another process's
 // write lock for at most patience.
 //
-// Exactly-once: fn is replayed only after its transaction was rolled back —
+// Exactly-once: fn is replayed only after its changes were rolled back —
 // after a lock error (SQLite BUSY or LOCKED), or once, with indexing
 // switched off in the same transaction, after the full-text index was
-// found damaged (the data is fine). Any other error from fn rolls back
-// and is returned; a panic in fn rolls back and is re-panicked; neither is
-// ever replayed. A COMMIT whose outcome is unknown returns ErrCommitUnknown
-// and is not retried.
+// found damaged (the data is fine). Any other error from fn is returned
+// and a panic is re-panicked in the caller; neither is ever replayed. A
+// COMMIT whose outcome is unknown returns ErrCommitUnknown and is not
+// retried. A caller whose ctx ends before its batch starts is removed
+// cleanly; once its batch started it waits for the outcome.
 func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	start := time.Now()
-	deadline := start.Add(patience)
-	var ftsCause error // set once indexing is being switched off
-	for try := 0; ; try++ {
-		retry, err := w.attempt(ctx, deadline, fn)
-		if err == nil {
-			if try > 0 {
-				w.lockWaitNanos.Add(int64(time.Since(start)))
+	now := time.Now()
+	r := &request{ctx: ctx, fn: fn, patience: patience, start: now, deadline: now.Add(patience), done: make(chan result, 1)}
+	w.enqueue(r)
+	for {
+		w.tryLead()
+		select {
+		case res := <-r.done:
+			return res.deliver()
+		case <-w.handoff:
+		case <-ctx.Done():
+			if w.dequeue(r) {
+				return ctx.Err()
 			}
-			if ftsCause != nil {
-				w.ftsSwitchedOff(ftsCause)
-			}
-			w.maintain()
-			return nil
-		}
-		if isFTSDamage(err) && ftsCause == nil {
-			// The full-text index is damaged, not the data: replay the
-			// (rolled back) write once with indexing switched off in the
-			// same transaction, with the patience that is left.
-			ftsCause = err
-			inner := fn
-			fn = func(ctx context.Context, tx gen.DBTX) error {
-				if err := markFTSStale(ctx, tx); err != nil {
-					return err
-				}
-				return inner(ctx, tx)
-			}
-			continue
-		}
-		if !retry {
-			return err
-		}
-		w.lockRetries.Add(1)
-		now := time.Now()
-		if !now.Before(deadline) {
-			w.lockWaitNanos.Add(int64(now.Sub(start)))
-			w.patienceExhausted.Add(1)
-			return w.lockedError(patience, err)
-		}
-		if err := sleepJitter(ctx, now.Sub(start), deadline.Sub(now)); err != nil {
-			return err
+			return (<-r.done).deliver() // already in a batch: wait for it
 		}
 	}
 }
 
-// attempt makes one try. retry is true only when the transaction was rolled
-// back (or never began) because of a lock error.
-func (w *writer) attempt(ctx context.Context, deadline time.Time, fn txFunc) (retry bool, err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.conn == nil {
-		return false, ErrClosed
+func (res result) deliver() error {
+	if res.panicked != nil {
+		panic(res.panicked) // the caller's panic, after its changes were undone
 	}
-	if err := w.halted(); err != nil {
-		return false, err
-	}
+	return res.err
+}
 
-	// The deadline bounds only the wait for the write lock: the driver's
-	// busy handler gives up when this context ends, so patience is exact
-	// whatever the connection's busy_timeout.
-	beginCtx, cancel := context.WithDeadline(ctx, deadline)
-	_, err = w.conn.ExecContext(beginCtx, "BEGIN IMMEDIATE")
-	expired := beginCtx.Err() != nil
-	cancel()
-	if err != nil {
+func (w *writer) enqueue(r *request) {
+	w.qmu.Lock()
+	w.queue = append(w.queue, r)
+	w.qmu.Unlock()
+}
+
+// dequeue removes r if no batch has taken it yet.
+func (w *writer) dequeue(r *request) bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	for i, q := range w.queue {
+		if q == r {
+			w.queue = append(w.queue[:i], w.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// takeQueue hands every waiting request to the caller.
+func (w *writer) takeQueue() []*request {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	batch := w.queue
+	w.queue = nil
+	return batch
+}
+
+func (w *writer) queued() bool {
+	w.qmu.Lock()
+	defer w.qmu.Unlock()
+	return len(w.queue) > 0
+}
+
+// unlock releases the writer lock and, when writes queued while it was
+// held, wakes one of their callers to lead the next batch. Every holder of
+// mu releases it this way: a write that queued behind maintenance or a
+// read would otherwise wait forever.
+//
+// +checklocksrelease:w.mu
+func (w *writer) unlock() {
+	w.mu.Unlock()
+	if w.queued() {
+		select {
+		case w.handoff <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// tryLead leads a batch when no one else is leading.
+//
+// checklocks cannot follow TryLock's conditional acquisition; lead's own
+// annotation checks the rest.
+// +checklocksignore
+func (w *writer) tryLead() {
+	if w.mu.TryLock() {
+		w.lead()
+	}
+}
+
+// lead runs one batch with the writer lock held, releases it, runs
+// post-commit maintenance, and wakes a waiter when more requests queued
+// meanwhile.
+//
+// +checklocksrelease:w.mu
+func (w *writer) lead() {
+	committed := 0
+	if batch := w.takeQueue(); len(batch) > 0 {
+		committed = w.runBatch(batch)
+	}
+	w.unlock()
+	if committed > 0 {
+		w.maintain(committed)
+	}
+}
+
+// beginSlice bounds one wait for the write lock, so cancelled callers and
+// expired patience are noticed while another process holds the lock.
+const beginSlice = 200 * time.Millisecond
+
+// runBatch runs requests in IMMEDIATE transactions until each has its
+// outcome, and returns how many committed.
+//
+// +checklocks:w.mu
+func (w *writer) runBatch(batch []*request) (committed int) {
+	var lockErr error // the last lock error met while waiting
+	for len(batch) > 0 {
+		batch = dropCancelled(batch)
+		if len(batch) == 0 {
+			return committed
+		}
+		if err := w.closedOrHalted(); err != nil {
+			finish(batch, err)
+			return committed
+		}
+		now := time.Now()
+		if lockErr != nil { // patience runs out per caller
+			batch = w.expire(batch, now, lockErr)
+			if len(batch) == 0 {
+				return committed
+			}
+		}
+		last := batch[0].deadline
+		for _, r := range batch[1:] {
+			last = maxTime(last, r.deadline)
+		}
+		beginCtx, cancel := context.WithDeadline(context.Background(), minTime(maxTime(last, now.Add(time.Millisecond)), now.Add(beginSlice)))
+		_, err := w.conn.ExecContext(beginCtx, "BEGIN IMMEDIATE")
+		expired := beginCtx.Err() != nil
+		cancel()
+		if err != nil {
+			if isLockError(err) || (expired && errors.Is(err, sqlite3.INTERRUPT)) {
+				w.lockRetries.Add(1)
+				w.lockWaitNanos.Add(int64(time.Since(now)))
+				lockErr = err
+				if !expired { // BUSY without waiting (recovery, snapshot): back off
+					sleepJitter(context.Background(), time.Since(batch[0].start), beginSlice)
+				}
+				continue
+			}
+			finish(batch, w.classify(fmt.Errorf("begin: %w", err)))
+			return committed
+		}
+		if err := w.id.checkFile(context.Background(), w.path, w.conn); err != nil {
+			w.rollback()
+			if errors.Is(err, ErrReplaced) {
+				err = w.stop(err)
+			} else {
+				err = w.classify(err)
+			}
+			finish(batch, err)
+			return committed
+		}
+		ok, replay := w.runCallbacks(batch)
+		batch = replay
+		if len(ok) == 0 {
+			w.rollback() // nothing to keep (a no-op when already rolled back)
+			continue
+		}
+		if err := w.halted(); err != nil {
+			w.rollback()
+			finish(ok, err)
+			continue
+		}
+		// A cancelled caller must not interrupt COMMIT halfway: that would
+		// turn a clean write into an unknown one.
+		_, err = w.conn.ExecContext(context.Background(), "COMMIT")
 		switch {
-		case ctx.Err() != nil:
-			return false, ctx.Err()
-		case isLockError(err), expired && errors.Is(err, sqlite3.INTERRUPT):
-			return true, err
+		case err == nil:
+			committed += len(ok)
+			w.writes.Add(uint64(len(ok)))
+			w.transactions.Add(1)
+			for _, r := range ok {
+				if r.ftsCause != nil {
+					w.ftsSwitchedOff(r.ftsCause)
+				}
+				r.done <- result{}
+			}
+		case w.inTransaction():
+			// COMMIT did not happen and the transaction is still open:
+			// undo it; after a lock error every write in it is replayed.
+			w.rollback()
+			if isLockError(err) {
+				lockErr = err
+				batch = append(batch, ok...)
+				continue
+			}
+			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
+		case errors.Is(err, sqlite3.IOERR):
+			// An I/O error may strike after the commit frame reached the
+			// WAL: the writes may or may not be durable.
+			finish(ok, fmt.Errorf("%w: %w", ErrCommitUnknown, err))
+		default:
+			// SQLite rolled the transaction back itself (a constraint, a
+			// damaged index, a full disk): nothing was committed.
+			for _, r := range ok {
+				if isFTSDamage(err) && r.ftsCause == nil {
+					r.offFTS(err)
+					batch = append(batch, r)
+					continue
+				}
+				r.done <- result{err: w.classify(fmt.Errorf("commit: %w", err))}
+			}
 		}
-		return false, w.classify(fmt.Errorf("begin: %w", err))
 	}
-	// Under the write lock, before anything is written: is this still
-	// our file? Writing into a replaced one would lose the write.
-	if err := w.id.checkFile(ctx, w.path, w.conn); err != nil {
-		w.rollback()
-		if errors.Is(err, ErrReplaced) {
-			return false, w.stop(err)
-		}
-		return false, w.classify(err)
-	}
+	return committed
+}
 
-	err, panicked := runCallback(ctx, fn, w.conn)
-	if panicked != nil {
-		w.rollback()
-		panic(panicked) // the caller's panic, after its transaction is undone
+// runCallbacks runs each request's callback inside the open transaction —
+// each in its own SAVEPOINT when there are several, so that a failure
+// undoes only its own changes. It returns the requests whose changes stand
+// and those to run again in a new transaction; the others have their
+// outcome.
+//
+// +checklocks:w.mu
+func (w *writer) runCallbacks(batch []*request) (ok, replay []*request) {
+	savepoints := len(batch) > 1
+	for i, r := range batch {
+		if savepoints {
+			if _, err := w.conn.ExecContext(context.Background(), "SAVEPOINT sessiondb_call"); err != nil {
+				return ok, append(replay, batch[i:]...) // the transaction is unusable: start again
+			}
+		}
+		err, panicked := runCallback(r.ctx, r.fn, w.conn)
+		if err == nil && panicked == nil {
+			if savepoints {
+				if _, err := w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
+					return ok, append(replay, batch[i:]...)
+				}
+			}
+			ok = append(ok, r)
+			continue
+		}
+		// Undo this caller's changes only.
+		if savepoints {
+			_, rerr := w.conn.ExecContext(context.Background(), "ROLLBACK TO sessiondb_call")
+			if rerr == nil {
+				_, rerr = w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call")
+			}
+			if rerr != nil {
+				w.stop(fmt.Errorf("undo one write of a batch: %w", rerr))
+			}
+		} else {
+			w.rollback()
+		}
+		switch {
+		case panicked != nil:
+			r.done <- result{panicked: panicked}
+		case isFTSDamage(err) && r.ftsCause == nil:
+			r.offFTS(err)
+			replay = append(replay, r)
+		case isLockError(err):
+			w.lockRetries.Add(1)
+			replay = append(replay, r)
+		default:
+			r.done <- result{err: w.classify(err)}
+		}
 	}
-	if err != nil {
-		w.rollback()
-		return isLockError(err), w.classify(err)
+	return ok, replay
+}
+
+// offFTS makes the request's replay switch indexing off in the same
+// transaction as its write.
+func (r *request) offFTS(cause error) {
+	r.ftsCause = cause
+	inner := r.fn
+	r.fn = func(ctx context.Context, tx gen.DBTX) error {
+		if err := markFTSStale(ctx, tx); err != nil {
+			return err
+		}
+		return inner(ctx, tx)
 	}
-	// A cancelled caller must not interrupt COMMIT halfway: that would
-	// turn a clean write into an unknown one.
-	_, err = w.conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
-	if err == nil {
-		w.writes.Add(1)
-		return false, nil
+}
+
+// expire answers the requests whose patience ran out while the lock was
+// held elsewhere.
+func (w *writer) expire(batch []*request, now time.Time, cause error) []*request {
+	keep := batch[:0]
+	for _, r := range batch {
+		if now.Before(r.deadline) {
+			keep = append(keep, r)
+			continue
+		}
+		w.patienceExhausted.Add(1)
+		r.done <- result{err: w.lockedError(r.patience, cause)}
 	}
-	if w.inTransaction() {
-		// COMMIT did not happen and the transaction is still open: undo
-		// it; a lock error may then be replayed.
-		w.rollback()
-		return isLockError(err), w.classify(fmt.Errorf("commit: %w", err))
+	return keep
+}
+
+// dropCancelled answers the requests whose callers gave up.
+func dropCancelled(batch []*request) []*request {
+	keep := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- result{err: err}
+			continue
+		}
+		keep = append(keep, r)
 	}
-	if errors.Is(err, sqlite3.IOERR) {
-		// An I/O error may strike after the commit frame reached the
-		// WAL: the write may or may not be durable.
-		return false, fmt.Errorf("%w: %w", ErrCommitUnknown, err)
+	return keep
+}
+
+func finish(batch []*request, err error) {
+	for _, r := range batch {
+		r.done <- result{err: err}
 	}
-	// SQLite rolled the transaction back itself (a constraint, a damaged
-	// index, a full disk): nothing was committed.
-	return false, w.classify(fmt.Errorf("commit: %w", err))
+}
+
+// closedOrHalted is why no write can run now, if any.
+//
+// +checklocks:w.mu
+func (w *writer) closedOrHalted() error {
+	if w.conn == nil {
+		return ErrClosed
+	}
+	return w.halted()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // classify makes structural damage sticky.
@@ -255,23 +514,32 @@ func (w *writer) inTransaction() bool {
 // (no read pool): the lock keeps the read off a concurrent write.
 func (w *writer) read(ctx context.Context, fn func(gen.DBTX) error) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.conn == nil {
 		return ErrClosed
 	}
 	return fn(w.conn)
 }
 
+// due counts committed writes and reports (resetting the count) when
+// every of them have passed.
+func due(counter *atomic.Uint64, committed int, every uint64) bool {
+	if counter.Add(uint64(committed)) < every {
+		return false
+	}
+	counter.Store(0)
+	return true
+}
+
 // maintain runs post-commit maintenance: a PASSIVE checkpoint every
 // checkpointEvery writes and a bounded FTS merge every mergeEvery writes.
 // It runs after COMMIT, so it can never fail or replay the write it follows:
 // errors and panics are logged and counted, never returned.
-func (w *writer) maintain() {
-	n := w.writes.Load()
+func (w *writer) maintain(committed int) {
 	step := w.afterCommit
 	if step == nil {
-		checkpoint := w.wal && w.checkpointEvery > 0 && n%w.checkpointEvery == 0
-		merge := w.mergeEvery > 0 && n%w.mergeEvery == 0 && !w.ftsOff.Load()
+		checkpoint := w.wal && w.checkpointEvery > 0 && due(&w.sinceCheckpoint, committed, w.checkpointEvery)
+		merge := w.mergeEvery > 0 && !w.ftsOff.Load() && due(&w.sinceMerge, committed, w.mergeEvery)
 		if !checkpoint && !merge {
 			return
 		}
@@ -295,7 +563,7 @@ func (w *writer) maintain() {
 
 func (w *writer) maintenance(checkpoint, merge bool) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.conn == nil || w.halted() != nil {
 		return nil
 	}
@@ -338,7 +606,7 @@ const ftsMergePages = 500
 // close checkpoints (PASSIVE) and closes the writer. It is idempotent.
 func (w *writer) close() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock() // queued writes then find the store closed
 	if w.conn == nil {
 		return nil
 	}

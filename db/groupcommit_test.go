@@ -1,0 +1,149 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// blockWriter runs a write whose callback holds the writer for hold, so
+// that writes started meanwhile queue up and share the next transaction.
+// It returns once the blocking write is inside its transaction.
+func blockWriter(t *testing.T, s *Store, hold time.Duration) (done <-chan error) {
+	t.Helper()
+	inside := make(chan struct{})
+	out := make(chan error, 1)
+	go func() {
+		out <- s.w.write(context.Background(), time.Minute, func(ctx context.Context, tx genDBTX) error {
+			close(inside)
+			time.Sleep(hold)
+			return insertMeta("blocker")(ctx, tx)
+		})
+	}()
+	<-inside
+	return out
+}
+
+func TestGroupCommit_FailingCallerRollsBackAlone(t *testing.T) {
+	s := openTestStore(t, Options{})
+	before := s.Stats()
+	blocked := blockWriter(t, s, 300*time.Millisecond)
+
+	type outcome struct {
+		err      error
+		panicked any
+	}
+	outcomes := make([]outcome, 10)
+	calls := make([]int, 10)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			defer func() { outcomes[i].panicked = recover() }()
+			outcomes[i].err = s.w.write(context.Background(), time.Minute, func(ctx context.Context, tx genDBTX) error {
+				calls[i]++
+				if err := insertMeta(fmt.Sprint("k", i))(ctx, tx); err != nil {
+					return err
+				}
+				switch i {
+				case 3:
+					return errors.New("this caller fails")
+				case 7:
+					panic("this caller panics")
+				}
+				return nil
+			})
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // all ten are queued behind the blocker
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	for i := range 10 {
+		_, err := s.Meta(t.Context(), fmt.Sprint("k", i))
+		switch i {
+		case 3:
+			if outcomes[i].err == nil || !errors.Is(err, ErrNotFound) {
+				t.Errorf("failing caller: returned %v, its row: %v", outcomes[i].err, err)
+			}
+		case 7:
+			if outcomes[i].panicked != "this caller panics" || !errors.Is(err, ErrNotFound) {
+				t.Errorf("panicking caller: recovered %v, its row: %v", outcomes[i].panicked, err)
+			}
+		default:
+			if outcomes[i].err != nil || err != nil {
+				t.Errorf("caller %d: returned %v, its row: %v", i, outcomes[i].err, err)
+			}
+		}
+		if calls[i] != 1 {
+			t.Errorf("caller %d's callback ran %d times, want 1", i, calls[i])
+		}
+	}
+	st := s.Stats()
+	writes, txs := st.WritesCommitted-before.WritesCommitted, st.Transactions-before.Transactions
+	if writes != 9 || txs > 3 {
+		t.Errorf("%d writes in %d transactions; want 9 writes (the blocker + 8) sharing at most 3", writes, txs)
+	}
+	t.Logf("%d writes committed in %d transactions", writes, txs)
+}
+
+func TestGroupCommit_CancelledWhileQueuedNeverRuns(t *testing.T) {
+	s := openTestStore(t, Options{})
+	blocked := blockWriter(t, s, 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := false
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.w.write(ctx, time.Minute, func(ctx context.Context, tx genDBTX) error {
+			ran = true
+			return insertMeta("cancelled")(ctx, tx)
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled queued write = %v, want context.Canceled", err)
+	}
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("a write cancelled while queued ran its callback")
+	}
+	if _, err := s.Meta(t.Context(), "cancelled"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the cancelled write's row: %v", err)
+	}
+}
+
+func TestGroupCommit_ConcurrentAppendsShareTransactions(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "g")
+	before := s.Stats()
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for n := range 20 {
+				if _, err := s.AppendMessage(t.Context(), "g", NewMessage{Role: RoleUser, Content: fmt.Sprint(w, "-", n), IdempotencyKey: fmt.Sprint(w, "-", n)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	writes, txs := st.WritesCommitted-before.WritesCommitted, st.Transactions-before.Transactions
+	sess, _ := s.Session(t.Context(), "g")
+	msgs, _ := s.Messages(t.Context(), "g", MessageQuery{Limit: 1000})
+	if writes != 320 || sess.MessageCount != 320 || len(msgs) != 320 {
+		t.Errorf("writes %d, MessageCount %d, rows %d; want 320", writes, sess.MessageCount, len(msgs))
+	}
+	if txs >= writes {
+		t.Errorf("%d transactions for %d writes: nothing was grouped", txs, writes)
+	}
+	t.Logf("16 appenders: %d writes in %d transactions (%.1f per fsync)", writes, txs, float64(writes)/float64(txs))
+}
