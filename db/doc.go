@@ -26,9 +26,12 @@
 //
 // # Concurrency and durability
 //
-// A Store has exactly one read-write connection. Every write is one
+// A Store has exactly one read-write connection. Every write is part of one
 // BEGIN IMMEDIATE transaction on it, committed with synchronous=FULL (and
 // F_FULLFSYNC on macOS), so an acknowledged write survives a power cut.
+// Writes from many goroutines that arrive while a transaction commits are
+// grouped into the next one (one fsync for all), each in its own SAVEPOINT,
+// so one caller's failure never undoes another's write.
 // Reads use a separate pool of read-only connections and never touch the
 // writer.
 //
