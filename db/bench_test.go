@@ -7,7 +7,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -28,10 +27,6 @@ func benchStore(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	return s
-}
-
-func benchMessage(i int) NewMessage {
-	return NewMessage{Role: RoleUser, Content: fmt.Sprintf("message %d: the quick brown fox jumps over the lazy dog", i)}
 }
 
 // BenchmarkAppendMessage_Serial is one appender, one durable commit per
@@ -74,28 +69,6 @@ func BenchmarkRawDriver_Serial(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-}
-
-func rawAppend(ctx context.Context, c *sql.Conn, i int) error {
-	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
-	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
-	}
-	var n int
-	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE id = ?", "bench").Scan(&n); err != nil {
-		return err
-	}
-	m := benchMessage(i)
-	if _, err := c.ExecContext(ctx, "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)",
-		"bench", string(m.Role), m.Content, time.Now().UnixMilli()); err != nil {
-		return err
-	}
-	if _, err := c.ExecContext(ctx, "UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", "bench"); err != nil {
-		return err
-	}
-	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
-	_, err := c.ExecContext(ctx, "COMMIT")
-	return err
 }
 
 // BenchmarkAppendMessage_Concurrent runs N appenders sharing b.N appends
@@ -183,15 +156,6 @@ func BenchmarkMessages_20k(b *testing.B) {
 	}
 }
 
-// rawMessage is what a hand-written loader would fill.
-type rawMessage struct {
-	id, summary, created                           int64
-	sid, role, content, state                      string
-	toolName, toolCallID, calls, reasoning, finish *string
-	key                                            *string
-	tokens                                         *int64
-}
-
 // BenchmarkRawSelect_20k loads the same rows with a bare SELECT on the
 // read pool into a slice, as a hand-written loader would: the baseline
 // for Messages.
@@ -200,24 +164,8 @@ func BenchmarkRawSelect_20k(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
-		rows, err := s.readers.QueryContext(ctx, `SELECT id, session_id, role, content, tool_name, tool_call_id,
-			tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at
-			FROM messages WHERE session_id = ? ORDER BY id LIMIT 20000`, "bench")
-		if err != nil {
+		if err := rawLoad(ctx, s.readers, 20000); err != nil {
 			b.Fatal(err)
-		}
-		var out []rawMessage
-		for rows.Next() {
-			var m rawMessage
-			if err := rows.Scan(&m.id, &m.sid, &m.role, &m.content, &m.toolName, &m.toolCallID, &m.calls,
-				&m.reasoning, &m.finish, &m.tokens, &m.state, &m.summary, &m.key, &m.created); err != nil {
-				b.Fatal(err)
-			}
-			out = append(out, m)
-		}
-		rows.Close()
-		if len(out) != 20000 {
-			b.Fatal(len(out))
 		}
 	}
 }

@@ -279,3 +279,25 @@ func TestCLI_Repair(t *testing.T) {
 		t.Errorf("sessions after repair = %d %s", r.code, r.stderr)
 	}
 }
+
+func TestCLI_Bench(t *testing.T) {
+	r := cli(t, nil, "", "bench", "--json", "--appends", "60", "--appenders", "1,4", "--rows", "300")
+	if r.code != 0 {
+		t.Fatalf("bench = %d %s", r.code, r.stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 7 {
+		t.Fatalf("bench --json: %d rows, %v\n%s", len(rows), err, r.stdout)
+	}
+	for _, row := range rows {
+		if row["per_second"].(float64) <= 0 {
+			t.Errorf("workload %v measured nothing", row["name"])
+		}
+	}
+	if rows[0]["baseline"] != "raw driver append, serial" || rows[0]["ratio"].(float64) <= 0 {
+		t.Errorf("the serial append has no raw-driver ratio: %v", rows[0])
+	}
+	if r := cli(t, nil, "", "bench", "--appenders", "0"); r.code != 2 {
+		t.Errorf("bench --appenders 0 = %d, want 2", r.code)
+	}
+}

@@ -46,6 +46,7 @@ func commands() []command {
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged, absent or busy, 2 could not check)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
+		{"bench", "bench [--appends N] [--appenders 1,4,16,64] [--rows N] [--dir D]", "measure appends (serial, concurrent, batched), reads and open against the raw driver, on scratch databases", runBench},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
 	}
 }

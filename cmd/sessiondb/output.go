@@ -53,6 +53,9 @@ type messageJSON struct {
 	CreatedAt      string         `json:"created_at"`
 }
 
+// ms renders a duration in milliseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 func stamp(t time.Time) string {
 	if t.IsZero() {
 		return ""

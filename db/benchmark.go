@@ -1,0 +1,275 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BenchmarkConfig sizes RunBenchmark. The zero value is a quick run.
+type BenchmarkConfig struct {
+	Appends   int   // appends per append workload (default 2000)
+	Appenders []int // concurrent appender counts (default 1, 4, 16, 64)
+	ReadRows  int   // rows in the read workload (default 20000)
+}
+
+// BenchmarkResult is one workload's figures, with its baseline where it
+// has one (the raw driver doing the same work with the same pragmas).
+type BenchmarkResult struct {
+	Name       string
+	Ops        int
+	PerSecond  float64
+	P50, P99   time.Duration
+	Baseline   string  // the baseline workload's name, if any
+	BaselineOp float64 // the baseline's ops per second
+}
+
+// Ratio is PerSecond over the baseline's (0 without a baseline).
+func (r BenchmarkResult) Ratio() float64 {
+	if r.BaselineOp == 0 {
+		return 0
+	}
+	return r.PerSecond / r.BaselineOp
+}
+
+// RunBenchmark measures the store in dir (fresh databases are created
+// there): serial appends against the raw driver, concurrent appenders
+// (group commit), 10-message batches, reading a long session against a
+// raw loader, and Open. progress, if set, is told each workload's name.
+// `sessiondb bench` prints its result; `go test -bench` in db/ measures
+// the same workloads for benchstat.
+func RunBenchmark(ctx context.Context, dir string, cfg BenchmarkConfig, progress func(string)) ([]BenchmarkResult, error) {
+	if cfg.Appends <= 0 {
+		cfg.Appends = 2000
+	}
+	if len(cfg.Appenders) == 0 {
+		cfg.Appenders = []int{1, 4, 16, 64}
+	}
+	if cfg.ReadRows <= 0 {
+		cfg.ReadRows = 20000
+	}
+	if progress == nil {
+		progress = func(string) {}
+	}
+	n := 0
+	fresh := func() (*Store, error) {
+		n++
+		s, err := Open(ctx, filepath.Join(dir, fmt.Sprintf("bench-%d.db", n)), Options{})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.CreateSession(ctx, NewSession{ID: "bench", Source: "bench"}); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	var out []BenchmarkResult
+
+	progress("raw driver, serial")
+	raw, err := func() (BenchmarkResult, error) {
+		s, err := fresh()
+		if err != nil {
+			return BenchmarkResult{}, err
+		}
+		path := s.Path()
+		s.Close()
+		d, err := openDB(path, kindWriter, 1, "")
+		if err != nil {
+			return BenchmarkResult{}, err
+		}
+		defer d.Close()
+		c, err := d.Conn(ctx)
+		if err != nil {
+			return BenchmarkResult{}, err
+		}
+		defer c.Close()
+		return timeOps("raw driver append, serial", cfg.Appends, 1, func(i int) error { return rawAppend(ctx, c, i) })
+	}()
+	if err != nil {
+		return nil, err
+	}
+	for _, appenders := range cfg.Appenders {
+		name := fmt.Sprintf("append, %d appender(s)", appenders)
+		progress(name)
+		s, err := fresh()
+		if err != nil {
+			return nil, err
+		}
+		r, err := timeOps(name, cfg.Appends, appenders, func(i int) error {
+			_, err := s.AppendMessage(ctx, "bench", benchMessage(i))
+			return err
+		})
+		s.Close()
+		if err != nil {
+			return nil, err
+		}
+		r.Baseline, r.BaselineOp = raw.Name, raw.PerSecond
+		out = append(out, r)
+	}
+	out = append(out, raw)
+
+	progress("append batches of 10")
+	s, err := fresh()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	batch := make([]NewMessage, 10)
+	for i := range batch {
+		batch[i] = benchMessage(i)
+	}
+	r, err := timeOps("append batches of 10 (msgs)", cfg.Appends/10, 1, func(int) error {
+		_, err := s.AppendMessages(ctx, "bench", batch)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Ops, r.PerSecond = r.Ops*10, r.PerSecond*10
+	out = append(out, r)
+
+	progress(fmt.Sprintf("read %d messages", cfg.ReadRows))
+	for filled := 0; filled < cfg.ReadRows; filled += 1000 {
+		page := make([]NewMessage, min(1000, cfg.ReadRows-filled))
+		for i := range page {
+			page[i] = benchMessage(filled + i)
+		}
+		if _, err := s.AppendMessages(ctx, "bench", page); err != nil {
+			return nil, err
+		}
+	}
+	// The session now holds the batches above too: read exactly ReadRows.
+	rawRead, err := timeOps(fmt.Sprintf("raw loader, %d rows", cfg.ReadRows), 20, 1, func(int) error {
+		return rawLoad(ctx, s.readers, cfg.ReadRows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	read, err := timeOps(fmt.Sprintf("Messages, %d rows", cfg.ReadRows), 20, 1, func(int) error {
+		_, err := s.Messages(ctx, "bench", MessageQuery{Limit: cfg.ReadRows})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	read.Baseline, read.BaselineOp = rawRead.Name, rawRead.PerSecond
+	out = append(out, read, rawRead)
+
+	progress("open an existing store")
+	path := s.Path()
+	o, err := timeOps("Open of an existing store", 50, 1, func(int) error {
+		s, err := Open(ctx, path, Options{})
+		if err != nil {
+			return err
+		}
+		return s.Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, o), nil
+}
+
+// timeOps runs op ops times from workers goroutines and measures it.
+func timeOps(name string, ops, workers int, op func(i int) error) (BenchmarkResult, error) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)); i <= ops; i = int(next.Add(1)) {
+				t := time.Now()
+				if err := op(i); err != nil {
+					errs[w] = err
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			return BenchmarkResult{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	r := BenchmarkResult{Name: name, Ops: ops, PerSecond: float64(ops) / elapsed.Seconds()}
+	if len(all) > 0 {
+		r.P50, r.P99 = all[len(all)/2], all[len(all)*99/100]
+	}
+	return r, nil
+}
+
+func benchMessage(i int) NewMessage {
+	return NewMessage{Role: RoleUser, Content: fmt.Sprintf("message %d: the quick brown fox jumps over the lazy dog", i)}
+}
+
+// rawAppend does what AppendMessage does — BEGIN IMMEDIATE, the session
+// check, the insert (FTS triggers included), the counter update, COMMIT —
+// with the bare driver: the ceiling the write path is measured against.
+func rawAppend(ctx context.Context, c *sql.Conn, i int) error {
+	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE id = ?", "bench").Scan(&n); err != nil {
+		return err
+	}
+	m := benchMessage(i)
+	if _, err := c.ExecContext(ctx, "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)",
+		"bench", string(m.Role), m.Content, time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE sessions SET message_count = message_count + 1 WHERE id = ?", "bench"); err != nil {
+		return err
+	}
+	//sessiondb:allow txonly -- the raw-driver baseline the write path is measured against
+	_, err := c.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// rawMessage is what a hand-written loader fills.
+type rawMessage struct {
+	id, summary, created                           int64
+	sid, role, content, state                      string
+	toolName, toolCallID, calls, reasoning, finish *string
+	key                                            *string
+	tokens                                         *int64
+}
+
+// rawLoad reads limit messages of the bench session with a bare SELECT
+// into a slice: the baseline for Messages.
+func rawLoad(ctx context.Context, q *sql.DB, limit int) error {
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, role, content, tool_name, tool_call_id,
+		tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at
+		FROM messages WHERE session_id = ? ORDER BY id LIMIT ?`, "bench", limit)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var out []rawMessage
+	for rows.Next() {
+		var m rawMessage
+		if err := rows.Scan(&m.id, &m.sid, &m.role, &m.content, &m.toolName, &m.toolCallID, &m.calls,
+			&m.reasoning, &m.finish, &m.tokens, &m.state, &m.summary, &m.key, &m.created); err != nil {
+			return err
+		}
+		out = append(out, m)
+	}
+	if len(out) != limit {
+		return fmt.Errorf("raw loader read %d rows, want %d", len(out), limit)
+	}
+	return rows.Err()
+}
