@@ -27,10 +27,24 @@ func blockWriter(t *testing.T, s *Store, hold time.Duration) (done <-chan error)
 	return out
 }
 
+// waitQueued waits until n writes wait for the next batch.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.w.qmu.Lock()
+		queued := len(s.w.queue)
+		s.w.qmu.Unlock()
+		if queued >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d writes queued after 10 s", n)
+}
+
 func TestGroupCommit_FailingCallerRollsBackAlone(t *testing.T) {
 	s := openTestStore(t, Options{})
 	before := s.Stats()
-	blocked := blockWriter(t, s, 300*time.Millisecond)
+	blocked := blockWriter(t, s, time.Second)
 
 	type outcome struct {
 		err      error
@@ -57,7 +71,7 @@ func TestGroupCommit_FailingCallerRollsBackAlone(t *testing.T) {
 			})
 		})
 	}
-	time.Sleep(100 * time.Millisecond) // all ten are queued behind the blocker
+	waitQueued(t, s, 10) // all ten wait behind the blocker
 	if err := <-blocked; err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +99,15 @@ func TestGroupCommit_FailingCallerRollsBackAlone(t *testing.T) {
 	}
 	st := s.Stats()
 	writes, txs := st.WritesCommitted-before.WritesCommitted, st.Transactions-before.Transactions
-	if writes != 9 || txs > 3 {
-		t.Errorf("%d writes in %d transactions; want 9 writes (the blocker + 8) sharing at most 3", writes, txs)
+	if writes != 9 || txs != 2 {
+		t.Errorf("%d writes in %d transactions; want 9 writes (the blocker, then 8 together) in 2", writes, txs)
 	}
 	t.Logf("%d writes committed in %d transactions", writes, txs)
 }
 
 func TestGroupCommit_CancelledWhileQueuedNeverRuns(t *testing.T) {
 	s := openTestStore(t, Options{})
-	blocked := blockWriter(t, s, 300*time.Millisecond)
+	blocked := blockWriter(t, s, time.Second)
 	ctx, cancel := context.WithCancel(t.Context())
 	ran := false
 	errc := make(chan error, 1)
@@ -103,7 +117,7 @@ func TestGroupCommit_CancelledWhileQueuedNeverRuns(t *testing.T) {
 			return insertMeta("cancelled")(ctx, tx)
 		})
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitQueued(t, s, 1)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled queued write = %v, want context.Canceled", err)

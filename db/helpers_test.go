@@ -36,8 +36,9 @@ func newTestSession(t testing.TB, s *Store, id string) Session {
 // holdWriteLock takes the database's write lock from a second connection —
 // which, with the driver's OFD locks, behaves exactly like another process
 // — and releases it after hold (or when the test ends). It returns once the
-// lock is held.
-func holdWriteLock(t testing.TB, path string, hold time.Duration) (released <-chan struct{}) {
+// lock is held; the channel closes just before the lock is let go, so a
+// write that succeeds afterwards can be shown to have waited for it.
+func holdWriteLock(t testing.TB, path string, hold time.Duration) (releasing <-chan struct{}) {
 	t.Helper()
 	other, err := openDB(path, kindRepair, 1, "")
 	if err != nil {
@@ -51,22 +52,23 @@ func holdWriteLock(t testing.TB, path string, hold time.Duration) (released <-ch
 	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatalf("holder BEGIN IMMEDIATE: %v", err)
 	}
-	done := make(chan struct{})
+	letGo, done := make(chan struct{}), make(chan struct{})
 	release := func() {
+		close(letGo)
 		//sessiondb:allow txonly -- ends the holder's transaction
 		conn.ExecContext(context.Background(), "ROLLBACK")
 		conn.Close()
 		other.Close()
+		close(done)
 	}
-	timer := time.AfterFunc(hold, func() { release(); close(done) })
+	timer := time.AfterFunc(hold, release)
 	t.Cleanup(func() {
 		if timer.Stop() {
 			release()
-			close(done)
 		}
 		<-done
 	})
-	return done
+	return letGo
 }
 
 // testLogger writes the store's logs to w, as text.

@@ -164,13 +164,13 @@ func TestWrite_MaintenanceRuns(t *testing.T) {
 
 func TestWrite_RidesOutAnotherConnectionsLock(t *testing.T) {
 	s := openTestStore(t, Options{WritePatience: 5 * time.Second})
-	released := holdWriteLock(t, s.Path(), time.Second)
+	releasing := holdWriteLock(t, s.Path(), time.Second)
 	start := time.Now()
 	if err := s.SetMeta(t.Context(), "k", "v"); err != nil {
 		t.Fatalf("SetMeta under a 1 s hold with 5 s patience: %v", err)
 	}
 	select {
-	case <-released:
+	case <-releasing:
 	default:
 		t.Error("the write committed while the other connection still held the lock")
 	}
