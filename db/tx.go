@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,14 @@ type request struct {
 	deadline time.Time
 	ftsCause error       // set once the write is replayed with indexing off
 	done     chan result // buffered: the leader never blocks on delivery
+	answered atomic.Bool // done has its one result
+}
+
+// respond gives r its outcome, once: a second outcome is dropped.
+func (r *request) respond(res result) {
+	if r.answered.CompareAndSwap(false, true) {
+		r.done <- res
+	}
 }
 
 // result is what a caller gets back.
@@ -119,7 +128,7 @@ func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) e
 	r := &request{ctx: ctx, fn: fn, patience: patience, start: now, deadline: now.Add(patience), done: make(chan result, 1)}
 	w.enqueue(r)
 	for {
-		w.tryLead()
+		w.tryLead(r)
 		select {
 		case res := <-r.done:
 			return res.deliver()
@@ -195,9 +204,9 @@ func (w *writer) unlock() {
 // checklocks cannot follow TryLock's conditional acquisition; lead's own
 // annotation checks the rest.
 // +checklocksignore
-func (w *writer) tryLead() {
+func (w *writer) tryLead(own *request) {
 	if w.mu.TryLock() {
-		w.lead()
+		w.lead(own)
 	}
 }
 
@@ -206,15 +215,40 @@ func (w *writer) tryLead() {
 // meanwhile.
 //
 // +checklocksrelease:w.mu
-func (w *writer) lead() {
-	committed := 0
-	if batch := w.takeQueue(); len(batch) > 0 {
-		committed = w.runBatch(batch)
-	}
-	w.unlock()
-	if committed > 0 {
+func (w *writer) lead(own *request) {
+	if committed := w.leadBatch(own); committed > 0 {
 		w.maintain(committed)
 	}
+}
+
+// leadBatch runs the queued batch and releases the writer lock.
+//
+// checklocks cannot follow a release deferred through a possible panic;
+// the callee (runBatch) and the release (unlockAfter) carry their own
+// annotations.
+// +checklocksrelease:w.mu
+// +checklocksignore
+func (w *writer) leadBatch(own *request) (committed int) {
+	batch := w.takeQueue()
+	defer w.unlockAfter(batch)
+	if len(batch) > 0 {
+		committed = w.runBatch(own, slices.Clone(batch))
+	}
+	return committed
+}
+
+// unlockAfter releases the writer lock after a batch, even if something
+// outside the callbacks panicked: then the store halts (its state is
+// unknown), every request of the batch is answered, and the panic goes on.
+//
+// +checklocksrelease:w.mu
+func (w *writer) unlockAfter(batch []*request) {
+	if p := recover(); p != nil {
+		finish(batch, w.stop(fmt.Errorf("internal panic in the write path: %v", p)))
+		w.unlock()
+		panic(p)
+	}
+	w.unlock()
 }
 
 // beginSlice bounds one wait for the write lock, so cancelled callers and
@@ -225,9 +259,12 @@ const beginSlice = 200 * time.Millisecond
 // outcome, and returns how many committed.
 //
 // +checklocks:w.mu
-func (w *writer) runBatch(batch []*request) (committed int) {
+func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	var lockErr error // the last lock error met while waiting
 	for len(batch) > 0 {
+		if lockErr != nil {
+			batch = append(batch, w.takeQueue()...) // F3: arrivals share the wait and its expiry
+		}
 		batch = dropCancelled(batch)
 		if len(batch) == 0 {
 			return committed
@@ -240,6 +277,10 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 		if lockErr != nil { // patience runs out per caller
 			batch = w.expire(batch, now, lockErr)
 			if len(batch) == 0 {
+				return committed
+			}
+			if !slices.Contains(batch, own) { // F4: the leader's caller is answered: step down
+				w.requeueFront(batch)
 				return committed
 			}
 		}
@@ -257,13 +298,14 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 				w.lockWaitNanos.Add(int64(time.Since(now)))
 				lockErr = err
 				if !expired { // BUSY without waiting (recovery, snapshot): back off
-					sleepJitter(context.Background(), time.Since(batch[0].start), beginSlice)
+					w.backoff(batch)
 				}
 				continue
 			}
 			finish(batch, w.classify(fmt.Errorf("begin: %w", err)))
 			return committed
 		}
+		lockErr = nil // the lock was had: patience is judged at the next wait
 		if err := w.id.checkFile(context.Background(), w.path, w.conn); err != nil {
 			w.rollback()
 			if errors.Is(err, ErrReplaced) {
@@ -274,8 +316,16 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 			finish(batch, err)
 			return committed
 		}
-		ok, replay := w.runCallbacks(batch)
+		ok, replay, cbLock := w.runCallbacks(batch)
 		batch = replay
+		if cbLock != nil { // F2: a lock error inside a callback waits and expires like one at BEGIN
+			lockErr = cbLock
+			if len(ok) == 0 {
+				w.rollback()
+				w.backoff(batch)
+				continue
+			}
+		}
 		if len(ok) == 0 {
 			w.rollback() // nothing to keep (a no-op when already rolled back)
 			continue
@@ -297,7 +347,7 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 				if r.ftsCause != nil {
 					w.ftsSwitchedOff(r.ftsCause)
 				}
-				r.done <- result{}
+				r.respond(result{})
 			}
 		case w.inTransaction():
 			// COMMIT did not happen and the transaction is still open:
@@ -322,11 +372,21 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 					batch = append(batch, r)
 					continue
 				}
-				r.done <- result{err: w.classify(fmt.Errorf("commit: %w", err))}
+				r.respond(result{err: w.classify(fmt.Errorf("commit: %w", err))})
 			}
 		}
 	}
 	return committed
+}
+
+// backoff sleeps between lock retries, never past the earliest deadline in
+// the batch.
+func (w *writer) backoff(batch []*request) {
+	first := batch[0].deadline
+	for _, r := range batch[1:] {
+		first = minTime(first, r.deadline)
+	}
+	_ = sleepJitter(context.Background(), time.Since(batch[0].start), min(beginSlice, time.Until(first)))
 }
 
 // runCallbacks runs each request's callback inside the open transaction —
@@ -336,26 +396,28 @@ func (w *writer) runBatch(batch []*request) (committed int) {
 // outcome.
 //
 // +checklocks:w.mu
-func (w *writer) runCallbacks(batch []*request) (ok, replay []*request) {
+func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr error) {
 	savepoints := len(batch) > 1
 	for i, r := range batch {
 		if savepoints {
 			if _, err := w.conn.ExecContext(context.Background(), "SAVEPOINT sessiondb_call"); err != nil {
-				return ok, append(replay, batch[i:]...) // the transaction is unusable: start again
+				return ok, append(replay, batch[i:]...), lockErr // the transaction is unusable: start again
 			}
 		}
 		err, panicked := runCallback(r.ctx, r.fn, w.conn)
 		if err == nil && panicked == nil {
 			if savepoints {
 				if _, err := w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
-					return ok, append(replay, batch[i:]...)
+					return ok, append(replay, batch[i:]...), lockErr
 				}
 			}
 			ok = append(ok, r)
 			continue
 		}
 		// Undo this caller's changes only.
-		if savepoints {
+		gone := savepoints && !w.inTransaction() // F1: SQLite rolled back everyone's changes
+		if gone {
+		} else if savepoints {
 			_, rerr := w.conn.ExecContext(context.Background(), "ROLLBACK TO sessiondb_call")
 			if rerr == nil {
 				_, rerr = w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call")
@@ -368,18 +430,28 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request) {
 		}
 		switch {
 		case panicked != nil:
-			r.done <- result{panicked: panicked}
+			r.respond(result{panicked: panicked})
 		case isFTSDamage(err) && r.ftsCause == nil:
 			r.offFTS(err)
 			replay = append(replay, r)
 		case isLockError(err):
 			w.lockRetries.Add(1)
+			lockErr = err
 			replay = append(replay, r)
 		default:
-			r.done <- result{err: w.classify(err)}
+			r.respond(result{err: w.classify(err)})
+		}
+		if gone {
+			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr
 		}
 	}
-	return ok, replay
+	return ok, replay, lockErr
+}
+
+func (w *writer) requeueFront(batch []*request) {
+	w.qmu.Lock()
+	w.queue = append(append([]*request(nil), batch...), w.queue...)
+	w.qmu.Unlock()
 }
 
 // offFTS makes the request's replay switch indexing off in the same
@@ -405,7 +477,7 @@ func (w *writer) expire(batch []*request, now time.Time, cause error) []*request
 			continue
 		}
 		w.patienceExhausted.Add(1)
-		r.done <- result{err: w.lockedError(r.patience, cause)}
+		r.respond(result{err: w.lockedError(r.patience, cause)})
 	}
 	return keep
 }
@@ -415,7 +487,7 @@ func dropCancelled(batch []*request) []*request {
 	keep := batch[:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
-			r.done <- result{err: err}
+			r.respond(result{err: err})
 			continue
 		}
 		keep = append(keep, r)
@@ -425,7 +497,7 @@ func dropCancelled(batch []*request) []*request {
 
 func finish(batch []*request, err error) {
 	for _, r := range batch {
-		r.done <- result{err: err}
+		r.respond(result{err: err})
 	}
 }
 

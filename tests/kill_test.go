@@ -60,6 +60,20 @@ func startWriter(t *testing.T, path, prefix, retry string) *writer {
 	return w
 }
 
+// waitForAck waits until the writer acknowledged its first message.
+func (w *writer) waitForAck(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		w.mu.Lock()
+		n := len(w.acked)
+		w.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("a writer process acknowledged nothing in 30 s")
+}
+
 // kill sends SIGKILL and returns the keys it acknowledged and the one it
 // had in flight.
 func (w *writer) kill(t *testing.T) (acked []string, inFlight string) {
@@ -85,6 +99,10 @@ func TestKillNine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	writers := []*writer{startWriter(t, path, "a0", ""), startWriter(t, path, "b0", "")}
 	names := []string{"a", "b"}
+	// Kill only once both have written: the first kill must find a database.
+	for _, w := range writers {
+		w.waitForAck(t)
+	}
 	acked := map[string]bool{}
 	retried := 0
 	for k := range kills {
