@@ -9,11 +9,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 )
 
 func benchStore(b *testing.B) *Store {
@@ -72,43 +68,27 @@ func BenchmarkRawDriver_Serial(b *testing.B) {
 }
 
 // BenchmarkAppendMessage_Concurrent runs N appenders sharing b.N appends
-// and reports messages per second and latency percentiles.
+// (the same workload as `sessiondb bench`) and reports messages per second
+// and latency percentiles.
 func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 	for _, n := range []int{1, 4, 16, 64} {
 		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
 			s := benchStore(b)
 			ctx := context.Background()
-			var next atomic.Int64
-			lat := make([][]time.Duration, n)
-			var wg sync.WaitGroup
 			b.ResetTimer()
-			for w := range n {
-				wg.Go(func() {
-					for i := int(next.Add(1)); i <= b.N; i = int(next.Add(1)) {
-						start := time.Now()
-						if _, err := s.AppendMessage(ctx, "bench", benchMessage(i)); err != nil {
-							b.Error(err)
-							return
-						}
-						lat[w] = append(lat[w], time.Since(start))
-					}
-				})
-			}
-			wg.Wait()
+			r, err := timeOps(b.Name(), b.N, n, func(i int) error {
+				_, err := s.AppendMessage(ctx, "bench", benchMessage(i))
+				return err
+			})
 			b.StopTimer()
-			reportLatency(b, slices.Concat(lat...))
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(r.PerSecond, "msgs/s")
 		})
 	}
-}
-
-func reportLatency(b *testing.B, all []time.Duration) {
-	if len(all) == 0 {
-		return
-	}
-	slices.Sort(all)
-	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 }
 
 // BenchmarkAppendMessages_Batch10 appends ten messages per transaction.

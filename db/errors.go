@@ -77,14 +77,10 @@ func opErr(op, sessionID string, err error) error {
 // into the package's sentinels. The driver error stays in the chain (for
 // errors.Is(err, sqlite3.BUSY) and for logs); the sentinel is added to it.
 func mapDriverError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrLocked), errors.Is(err, ErrClosed),
-		errors.Is(err, ErrCorrupt), errors.Is(err, ErrNotDatabase), errors.Is(err, ErrReadOnly),
-		errors.Is(err, ErrInvalidInput), errors.Is(err, ErrExists), errors.Is(err, ErrCommitUnknown),
-		errors.Is(err, ErrReplaced):
+	if err == nil || hasSentinel(err) {
 		return err
+	}
+	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
@@ -107,9 +103,19 @@ func mapDriverError(err error) error {
 	return err
 }
 
-// errNoRows is database/sql's "no row" answer, for the few places that
-// branch on it before mapping.
-var errNoRows = sql.ErrNoRows
+// sentinels are the package's own errors: an error already carrying one is
+// not mapped again.
+var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
+	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed}
+
+func hasSentinel(err error) bool {
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // isLockError reports whether err is SQLite telling us another connection
 // holds a lock (primary result code BUSY or LOCKED). Only these are retried

@@ -94,7 +94,7 @@ func (id identity) checkFile(ctx context.Context, path string, q gen.DBTX) error
 func stampGeneration(ctx context.Context, c *sql.Conn) (int64, error) {
 	// Read first: a stamped file needs no write lock at open.
 	generation, err := queries.MetaGet(ctx, c, metaGeneration)
-	if errors.Is(err, errNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
 		var b [16]byte
 		_, _ = rand.Read(b[:])
 		if err := queries.MetaInsertIfAbsent(ctx, c, gen.MetaInsertIfAbsentParams{
@@ -182,7 +182,7 @@ func rebuildStaleFTS(ctx context.Context, w *writer, patience time.Duration) err
 	err := w.read(ctx, func(q gen.DBTX) error {
 		_, err := queries.MetaGet(ctx, q, metaFTSStale)
 		stale = err == nil
-		if errors.Is(err, errNoRows) {
+		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		return err
@@ -200,7 +200,7 @@ func rebuildStaleFTS(ctx context.Context, w *writer, patience time.Duration) err
 // rebuildFTSIfStale rebuilds both full-text indexes from the messages table
 // when a write marked them damaged, and clears the mark.
 func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
-	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); errors.Is(err, errNoRows) {
+	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); errors.Is(err, sql.ErrNoRows) {
 		return nil
 	} else if err != nil {
 		return err

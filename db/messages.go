@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,7 +166,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 					ids[i] = id
 					continue
 				}
-				if !errors.Is(err, errNoRows) {
+				if !errors.Is(err, sql.ErrNoRows) {
 					return err
 				}
 			}

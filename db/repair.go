@@ -53,21 +53,27 @@ type RepairReport struct {
 	Error string
 }
 
-// repairStrategy is one surgery, run on a scratch copy.
+// repairStrategy is one surgery, run on a scratch copy (d, at path). It
+// may return a note for the report.
 type repairStrategy struct {
 	name string
-	run  func(ctx context.Context, d *sql.DB) error
+	run  func(ctx context.Context, d *sql.DB, path string) (note string, err error)
 }
 
 var repairStrategies = []repairStrategy{
-	{"fts-rebuild", repairFTSRebuild},
-	{"reindex", func(ctx context.Context, d *sql.DB) error {
+	{"fts-rebuild", noNote(repairFTSRebuild)},
+	{"reindex", noNote(func(ctx context.Context, d *sql.DB) error {
 		_, err := d.ExecContext(ctx, "REINDEX")
 		return err
-	}},
-	{"dedupe-schema", repairDedupeSchema},
-	{"drop-fts-vacuum", repairDropFTSVacuum},
-	{"salvage", nil}, // repairSalvage: it needs the scratch path
+	})},
+	{"dedupe-schema", noNote(repairDedupeSchema)},
+	{"drop-fts-vacuum", noNote(repairDropFTSVacuum)},
+	{"salvage", repairSalvage},
+}
+
+// noNote adapts a strategy that needs only the connection.
+func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.DB, string) (string, error) {
+	return func(ctx context.Context, d *sql.DB, _ string) (string, error) { return "", fn(ctx, d) }
 }
 
 // Repair tries to make a damaged database usable again, and never leaves
@@ -217,12 +223,7 @@ func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (s
 	if err != nil {
 		return err.Error(), err
 	}
-	note := ""
-	if st.run == nil {
-		note, err = repairSalvage(ctx, d, scratch)
-	} else {
-		err = st.run(ctx, d)
-	}
+	note, err := st.run(ctx, d, scratch)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
@@ -374,10 +375,7 @@ func repairFTSRebuild(ctx context.Context, d *sql.DB) error {
 		return err
 	}
 	defer c.Close()
-	if err := rebuildFTSIfStaleOrForced(ctx, c); err != nil {
-		return err
-	}
-	return nil
+	return rebuildFTSIfStaleOrForced(ctx, c)
 }
 
 func repairDedupeSchema(ctx context.Context, d *sql.DB) error {

@@ -19,6 +19,9 @@ type Stats struct {
 	LockWait time.Duration
 	// PatienceExhausted counts writes that gave up with ErrLocked.
 	PatienceExhausted uint64
+	// MaintenanceRuns counts post-commit maintenance steps (PASSIVE
+	// checkpoints, FTS merges) run.
+	MaintenanceRuns uint64
 	// MaintenanceFailures counts post-commit maintenance steps that failed
 	// (logged; the writes they followed are committed).
 	MaintenanceFailures uint64
@@ -34,6 +37,7 @@ func (s *Store) Stats() Stats {
 		LockRetries:         s.w.lockRetries.Load(),
 		LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
 		PatienceExhausted:   s.w.patienceExhausted.Load(),
+		MaintenanceRuns:     s.w.maintenanceRuns.Load(),
 		MaintenanceFailures: s.w.maintenanceFailures.Load(),
 	}
 	if s.readers != nil {

@@ -77,6 +77,7 @@ type writer struct {
 	lockRetries         atomic.Uint64
 	lockWaitNanos       atomic.Int64
 	patienceExhausted   atomic.Uint64
+	maintenanceRuns     atomic.Uint64
 	maintenanceFailures atomic.Uint64
 }
 
@@ -362,7 +363,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		case errors.Is(err, sqlite3.IOERR):
 			// An I/O error may strike after the commit frame reached the
 			// WAL: the writes may or may not be durable.
-			finish(ok, fmt.Errorf("%w: %w", ErrCommitUnknown, err))
+			finish(ok, commitUnknown(err))
 		default:
 			// SQLite rolled the transaction back itself (a constraint, a
 			// damaged index, a full disk): nothing was committed.
@@ -525,6 +526,10 @@ func minTime(a, b time.Time) time.Time {
 	return b
 }
 
+// commitUnknown reports a COMMIT that may or may not have made its writes
+// durable.
+func commitUnknown(err error) error { return fmt.Errorf("%w: %w", ErrCommitUnknown, err) }
+
 // classify makes structural damage sticky.
 func (w *writer) classify(err error) error {
 	if isStructuralDamage(err) {
@@ -617,6 +622,7 @@ func (w *writer) maintain(committed int) {
 		}
 		step = func() error { return w.maintenance(checkpoint, merge) }
 	}
+	w.maintenanceRuns.Add(1)
 	defer func() {
 		if p := recover(); p != nil {
 			w.maintenanceFailures.Add(1)

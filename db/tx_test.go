@@ -152,13 +152,16 @@ func TestWrite_PostCommitMaintenanceFailureDoesNotReplay(t *testing.T) {
 func TestWrite_MaintenanceRuns(t *testing.T) {
 	s := openTestStore(t, Options{FTSMergeEvery: 1, CheckpointEvery: 1})
 	newTestSession(t, s, "s1")
+	before := s.Stats().MaintenanceRuns
 	for i := range 5 {
 		if _, err := s.AppendMessage(t.Context(), "s1", NewMessage{Role: RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st := s.Stats(); st.MaintenanceFailures != 0 {
-		t.Errorf("real FTS merge and checkpoint failed %d times", st.MaintenanceFailures)
+	st := s.Stats()
+	if st.MaintenanceRuns-before != 5 || st.MaintenanceFailures != 0 {
+		t.Errorf("maintenance ran %d times with %d failures after 5 serial appends; want 5 and 0 (a real FTS merge and checkpoint each time)",
+			st.MaintenanceRuns-before, st.MaintenanceFailures)
 	}
 }
 
