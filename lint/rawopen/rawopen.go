@@ -46,7 +46,7 @@ var openers = map[string]bool{
 
 func run(pass *analysis.Pass) (any, error) {
 	allowed := directive.SplitList(allow)
-	var escapes *directive.Escapes
+	report := directive.Reporter(pass, "rawopen")
 	for _, f := range pass.Files {
 		if directive.FileIn(pass.Fset, f.Pos(), allowed) {
 			continue
@@ -60,13 +60,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if !ok || !openers[fn.FullName()] {
 				return true
 			}
-			if escapes == nil {
-				escapes = directive.Find(pass)
-			}
-			if escapes.Allowed(pass, "rawopen", id.Pos()) {
-				return true
-			}
-			pass.Reportf(id.Pos(), "raw sqlite open outside %s: %s skips the durability barriers (synchronous=FULL, fullfsync, busy_timeout); open connections only through the durable opener",
+			report(id.Pos(), "raw sqlite open outside %s: %s skips the durability barriers (synchronous=FULL, fullfsync, busy_timeout); open connections only through the durable opener",
 				strings.Join(allowed, ", "), shortName(fn))
 			return true
 		})

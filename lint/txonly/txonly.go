@@ -60,15 +60,7 @@ var txKeywords = map[string]bool{
 func run(pass *analysis.Pass) (any, error) {
 	allowed := directive.SplitList(allow)
 	where := strings.Join(allowed, ", ")
-	var escapes *directive.Escapes
-	report := func(pos token.Pos, format string, args ...any) {
-		if escapes == nil {
-			escapes = directive.Find(pass)
-		}
-		if !escapes.Allowed(pass, "txonly", pos) {
-			pass.Reportf(pos, format, args...)
-		}
-	}
+	report := directive.Reporter(pass, "txonly")
 	for _, f := range pass.Files {
 		if directive.FileIn(pass.Fset, f.Pos(), allowed) {
 			continue

@@ -90,6 +90,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Reporter returns a Reportf for analyzer that drops diagnostics escaped
+// by an annotation. Escapes are read only when there is something to report.
+func Reporter(pass *analysis.Pass, analyzer string) func(pos token.Pos, format string, args ...any) {
+	var escapes *Escapes
+	return func(pos token.Pos, format string, args ...any) {
+		if escapes == nil {
+			escapes = Find(pass)
+		}
+		if !escapes.Allowed(pass, analyzer, pos) {
+			pass.Reportf(pos, format, args...)
+		}
+	}
+}
+
 // FileIn reports whether the file holding pos ends with one of the
 // slash-separated path suffixes in list (e.g. "db/durable.go").
 func FileIn(fset *token.FileSet, pos token.Pos, list []string) bool {
