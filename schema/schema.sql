@@ -44,7 +44,8 @@ CREATE TABLE sessions (
     -- last_read_at: NULL means read, 0 means explicitly unread.
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
-);
+, parent_kind TEXT
+    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')));
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -71,7 +72,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-);
+, origin_id INTEGER);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 

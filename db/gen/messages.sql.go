@@ -73,7 +73,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -120,6 +120,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.IsSummary,
 			&i.IdempotencyKey,
 			&i.CreatedAt,
+			&i.OriginID,
 		); err != nil {
 			return nil, err
 		}
@@ -135,7 +136,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -182,6 +183,7 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.IsSummary,
 			&i.IdempotencyKey,
 			&i.CreatedAt,
+			&i.OriginID,
 		); err != nil {
 			return nil, err
 		}

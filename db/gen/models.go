@@ -26,6 +26,7 @@ type Message struct {
 	IsSummary      int64
 	IdempotencyKey *string
 	CreatedAt      int64
+	OriginID       *int64
 }
 
 type MessagesFt struct {
@@ -80,6 +81,7 @@ type Session struct {
 	Hidden                  int64
 	LastReadAt              *int64
 	RewindCount             int64
+	ParentKind              *string
 }
 
 type SessionModelUsage struct {
