@@ -40,6 +40,19 @@ var (
 	ErrReplaced = errors.New("database file was replaced")
 	// ErrClosed: the Store has been closed.
 	ErrClosed = errors.New("store is closed")
+	// ErrConflict: a compare-and-set found the row changed since the caller
+	// read it (another writer got there first). Re-read and decide again.
+	ErrConflict = errors.New("changed since it was read")
+	// ErrLeaseHeld: a live turn lease or compression lock held by someone
+	// else stands in the way of a destructive change (rewind, delete).
+	ErrLeaseHeld = errors.New("held by a live lease")
+	// ErrLeaseLost: the caller named a lease or lock it does not hold (it
+	// expired and was taken over, or was never acquired).
+	ErrLeaseLost = errors.New("lease not held by the caller")
+	// ErrSessionClosed: the session has ended in a way that refuses the
+	// change; a session compressed into a continuation takes no more
+	// messages — write to its compression tip instead.
+	ErrSessionClosed = errors.New("session is closed")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -106,7 +119,8 @@ func mapDriverError(err error) error {
 // sentinels are the package's own errors: an error already carrying one is
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
-	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed}
+	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
+	ErrLeaseLost, ErrSessionClosed}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

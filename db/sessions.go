@@ -15,7 +15,9 @@ type Session struct {
 	Source string
 	// ParentID links lineage: a compression continuation, a branch or a
 	// delegate names the session it came from. Empty for a root.
-	ParentID     string
+	ParentID string
+	// Kind says what the session is to its parent ("" when unknown).
+	Kind         ChildKind
 	UserID       string
 	Model        string
 	ModelConfig  string // JSON text, as given
@@ -33,6 +35,37 @@ type Session struct {
 	Archived      bool
 	Pinned        bool
 	Hidden        bool
+	// Unread: explicitly marked unread (MarkUnread) and not read since.
+	Unread bool
+	// RewindCount counts the rewinds done on this session.
+	RewindCount int64
+}
+
+// ChildKind says what a child session is to its parent.
+type ChildKind string
+
+// The kinds of child session.
+const (
+	// ChildCompression continues its parent's conversation after a
+	// compression; the parent ends with reason "compression".
+	ChildCompression ChildKind = "compression"
+	// ChildBranch starts a new conversation from a point in the parent's.
+	ChildBranch ChildKind = "branch"
+	// ChildDelegate is a sub-agent's session: deleted with its parent.
+	ChildDelegate ChildKind = "delegate"
+	// ChildReset follows a session the user reset.
+	ChildReset ChildKind = "reset"
+	// ChildTool is a session a tool ran.
+	ChildTool ChildKind = "tool"
+)
+
+// Valid reports whether k is one of the kinds ("" is not).
+func (k ChildKind) Valid() bool {
+	switch k {
+	case ChildCompression, ChildBranch, ChildDelegate, ChildReset, ChildTool:
+		return true
+	}
+	return false
 }
 
 // Ended reports whether the session has been ended.
@@ -41,9 +74,12 @@ func (s Session) Ended() bool { return !s.EndedAt.IsZero() }
 // NewSession describes a session to create. Only Source is needed; an
 // empty ID gets a generated one.
 type NewSession struct {
-	ID           string
-	Source       string // default "unknown"
-	ParentID     string
+	ID       string
+	Source   string // default "unknown"
+	ParentID string
+	// Kind says what the session is to ParentID; it needs a ParentID. A
+	// compression continuation is made by PublishCompressionChild, not here.
+	Kind         ChildKind
 	UserID       string
 	Model        string
 	ModelConfig  string
@@ -69,6 +105,9 @@ func (n *NewSession) normalize() error {
 		if n.ParentID == n.ID {
 			return invalid("session %q cannot be its own parent", n.ID)
 		}
+	}
+	if n.Kind != "" && (!n.Kind.Valid() || n.ParentID == "") {
+		return invalid("child kind %q needs a parent and one of compression, branch, delegate, reset, tool", n.Kind)
 	}
 	if len([]rune(n.Title)) > maxTitleLen {
 		return invalid("title longer than %d characters", maxTitleLen)
@@ -115,7 +154,7 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 			}
 		}
 		rows, err := queries.SessionInsert(ctx, tx, gen.SessionInsertParams{
-			ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), UserID: ptr(n.UserID),
+			ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), ParentKind: ptr(string(n.Kind)), UserID: ptr(n.UserID),
 			Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig), SystemPrompt: ptr(n.SystemPrompt),
 			Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0, StartedAt: now(),
 		})
@@ -223,6 +262,8 @@ func sessionFromRow(r gen.Session) Session {
 		Cwd: str(r.Cwd), Title: str(r.Title), StartedAt: fromMillis(r.StartedAt),
 		EndReason: str(r.EndReason), MessageCount: r.MessageCount, ToolCallCount: r.ToolCallCount,
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+		Kind: ChildKind(str(r.ParentKind)), RewindCount: r.RewindCount,
+		Unread: r.LastReadAt != nil && *r.LastReadAt == 0,
 	}
 	if r.EndedAt != nil {
 		s.EndedAt = fromMillis(*r.EndedAt)

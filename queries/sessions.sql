@@ -2,10 +2,10 @@
 -- Creates a session; inserts nothing when the id exists (the caller decides
 -- whether that is an error or an ensure).
 INSERT INTO sessions (
-    id, source, parent_session_id, user_id, model, model_config_json,
+    id, source, parent_session_id, parent_kind, user_id, model, model_config_json,
     system_prompt, cwd, title, title_rank, started_at
 ) VALUES (
-    sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(user_id),
+    sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind), sqlc.narg(user_id),
     sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
     sqlc.narg(cwd), sqlc.narg(title), sqlc.arg(title_rank), sqlc.arg(started_at)
 ) ON CONFLICT (id) DO NOTHING;

@@ -67,6 +67,8 @@ func runHelper(mode, path string) int {
 			return 1
 		}
 		return 0
+	case "lease":
+		return raceForLeases(ctx, path)
 	case "append":
 		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
 	}

@@ -111,12 +111,12 @@ func (q *Queries) SessionGet(ctx context.Context, db DBTX, id string) (Session, 
 
 const sessionInsert = `-- name: SessionInsert :execrows
 INSERT INTO sessions (
-    id, source, parent_session_id, user_id, model, model_config_json,
+    id, source, parent_session_id, parent_kind, user_id, model, model_config_json,
     system_prompt, cwd, title, title_rank, started_at
 ) VALUES (
-    ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7,
-    ?8, ?9, ?10, ?11
+    ?1, ?2, ?3, ?4, ?5,
+    ?6, ?7, ?8,
+    ?9, ?10, ?11, ?12
 ) ON CONFLICT (id) DO NOTHING
 `
 
@@ -124,6 +124,7 @@ type SessionInsertParams struct {
 	ID              string
 	Source          string
 	ParentSessionID *string
+	ParentKind      *string
 	UserID          *string
 	Model           *string
 	ModelConfigJson *string
@@ -141,6 +142,7 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 		arg.ID,
 		arg.Source,
 		arg.ParentSessionID,
+		arg.ParentKind,
 		arg.UserID,
 		arg.Model,
 		arg.ModelConfigJson,

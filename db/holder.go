@@ -1,0 +1,114 @@
+package db
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// NewHolder returns a lease holder string naming this process:
+//
+//	host=build-7:pid=4242:start=918273:nonce=3f9a1c0b7d2e:agent=compressor
+//
+// A lease normally lives until its TTL runs out. A holder in this form lets
+// a waiting process reclaim it early when the holder's process is provably
+// gone: same host, and no process with that pid, or one started at another
+// time (the pid was recycled). Any other holder string is valid too — it is
+// simply never reclaimed before it expires. agent is optional; ':' and '='
+// in it are replaced with '_'.
+func NewHolder(agent string) string {
+	var nonce [6]byte
+	_, _ = rand.Read(nonce[:])
+	var b strings.Builder
+	b.WriteString("host=" + hostName())
+	b.WriteString(":pid=" + strconv.Itoa(os.Getpid()))
+	if start, ok := processStart(os.Getpid()); ok {
+		b.WriteString(":start=" + strconv.FormatUint(start, 10))
+	}
+	b.WriteString(":nonce=" + hex.EncodeToString(nonce[:]))
+	if agent != "" {
+		b.WriteString(":agent=" + strings.NewReplacer(":", "_", "=", "_").Replace(agent))
+	}
+	return b.String()
+}
+
+// holderProcess is what a structured holder says about its process.
+type holderProcess struct {
+	host     string // "" when the holder does not say (taken as this host)
+	pid      int
+	start    uint64
+	hasStart bool
+}
+
+// parseHolder reads a holder made by NewHolder (or the Python store's
+// "pid=N[:start=S]:tid=..:agent=..:nonce=.." form). ok is false for any
+// holder it cannot read with certainty.
+func parseHolder(holder string) (p holderProcess, ok bool) {
+	seen := map[string]bool{}
+	for field := range strings.SplitSeq(holder, ":") {
+		k, v, found := strings.Cut(field, "=")
+		if !found || seen[k] {
+			return holderProcess{}, false
+		}
+		seen[k] = true
+		switch k {
+		case "host":
+			p.host = v
+		case "pid":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return holderProcess{}, false
+			}
+			p.pid = n
+		case "start":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return holderProcess{}, false
+			}
+			p.start, p.hasStart = n, true
+		}
+	}
+	return p, p.pid > 0
+}
+
+// holderIsDead reports whether holder names a process that is provably
+// gone. Anything short of proof — an unstructured holder, another host, this
+// very process, a probe that fails or is not supported here — is "not dead":
+// such a lease waits for its TTL.
+func holderIsDead(holder string) bool {
+	p, ok := parseHolder(holder)
+	if !ok || (p.host != "" && p.host != hostName()) || p.pid == os.Getpid() {
+		return false
+	}
+	switch processAlive(p.pid) {
+	case probeDead:
+		return true
+	case probeAlive:
+		if !p.hasStart {
+			return false
+		}
+		start, ok := processStart(p.pid)
+		return ok && start != p.start // the pid now belongs to another process
+	}
+	return false
+}
+
+// probeResult is the answer of a liveness probe.
+type probeResult int
+
+const (
+	probeUnknown probeResult = iota
+	probeAlive
+	probeDead
+)
+
+var hostName = sync.OnceValue(func() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.NewReplacer(":", "_", "=", "_").Replace(h)
+})

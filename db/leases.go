@@ -1,0 +1,181 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// DefaultLeaseTTL is the lifetime of a lease or lock acquired with ttl 0.
+const DefaultLeaseTTL = 300 * time.Second
+
+// turnLeaseSweepAge is how long past its expiry a turn lease row is kept
+// before an acquire sweeps it away.
+const turnLeaseSweepAge = 24 * time.Hour
+
+// Lease is a held compression lock or turn lease.
+type Lease struct {
+	// Key is the session id of a compression lock, or the conversation root
+	// id of a turn lease.
+	Key        string
+	Holder     string
+	AcquiredAt time.Time
+	ExpiresAt  time.Time
+}
+
+// Live reports whether the lease has not yet expired at t.
+func (l Lease) Live(t time.Time) bool { return l.Holder != "" && t.Before(l.ExpiresAt) }
+
+// leaseTable is one of the two lease tables: the same rules over a
+// different key.
+type leaseTable struct {
+	what   string // "compression lock", "turn lease"
+	get    func(ctx context.Context, q gen.DBTX, key string) (Lease, error)
+	insert func(ctx context.Context, q gen.DBTX, l Lease) (int64, error)
+	extend func(ctx context.Context, q gen.DBTX, key, holder string, expires int64) (int64, error)
+	remove func(ctx context.Context, q gen.DBTX, key, holder string) (int64, error)
+}
+
+var compressionLocks = leaseTable{
+	what: "compression lock",
+	get: func(ctx context.Context, q gen.DBTX, key string) (Lease, error) {
+		r, err := queries.CompressionLockGet(ctx, q, key)
+		return leaseFromRow(r.SessionID, r.Holder, r.AcquiredAt, r.ExpiresAt), err
+	},
+	insert: func(ctx context.Context, q gen.DBTX, l Lease) (int64, error) {
+		return queries.CompressionLockInsert(ctx, q, gen.CompressionLockInsertParams{SessionID: l.Key,
+			Holder: l.Holder, AcquiredAt: l.AcquiredAt.UnixMilli(), ExpiresAt: l.ExpiresAt.UnixMilli()})
+	},
+	extend: func(ctx context.Context, q gen.DBTX, key, holder string, expires int64) (int64, error) {
+		return queries.CompressionLockExtend(ctx, q, gen.CompressionLockExtendParams{SessionID: key,
+			Holder: holder, ExpiresAt: expires})
+	},
+	remove: func(ctx context.Context, q gen.DBTX, key, holder string) (int64, error) {
+		return queries.CompressionLockDelete(ctx, q, gen.CompressionLockDeleteParams{SessionID: key, Holder: holder})
+	},
+}
+
+var turnLeases = leaseTable{
+	what: "turn lease",
+	get: func(ctx context.Context, q gen.DBTX, key string) (Lease, error) {
+		r, err := queries.TurnLeaseGet(ctx, q, key)
+		return leaseFromRow(r.ConversationID, r.Holder, r.AcquiredAt, r.ExpiresAt), err
+	},
+	insert: func(ctx context.Context, q gen.DBTX, l Lease) (int64, error) {
+		return queries.TurnLeaseInsert(ctx, q, gen.TurnLeaseInsertParams{ConversationID: l.Key,
+			Holder: l.Holder, AcquiredAt: l.AcquiredAt.UnixMilli(), ExpiresAt: l.ExpiresAt.UnixMilli()})
+	},
+	extend: func(ctx context.Context, q gen.DBTX, key, holder string, expires int64) (int64, error) {
+		return queries.TurnLeaseExtend(ctx, q, gen.TurnLeaseExtendParams{ConversationID: key,
+			Holder: holder, ExpiresAt: expires})
+	},
+	remove: func(ctx context.Context, q gen.DBTX, key, holder string) (int64, error) {
+		return queries.TurnLeaseDelete(ctx, q, gen.TurnLeaseDeleteParams{ConversationID: key, Holder: holder})
+	},
+}
+
+func leaseFromRow(key, holder string, acquired, expires int64) Lease {
+	if holder == "" {
+		return Lease{}
+	}
+	return Lease{Key: key, Holder: holder, AcquiredAt: fromMillis(acquired), ExpiresAt: fromMillis(expires)}
+}
+
+// current returns the lease row for key (zero Lease when there is none).
+func (t leaseTable) current(ctx context.Context, q gen.DBTX, key string) (Lease, error) {
+	l, err := t.get(ctx, q, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Lease{}, nil
+	}
+	return l, err
+}
+
+// acquire runs inside a write transaction: the row is read, a stale one
+// (expired, or its holder provably dead) is removed by a compare-and-set
+// on its holder, and the lease is inserted if the key is free. It returns
+// the lease that holds the key afterwards, and whether it is the caller's.
+// Acquiring a lease one already holds extends it.
+func (t leaseTable) acquire(ctx context.Context, tx gen.DBTX, key, holder string, ttl time.Duration) (Lease, bool, error) {
+	at := time.UnixMilli(now()).UTC()
+	cur, err := t.current(ctx, tx, key)
+	if err != nil {
+		return Lease{}, false, err
+	}
+	switch {
+	case cur.Holder == holder:
+		if _, err := t.extend(ctx, tx, key, holder, at.Add(ttl).UnixMilli()); err != nil {
+			return Lease{}, false, err
+		}
+		cur.ExpiresAt = at.Add(ttl)
+		return cur, true, nil
+	case cur.Holder != "" && (cur.Live(at) && !holderIsDead(cur.Holder)):
+		return cur, false, nil
+	case cur.Holder != "":
+		if _, err := t.remove(ctx, tx, key, cur.Holder); err != nil {
+			return Lease{}, false, err
+		}
+	}
+	mine := Lease{Key: key, Holder: holder, AcquiredAt: at, ExpiresAt: at.Add(ttl)}
+	if _, err := t.insert(ctx, tx, mine); err != nil {
+		return Lease{}, false, err
+	}
+	return mine, true, nil
+}
+
+// refresh extends the caller's lease; the holder is the only check, so an
+// owner revives its own expired lease. ErrLeaseLost when another holds it.
+func (t leaseTable) refresh(ctx context.Context, tx gen.DBTX, key, holder string, ttl time.Duration) (Lease, error) {
+	n, err := t.extend(ctx, tx, key, holder, now()+ttl.Milliseconds())
+	if err != nil {
+		return Lease{}, err
+	}
+	if n == 0 {
+		return Lease{}, ErrLeaseLost
+	}
+	return t.current(ctx, tx, key)
+}
+
+// mustHold returns ErrLeaseLost unless holder holds a live lease on key.
+func (t leaseTable) mustHold(ctx context.Context, tx gen.DBTX, key, holder string) error {
+	cur, err := t.current(ctx, tx, key)
+	if err != nil {
+		return err
+	}
+	if cur.Holder != holder || !cur.Live(time.Now()) {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// blocks returns ErrLeaseHeld when a live lease on key is held by someone
+// other than holder ("" = anyone).
+func (t leaseTable) blocks(ctx context.Context, tx gen.DBTX, key, holder string) error {
+	cur, err := t.current(ctx, tx, key)
+	if err != nil {
+		return err
+	}
+	if cur.Live(time.Now()) && cur.Holder != holder {
+		return ErrLeaseHeld
+	}
+	return nil
+}
+
+func checkLease(holder string, ttl time.Duration) error {
+	if holder == "" {
+		return invalid("empty lease holder")
+	}
+	if ttl < 0 {
+		return invalid("negative lease TTL")
+	}
+	return checkLabel("lease holder", holder)
+}
+
+func leaseTTL(ttl time.Duration) time.Duration {
+	if ttl == 0 {
+		return DefaultLeaseTTL
+	}
+	return ttl
+}

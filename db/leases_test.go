@@ -1,0 +1,285 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+func TestCompressionLock_Lifecycle(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	a, b := NewHolder("a"), NewHolder("b")
+
+	l, got, err := s.AcquireCompressionLock(ctx, "s1", a, 0)
+	if err != nil || !got {
+		t.Fatalf("acquire: got=%v err=%v", got, err)
+	}
+	if d := l.ExpiresAt.Sub(l.AcquiredAt); d != DefaultLeaseTTL {
+		t.Errorf("default TTL = %v, want %v", d, DefaultLeaseTTL)
+	}
+	// Another holder is refused and told who holds it.
+	cur, got, err := s.AcquireCompressionLock(ctx, "s1", b, 0)
+	if err != nil || got || cur.Holder != a {
+		t.Fatalf("second holder: got=%v holder=%q err=%v", got, cur.Holder, err)
+	}
+	// Refresh by the owner extends; by another is ErrLeaseLost.
+	if _, err := s.RefreshCompressionLock(ctx, "s1", b, time.Hour); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("refresh by another holder: %v, want ErrLeaseLost", err)
+	}
+	r, err := s.RefreshCompressionLock(ctx, "s1", a, time.Hour)
+	if err != nil || r.ExpiresAt.Before(time.Now().Add(50*time.Minute)) {
+		t.Fatalf("refresh: %v, expires %v", err, r.ExpiresAt)
+	}
+	if seen, err := s.CompressionLock(ctx, "s1"); err != nil || seen.Holder != a || !seen.Live(time.Now()) {
+		t.Errorf("inspect: %+v %v", seen, err)
+	}
+	// Release by another changes nothing; by the owner frees it.
+	if ok, err := s.ReleaseCompressionLock(ctx, "s1", b); ok || err != nil {
+		t.Errorf("release by another: %v %v", ok, err)
+	}
+	if ok, err := s.ReleaseCompressionLock(ctx, "s1", a); !ok || err != nil {
+		t.Errorf("release: %v %v", ok, err)
+	}
+	if seen, err := s.CompressionLock(ctx, "s1"); err != nil || seen.Live(time.Now()) {
+		t.Errorf("after release: %+v %v", seen, err)
+	}
+	if _, got, err := s.AcquireCompressionLock(ctx, "s1", b, 0); err != nil || !got {
+		t.Errorf("acquire after release: %v %v", got, err)
+	}
+}
+
+func TestLeases_BadInput(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	cases := []struct {
+		name    string
+		call    func() error
+		wantErr error
+	}{
+		{"empty holder", func() error { _, _, err := s.AcquireCompressionLock(ctx, "s1", "", 0); return err }, ErrInvalidInput},
+		{"negative ttl", func() error { _, _, err := s.AcquireTurnLease(ctx, "s1", "h", -time.Second); return err }, ErrInvalidInput},
+		{"invalid utf-8 holder", func() error { _, _, err := s.AcquireTurnLease(ctx, "s1", "h\xff", 0); return err }, ErrInvalidInput},
+		{"empty session id", func() error { _, _, err := s.AcquireCompressionLock(ctx, "", "h", 0); return err }, ErrInvalidInput},
+		{"unknown session (lock)", func() error { _, _, err := s.AcquireCompressionLock(ctx, "nope", "h", 0); return err }, ErrNotFound},
+		{"unknown session (lease)", func() error { _, _, err := s.AcquireTurnLease(ctx, "nope", "h", 0); return err }, ErrNotFound},
+		{"refresh nothing held", func() error { _, err := s.RefreshTurnLease(ctx, "s1", "h", 0); return err }, ErrLeaseLost},
+	}
+	for _, c := range cases {
+		if err := c.call(); !errors.Is(err, c.wantErr) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.wantErr)
+		}
+	}
+}
+
+func TestLeases_ExpiredIsReclaimedAndOwnerCanRevive(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	if _, got, err := s.AcquireTurnLease(ctx, "s1", "worker-a", 30*time.Millisecond); !got || err != nil {
+		t.Fatal(got, err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	// The owner may revive its own expired lease (refresh checks the holder only).
+	if _, err := s.RefreshTurnLease(ctx, "s1", "worker-a", 30*time.Millisecond); err != nil {
+		t.Fatalf("owner revives expired lease: %v", err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	// Once expired, anyone may take it — even from an unstructured holder.
+	l, got, err := s.AcquireTurnLease(ctx, "s1", "worker-b", 0)
+	if !got || err != nil || l.Holder != "worker-b" {
+		t.Fatalf("reclaim expired: %+v %v %v", l, got, err)
+	}
+	if _, err := s.RefreshTurnLease(ctx, "s1", "worker-a", 0); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("old owner refresh after takeover: %v, want ErrLeaseLost", err)
+	}
+}
+
+// TestLeases_EarlyReclaimOnlyWithProof: a live lease is reclaimed before
+// its TTL only when its holder names a local process that is provably dead
+// (or whose pid was recycled) — never this process, another host, an
+// unstructured holder.
+func TestLeases_EarlyReclaimOnlyWithProof(t *testing.T) {
+	ctx := t.Context()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no `true` binary:", err)
+	}
+	deadPID := dead.Process.Pid
+	alive := exec.Command("sleep", "30")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { alive.Process.Kill(); alive.Wait() })
+	alivePID := alive.Process.Pid
+	aliveStart, hasStart := processStart(alivePID)
+
+	h := func(host string, pid int, start string) string {
+		s := "host=" + host + ":pid=" + strconv.Itoa(pid)
+		if start != "" {
+			s += ":start=" + start
+		}
+		return s + ":nonce=abc"
+	}
+	me := hostName()
+	cases := []struct {
+		name      string
+		holder    string
+		reclaimed bool
+	}{
+		{"dead pid", h(me, deadPID, ""), true},
+		{"dead pid, python form", "pid=" + strconv.Itoa(deadPID) + ":tid=1:agent=x:nonce=n", true},
+		{"live pid", h(me, alivePID, ""), false},
+		{"this process", h(me, os.Getpid(), "1"), false},
+		{"this process, from NewHolder", NewHolder("me"), false},
+		{"other host, dead pid", h("elsewhere", deadPID, ""), false},
+		{"unstructured", "worker-7", false},
+		{"garbage pid", "host=" + me + ":pid=abc:nonce=x", false},
+		{"duplicate field", h(me, deadPID, "") + ":pid=1", false},
+	}
+	if hasStart {
+		cases = append(cases,
+			struct {
+				name      string
+				holder    string
+				reclaimed bool
+			}{"recycled pid (start differs)", h(me, alivePID, strconv.FormatUint(aliveStart+1, 10)), true},
+			struct {
+				name      string
+				holder    string
+				reclaimed bool
+			}{"live pid, same start", h(me, alivePID, strconv.FormatUint(aliveStart, 10)), false})
+	}
+	s := openTestStore(t, Options{})
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := fmt.Sprintf("s%d", i)
+			newTestSession(t, s, id)
+			if _, got, err := s.AcquireCompressionLock(ctx, id, c.holder, time.Hour); !got || err != nil {
+				t.Fatal(got, err)
+			}
+			l, got, err := s.AcquireCompressionLock(ctx, id, "waiter", time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.reclaimed {
+				t.Errorf("reclaimed = %v, want %v (holder now %q)", got, c.reclaimed, l.Holder)
+			}
+		})
+	}
+}
+
+func TestTurnLease_KeyedByLineageRoot(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "root")
+	mustCreate(t, s, NewSession{ID: "cont", ParentID: "root", Kind: ChildCompression})
+	mustCreate(t, s, NewSession{ID: "cont2", ParentID: "cont", Kind: ChildCompression})
+	mustCreate(t, s, NewSession{ID: "branch", ParentID: "cont", Kind: ChildBranch})
+
+	l, got, err := s.AcquireTurnLease(ctx, "cont2", "a", 0)
+	if !got || err != nil || l.Key != "root" {
+		t.Fatalf("acquire on continuation: %+v %v %v (key should be the root)", l, got, err)
+	}
+	if l, got, _ := s.AcquireTurnLease(ctx, "root", "b", 0); got || l.Holder != "a" {
+		t.Errorf("root's lease should be held by a: %+v %v", l, got)
+	}
+	if _, got, _ := s.AcquireTurnLease(ctx, "branch", "b", 0); !got {
+		t.Errorf("a branch is its own conversation")
+	}
+	if seen, err := s.TurnLease(ctx, "cont"); err != nil || seen.Holder != "a" {
+		t.Errorf("inspect through the middle of the chain: %+v %v", seen, err)
+	}
+	if ok, err := s.ReleaseTurnLease(ctx, "root", "a"); !ok || err != nil {
+		t.Errorf("release through the root: %v %v", ok, err)
+	}
+}
+
+func TestTurnLease_SweepsLongExpiredRows(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	old := now() - (25 * time.Hour).Milliseconds()
+	err := s.write(ctx, "seed", "", time.Second, func(ctx context.Context, tx gen.DBTX) error {
+		_, err := queries.TurnLeaseInsert(ctx, tx, gen.TurnLeaseInsertParams{ConversationID: "gone",
+			Holder: "crashed", AcquiredAt: old, ExpiresAt: old + 1000})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.AcquireTurnLease(ctx, "s1", "a", 0); err != nil {
+		t.Fatal(err)
+	}
+	err = s.read(ctx, "check", "", func(q gen.DBTX) error {
+		l, err := turnLeases.current(ctx, q, "gone")
+		if l.Holder != "" {
+			t.Errorf("a lease expired 25 h ago was not swept: %+v", l)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeases_OneWinnerAmongGoroutines: 8 goroutines race for the same
+// compression lock and the same turn lease; exactly one wins each.
+func TestLeases_OneWinnerAmongGoroutines(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	for _, kind := range []string{"compression lock", "turn lease"} {
+		var wins sync.Map
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 8 {
+			wg.Go(func() {
+				<-start
+				holder := fmt.Sprintf("g%d", i)
+				var got bool
+				var err error
+				if kind == "turn lease" {
+					_, got, err = s.AcquireTurnLease(ctx, "s1", holder, 0)
+				} else {
+					_, got, err = s.AcquireCompressionLock(ctx, "s1", holder, 0)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				if got {
+					wins.Store(holder, true)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		n := 0
+		wins.Range(func(any, any) bool { n++; return true })
+		if n != 1 {
+			t.Errorf("%s: %d winners, want exactly 1", kind, n)
+		}
+	}
+}
+
+func mustCreate(t *testing.T, s *Store, n NewSession) Session {
+	t.Helper()
+	if n.Source == "" {
+		n.Source = "test"
+	}
+	sess, err := s.CreateSession(t.Context(), n)
+	if err != nil {
+		t.Fatalf("CreateSession(%q): %v", n.ID, err)
+	}
+	return sess
+}
