@@ -67,6 +67,9 @@ type NewMessage struct {
 	// failure: appending the same key to the same session again returns
 	// the first message's id and inserts nothing.
 	IdempotencyKey string
+	// Summary marks a compression summary (a message that stands for the
+	// turns it replaced).
+	Summary bool
 }
 
 func (m *NewMessage) check() error {
@@ -113,6 +116,9 @@ type Message struct {
 	Summary        bool // a compression summary
 	IdempotencyKey string
 	CreatedAt      time.Time
+	// OriginID is the id of the message this one was copied from by a
+	// compression (0 for an original); the two are the same turn.
+	OriginID int64
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -138,52 +144,18 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	if err := checkID("session id", sessionID); err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
-	params := make([]gen.MessageInsertParams, len(ms))
-	toolCalls := int64(0)
-	for i := range ms {
-		if err := ms[i].check(); err != nil {
-			return nil, opErr(op, sessionID, fmt.Errorf("message %d: %w", i, err))
-		}
-		p, err := insertParams(sessionID, &ms[i])
-		if err != nil {
-			return nil, opErr(op, sessionID, fmt.Errorf("message %d: %w", i, err))
-		}
-		params[i] = p
-		toolCalls += int64(len(ms[i].ToolCalls))
+	prepared, err := prepareMessages(sessionID, ms)
+	if err != nil {
+		return nil, opErr(op, sessionID, err)
 	}
 	var ids []int64
-	err := s.write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) error {
-		ids = make([]int64, len(params)) // fresh on every (re)play
-		if err := sessionMustExist(ctx, tx, sessionID); err != nil {
+	err = s.write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) (err error) {
+		reason, err := queries.SessionEndReason(ctx, tx, sessionID)
+		if err != nil {
 			return err
 		}
-		inserted, calls := int64(0), int64(0)
-		for i, p := range params {
-			if p.IdempotencyKey != nil {
-				id, err := queries.MessageIDByIdempotencyKey(ctx, tx, gen.MessageIDByIdempotencyKeyParams{
-					SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
-				if err == nil {
-					ids[i] = id
-					continue
-				}
-				if !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
-			}
-			p.CreatedAt = now()
-			id, err := queries.MessageInsert(ctx, tx, p)
-			if err != nil {
-				return err
-			}
-			ids[i] = id
-			inserted++
-			calls += int64(len(ms[i].ToolCalls))
-		}
-		if inserted == 0 {
-			return nil
-		}
-		return queries.SessionAddMessageCounts(ctx, tx, gen.SessionAddMessageCountsParams{
-			ID: sessionID, Messages: inserted, ToolCalls: calls})
+		ids, err = insertMessages(ctx, tx, sessionID, prepared, str(reason) == compressionEndReason)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -191,11 +163,78 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	return ids, nil
 }
 
+// preparedMessage is a checked NewMessage ready to insert.
+type preparedMessage struct {
+	params    gen.MessageInsertParams
+	toolCalls int64
+}
+
+// prepareMessages checks ms and turns them into insert parameters, before
+// any transaction starts.
+func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, error) {
+	out := make([]preparedMessage, len(ms))
+	for i := range ms {
+		if err := ms[i].check(); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		p, err := insertParams(sessionID, &ms[i])
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		out[i] = preparedMessage{params: p, toolCalls: int64(len(ms[i].ToolCalls))}
+	}
+	return out, nil
+}
+
+// insertMessages inserts prepared messages into sessionID inside tx, in
+// order, and counts them on the session. A message whose idempotency key
+// the session already holds is not inserted again: its id is the first
+// row's. closed refuses new rows with ErrSessionClosed (a retry of an
+// acknowledged append still gets its id).
+func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []preparedMessage, closed bool) ([]int64, error) {
+	ids := make([]int64, len(ms)) // fresh on every (re)play
+	inserted, calls := int64(0), int64(0)
+	for i, m := range ms {
+		p := m.params
+		p.SessionID = sessionID
+		if p.IdempotencyKey != nil {
+			id, err := queries.MessageIDByIdempotencyKey(ctx, tx, gen.MessageIDByIdempotencyKeyParams{
+				SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
+			if err == nil {
+				ids[i] = id
+				continue
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, err
+			}
+		}
+		if closed {
+			return nil, fmt.Errorf("%w: it continues in a compression child", ErrSessionClosed)
+		}
+		p.CreatedAt = now()
+		id, err := queries.MessageInsert(ctx, tx, p)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+		inserted++
+		calls += m.toolCalls
+	}
+	if inserted == 0 {
+		return ids, nil
+	}
+	return ids, queries.SessionAddMessageCounts(ctx, tx, gen.SessionAddMessageCountsParams{
+		ID: sessionID, Messages: inserted, ToolCalls: calls})
+}
+
 func insertParams(sessionID string, m *NewMessage) (gen.MessageInsertParams, error) {
 	p := gen.MessageInsertParams{
 		SessionID: sessionID, Role: string(m.Role), Content: m.Content,
 		ToolName: ptr(m.ToolName), ToolCallID: ptr(m.ToolCallID), Reasoning: ptr(m.Reasoning),
 		FinishReason: ptr(m.FinishReason), IdempotencyKey: ptr(m.IdempotencyKey),
+	}
+	if m.Summary {
+		p.IsSummary = 1
 	}
 	if m.TokenCount > 0 {
 		p.TokenCount = &m.TokenCount
@@ -274,6 +313,9 @@ func messageFromRow(r gen.Message) (Message, error) {
 		ToolName: str(r.ToolName), ToolCallID: str(r.ToolCallID), Reasoning: str(r.Reasoning),
 		FinishReason: str(r.FinishReason), State: MessageState(r.State), Summary: r.IsSummary != 0,
 		IdempotencyKey: str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
+	}
+	if r.OriginID != nil {
+		m.OriginID = *r.OriginID
 	}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount

@@ -153,11 +153,7 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 				return fmt.Errorf("parent session %q: %w", n.ParentID, err)
 			}
 		}
-		rows, err := queries.SessionInsert(ctx, tx, gen.SessionInsertParams{
-			ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), ParentKind: ptr(string(n.Kind)), UserID: ptr(n.UserID),
-			Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig), SystemPrompt: ptr(n.SystemPrompt),
-			Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0, StartedAt: now(),
-		})
+		rows, err := queries.SessionInsert(ctx, tx, insertSessionParams(n, now()))
 		if err != nil {
 			return err
 		}
@@ -167,6 +163,16 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 		return err
 	})
 	return sess, created, err
+}
+
+// insertSessionParams maps a normalized NewSession to its row.
+func insertSessionParams(n NewSession, startedAt int64) gen.SessionInsertParams {
+	return gen.SessionInsertParams{
+		ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), ParentKind: ptr(string(n.Kind)),
+		UserID: ptr(n.UserID), Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig),
+		SystemPrompt: ptr(n.SystemPrompt), Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0,
+		StartedAt: startedAt,
+	}
 }
 
 // Session returns the session with id, or ErrNotFound.

@@ -29,12 +29,12 @@ func (q *Queries) MessageIDByIdempotencyKey(ctx context.Context, db DBTX, arg Me
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json,
-    reasoning, finish_reason, token_count, idempotency_key, created_at
+    reasoning, finish_reason, token_count, is_summary, idempotency_key, created_at
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7,
-    ?8, ?9, ?10,
-    ?11
+    ?8, ?9, ?10, ?11,
+    ?12
 )
 RETURNING id
 `
@@ -49,6 +49,7 @@ type MessageInsertParams struct {
 	Reasoning      *string
 	FinishReason   *string
 	TokenCount     *int64
+	IsSummary      int64
 	IdempotencyKey *string
 	CreatedAt      int64
 }
@@ -64,6 +65,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.Reasoning,
 		arg.FinishReason,
 		arg.TokenCount,
+		arg.IsSummary,
 		arg.IdempotencyKey,
 		arg.CreatedAt,
 	)

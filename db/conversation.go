@@ -1,0 +1,93 @@
+package db
+
+import (
+	"context"
+	"math"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// ConversationOptions choose a conversation view.
+type ConversationOptions struct {
+	// Lineage shows the whole conversation, root to compression tip: every
+	// session's active and compacted rows, each turn once (a copy made by
+	// compression and its original are one turn; the later copy's state
+	// wins, the first position stays).
+	Lineage bool
+	// IncludeCompacted adds the session's compacted rows to the
+	// single-session view (the default is what a model sees: active rows).
+	IncludeCompacted bool
+}
+
+// conversationPage is how many rows one query of a view reads.
+const conversationPage = 5000
+
+// Conversation returns a session's conversation in order (by id, never by
+// timestamp): by default its active rows, the live context a model is
+// given; see ConversationOptions for the display views. Rewound rows are
+// never part of it.
+func (s *Store) Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]Message, error) {
+	var out []Message
+	err := s.read(ctx, "get conversation", sessionID, func(q gen.DBTX) error {
+		out = nil
+		ids := []string{sessionID}
+		if o.Lineage {
+			var err error
+			if ids, err = lineageIDs(ctx, q, sessionID); err != nil {
+				return err
+			}
+		} else if err := sessionMustExist(ctx, q, sessionID); err != nil {
+			return err
+		}
+		at := map[int64]int{} // turn (origin or own id) -> index in out
+		for _, sid := range ids {
+			err := visibleMessages(ctx, q, sid, func(m Message) {
+				if !o.Lineage {
+					if m.State == StateActive || o.IncludeCompacted {
+						out = append(out, m)
+					}
+					return
+				}
+				turn := m.ID
+				if m.OriginID != 0 {
+					turn = m.OriginID
+				}
+				if i, ok := at[turn]; ok {
+					out[i] = m
+					return
+				}
+				at[turn] = len(out)
+				out = append(out, m)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// visibleMessages calls fn for each active or compacted message of a
+// session, oldest first, a page at a time.
+func visibleMessages(ctx context.Context, q gen.DBTX, sessionID string, fn func(Message)) error {
+	after := int64(0)
+	for {
+		rows, err := queries.MessageListAscending(ctx, q, gen.MessageListAscendingParams{SessionID: sessionID,
+			AfterID: after, BeforeID: math.MaxInt64, IncludeRewound: 0, RowLimit: conversationPage})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			m, err := messageFromRow(r)
+			if err != nil {
+				return err
+			}
+			fn(m)
+			after = r.ID
+		}
+		if len(rows) < conversationPage {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// maxChainWalk caps a lineage walk: a cycle or a pathological chain costs
+// a bounded number of steps.
+const maxChainWalk = 1000
+
+// Lineage returns the conversation id belongs to, oldest first: its
+// compression ancestors from the root, id itself, then the continuations
+// down to the compression tip. A session that was never compressed is a
+// lineage of one. At most 1000 sessions are walked.
+func (s *Store) Lineage(ctx context.Context, id string) ([]Session, error) {
+	var out []Session
+	err := s.read(ctx, "get lineage", id, func(q gen.DBTX) error {
+		ids, err := lineageIDs(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		out = make([]Session, len(ids))
+		for i, sid := range ids {
+			row, err := queries.SessionGet(ctx, q, sid)
+			if err != nil {
+				return err
+			}
+			out[i] = sessionFromRow(row)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CompressionTip returns the session that carries id's conversation on
+// now: the last of its lineage (id itself when it was never compressed).
+func (s *Store) CompressionTip(ctx context.Context, id string) (Session, error) {
+	var tip Session
+	err := s.read(ctx, "get compression tip", id, func(q gen.DBTX) error {
+		ids, err := lineageIDs(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		row, err := queries.SessionGet(ctx, q, ids[len(ids)-1])
+		tip = sessionFromRow(row)
+		return err
+	})
+	return tip, err
+}
+
+// lineageIDs walks id's conversation from the root to the tip.
+func lineageIDs(ctx context.Context, q gen.DBTX, id string) ([]string, error) {
+	if err := sessionMustExist(ctx, q, id); err != nil {
+		return nil, err
+	}
+	up, err := queries.SessionAncestors(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(up)+1)
+	seen := make(map[string]bool, len(up)+1)
+	for i := len(up) - 1; i >= 0; i-- {
+		if !seen[up[i]] { // a cycle in the parent links lists a session twice
+			seen[up[i]] = true
+			ids = append(ids, up[i])
+		}
+	}
+	if seen[id] {
+		return ids, nil
+	}
+	for cur := id; !seen[cur] && len(ids) < maxChainWalk; {
+		seen[cur] = true
+		ids = append(ids, cur)
+		next, err := queries.SessionContinuation(ctx, q, &cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return ids, nil
+}
