@@ -47,10 +47,12 @@ func runSessionNew(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&n.Source, "source", "cli", "where the session comes from")
 	fs.StringVar(&n.Title, "title", "", "title, unique across the store")
 	fs.StringVar(&n.ParentID, "parent", "", "parent session id")
+	kind := fs.String("kind", "", "what the session is to its parent: branch, delegate, reset, tool")
 	fs.StringVar(&n.Model, "model", "", "model name")
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
+	n.Kind = db.ChildKind(*kind)
 	s, err := e.open(ctx)
 	if err != nil {
 		return err

@@ -6,7 +6,8 @@
 // $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.
 //
 // Exit codes: 0 ok, 1 error, 2 usage (bad flags or input), 3 not found, 75 the write lock was
-// held by another process for longer than the patience (EX_TEMPFAIL).
+// held by another process for longer than the patience, or a live lease stood in the way
+// (EX_TEMPFAIL: try again later).
 package main
 
 import (
@@ -39,10 +40,16 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"init", "init", "create the database (and its directory) if needed and apply migrations", runInit},
-		{"session", "session new|show|end ...", "create, show or end one session", runSession},
+		{"session", "session new [--id ID] [--source S] [--title T] [--parent ID --kind K] [--model M] | show ID | end ID --reason R", "create, show or end one session", runSession},
 		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N]", "list sessions, newest first", runSessions},
 		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
 		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
+		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
+		{"conversation", "conversation SESSION_ID [--lineage] [--compacted]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
+		{"rewind", "rewind SESSION_ID --to MESSAGE_ID [--expect-content TEXT] [--holder H]", "undo a conversation back to before a user message (soft: the rows are kept, hidden)", runRewind},
+		{"flag", "flag SESSION_ID archive|unarchive|pin|unpin|hide|unhide|read|unread", "set a flag on a session's whole lineage", runFlag},
+		{"delete", "delete SESSION_ID [--yes]", "delete a session and its delegate sessions (other children are kept, unlinked); without --yes only show what would go", runDelete},
+		{"locks", "locks SESSION_ID", "show the session's compression lock and its conversation's turn lease", runLocks},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged, absent or busy, 2 could not check)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
@@ -95,7 +102,7 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nThe database is --db, else $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.")
 	fmt.Fprintln(w, "Patience (Go durations): flags, else $SESSIONDB_WRITE_PATIENCE, $SESSIONDB_TRANSCRIPT_PATIENCE, $SESSIONDB_OPEN_PATIENCE.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 write lock held past patience.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 write lock held past patience or a live lease in the way.")
 }
 
 // usageError marks a mistake in the command line (exit 2).
@@ -119,7 +126,7 @@ func report(stderr io.Writer, err error) int {
 	switch {
 	case errors.As(err, &u), errors.Is(err, db.ErrInvalidInput):
 		return exitUsage
-	case errors.Is(err, db.ErrLocked):
+	case errors.Is(err, db.ErrLocked), errors.Is(err, db.ErrLeaseHeld):
 		return exitLocked
 	case errors.Is(err, db.ErrNotFound):
 		return exitNotFound

@@ -17,6 +17,7 @@ type sessionJSON struct {
 	ID            string `json:"id"`
 	Source        string `json:"source"`
 	ParentID      string `json:"parent_session_id,omitempty"`
+	Kind          string `json:"kind,omitempty"`
 	UserID        string `json:"user_id,omitempty"`
 	Model         string `json:"model,omitempty"`
 	Title         string `json:"title,omitempty"`
@@ -29,6 +30,8 @@ type sessionJSON struct {
 	Archived      bool   `json:"archived"`
 	Pinned        bool   `json:"pinned"`
 	Hidden        bool   `json:"hidden"`
+	Unread        bool   `json:"unread"`
+	RewindCount   int64  `json:"rewind_count"`
 }
 
 type toolCallJSON struct {
@@ -49,6 +52,8 @@ type messageJSON struct {
 	FinishReason   string         `json:"finish_reason,omitempty"`
 	TokenCount     int64          `json:"token_count,omitempty"`
 	State          string         `json:"state"`
+	Summary        bool           `json:"summary,omitempty"`
+	OriginID       int64          `json:"origin_id,omitempty"`
 	IdempotencyKey string         `json:"idempotency_key,omitempty"`
 	CreatedAt      string         `json:"created_at"`
 }
@@ -68,7 +73,8 @@ func toSessionJSON(s db.Session) sessionJSON {
 		ID: s.ID, Source: s.Source, ParentID: s.ParentID, UserID: s.UserID, Model: s.Model,
 		Title: s.Title, Cwd: s.Cwd, StartedAt: stamp(s.StartedAt), EndedAt: stamp(s.EndedAt),
 		EndReason: s.EndReason, MessageCount: s.MessageCount, ToolCallCount: s.ToolCallCount,
-		Archived: s.Archived, Pinned: s.Pinned, Hidden: s.Hidden,
+		Archived: s.Archived, Pinned: s.Pinned, Hidden: s.Hidden, Kind: string(s.Kind),
+		Unread: s.Unread, RewindCount: s.RewindCount,
 	}
 }
 
@@ -77,7 +83,8 @@ func toMessageJSON(m db.Message) messageJSON {
 		ID: m.ID, SessionID: m.SessionID, Role: string(m.Role), Content: m.Content,
 		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
 		FinishReason: m.FinishReason, TokenCount: m.TokenCount, State: string(m.State),
-		IdempotencyKey: m.IdempotencyKey, CreatedAt: stamp(m.CreatedAt),
+		IdempotencyKey: m.IdempotencyKey, CreatedAt: stamp(m.CreatedAt), Summary: m.Summary,
+		OriginID: m.OriginID,
 	}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCallJSON(c))
@@ -125,6 +132,7 @@ func printSession(w io.Writer, s db.Session) error {
 	row("source", s.Source)
 	row("title", s.Title)
 	row("parent", s.ParentID)
+	row("kind", string(s.Kind))
 	row("user", s.UserID)
 	row("model", s.Model)
 	row("cwd", s.Cwd)
@@ -142,6 +150,9 @@ func printMessages(w io.Writer, ms []db.Message) error {
 		head := fmt.Sprintf("#%d %s %s", m.ID, m.CreatedAt.Local().Format("15:04:05"), m.Role)
 		if m.ToolName != "" {
 			head += " (" + m.ToolName + ")"
+		}
+		if m.Summary {
+			head += " (summary)"
 		}
 		if m.State != db.StateActive {
 			head += " [" + string(m.State) + "]"

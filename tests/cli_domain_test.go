@@ -1,0 +1,64 @@
+package tests
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLI_Domain walks the lineage, conversation, rewind, flag, locks and
+// delete commands on one database, with what each bad input gets.
+func TestCLI_Domain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	env := []string{"SESSIONDB_PATH=" + path}
+	steps := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring, unless empty
+		stderr string // substring, unless empty
+	}{
+		{name: "Parent", args: []string{"session", "new", "--id", "p"}},
+		{name: "Delegate", args: []string{"session", "new", "--id", "d", "--parent", "p", "--kind", "delegate"}},
+		{name: "Branch", args: []string{"session", "new", "--id", "b", "--parent", "p", "--kind", "branch"}},
+		{name: "BadKind", args: []string{"session", "new", "--id", "x", "--parent", "p", "--kind", "cousin"}, code: 2, stderr: "child kind"},
+		{name: "KindWithoutParent", args: []string{"session", "new", "--id", "x", "--kind", "branch"}, code: 2, stderr: "needs a parent"},
+		{name: "Q1", args: []string{"append", "p", "--role", "user", "--content", "first question"}, stdout: "1"},
+		{name: "A1", args: []string{"append", "p", "--role", "assistant", "--content", "first answer"}, stdout: "2"},
+		{name: "Q2", args: []string{"append", "p", "--role", "user", "--content", "second question"}, stdout: "3"},
+		{name: "Lineage", args: []string{"--json", "lineage", "p"}, stdout: `"id": "p"`},
+		{name: "LineageGhost", args: []string{"lineage", "ghost"}, code: 3},
+		{name: "Conversation", args: []string{"conversation", "p"}, stdout: "second question"},
+		{name: "RewindNoTarget", args: []string{"rewind", "p"}, code: 2, stderr: "--to"},
+		{name: "RewindToAssistant", args: []string{"rewind", "p", "--to", "2"}, code: 2, stderr: "user message"},
+		{name: "RewindStaleContent", args: []string{"rewind", "p", "--to", "3", "--expect-content", "other"}, code: 1, stderr: "changed since it was read"},
+		{name: "Rewind", args: []string{"rewind", "p", "--to", "3", "--expect-content", "second question"}, stdout: "rewound 1 messages; the conversation now ends at #2"},
+		{name: "ConversationAfterRewind", args: []string{"--json", "conversation", "p"}, stdout: `"first answer"`},
+		{name: "Pin", args: []string{"flag", "p", "pin"}, stdout: "pin: 1 sessions changed"},
+		{name: "UnknownFlag", args: []string{"flag", "p", "sparkle"}, code: 2, stderr: "unknown flag"},
+		{name: "ShowPinned", args: []string{"--json", "session", "show", "p"}, stdout: `"pinned": true`},
+		{name: "LocksFree", args: []string{"locks", "p"}, stdout: "free"},
+		{name: "DeleteDryRun", args: []string{"delete", "p"}, stdout: "would delete 2 sessions: p, d"},
+		{name: "StillThere", args: []string{"session", "show", "p"}, stdout: "id:"},
+		{name: "Delete", args: []string{"delete", "p", "--yes"}, stdout: "deleted 2 sessions: p, d"},
+		{name: "DelegateGone", args: []string{"session", "show", "d"}, code: 3},
+		{name: "BranchOrphaned", args: []string{"--json", "session", "show", "b"}, stdout: `"id": "b"`},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			r := cli(t, env, "", st.args...)
+			if r.code != st.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, st.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, st.stdout) {
+				t.Errorf("stdout %q does not contain %q", r.stdout, st.stdout)
+			}
+			if !strings.Contains(r.stderr, st.stderr) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, st.stderr)
+			}
+		})
+	}
+	if r := cli(t, env, "", "--json", "session", "show", "b"); strings.Contains(r.stdout, "parent_session_id") {
+		t.Errorf("the branch should have lost its parent link: %s", r.stdout)
+	}
+}
