@@ -137,8 +137,10 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 }
 
 // EnsureSession returns the session with n.ID, creating it from n when it
-// does not exist; created says which. An existing session is returned as
-// it is (its fields are not overwritten).
+// does not exist; created says which. On an existing session no field that
+// is set is overwritten: only empty ones (user, model, model config, system
+// prompt, cwd) are filled from n, and the "unknown" source placeholder is
+// replaced. Parent, kind and title are never changed by it.
 func (s *Store) EnsureSession(ctx context.Context, n NewSession) (sess Session, created bool, err error) {
 	return s.ensureSession(ctx, "ensure session", n)
 }
@@ -148,16 +150,26 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 		return Session{}, false, opErr(op, n.ID, err)
 	}
 	err = s.write(ctx, op, n.ID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+		n := n // the parent's working directory fills an empty one (on every replay)
 		if n.ParentID != "" {
-			if err := sessionMustExist(ctx, tx, n.ParentID); err != nil {
+			parent, err := queries.SessionGet(ctx, tx, n.ParentID)
+			if err != nil {
 				return fmt.Errorf("parent session %q: %w", n.ParentID, err)
 			}
+			n.Cwd = orDefault(n.Cwd, str(parent.Cwd))
 		}
 		rows, err := queries.SessionInsert(ctx, tx, insertSessionParams(n, now()))
 		if err != nil {
 			return err
 		}
 		created = rows == 1
+		if !created && op == "ensure session" {
+			if err := queries.SessionFillUnset(ctx, tx, gen.SessionFillUnsetParams{ID: n.ID, Source: n.Source,
+				UserID: ptr(n.UserID), Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig),
+				SystemPrompt: ptr(n.SystemPrompt), Cwd: ptr(n.Cwd)}); err != nil {
+				return err
+			}
+		}
 		row, err := queries.SessionGet(ctx, tx, n.ID)
 		sess = sessionFromRow(row)
 		return err

@@ -187,3 +187,29 @@ func TestListSessions(t *testing.T) {
 		t.Errorf("negative limit = %v, want ErrInvalidInput", err)
 	}
 }
+
+// TestEnsureSession_FillsOnlyWhatIsUnset: an ensure never overwrites a set
+// column; it fills empty ones and replaces the "unknown" source.
+func TestEnsureSession_FillsOnlyWhatIsUnset(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	if _, _, err := s.EnsureSession(ctx, NewSession{ID: "e", Model: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	got, created, err := s.EnsureSession(ctx, NewSession{ID: "e", Source: "gateway", Model: "m2", Cwd: "/w", UserID: "u"})
+	if err != nil || created {
+		t.Fatal(created, err)
+	}
+	if got.Source != "gateway" || got.Model != "m1" || got.Cwd != "/w" || got.UserID != "u" {
+		t.Errorf("after ensure: source %q model %q cwd %q user %q; want gateway m1 /w u", got.Source, got.Model, got.Cwd, got.UserID)
+	}
+	got, _, _ = s.EnsureSession(ctx, NewSession{ID: "e", Source: "cli", Cwd: "/other"})
+	if got.Source != "gateway" || got.Cwd != "/w" {
+		t.Errorf("a set source or cwd was overwritten: %q %q", got.Source, got.Cwd)
+	}
+	// A child fills an empty cwd from its parent.
+	child := mustCreate(t, s, NewSession{ID: "child", ParentID: "e", Kind: ChildBranch})
+	if child.Cwd != "/w" {
+		t.Errorf("child cwd = %q, want the parent's /w", child.Cwd)
+	}
+}

@@ -39,3 +39,15 @@ WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR source = sqlc.narg(source))
        OR (sqlc.narg(ended) = 0 AND ended_at IS NULL))
 ORDER BY started_at DESC, id DESC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
+
+-- name: SessionFillUnset :exec
+-- EnsureSession on an existing session: columns already set are kept; only
+-- empty ones are filled, and the 'unknown' source placeholder is replaced.
+UPDATE sessions
+SET source = CASE WHEN source = 'unknown' THEN sqlc.arg(source) ELSE source END,
+    user_id = COALESCE(user_id, sqlc.narg(user_id)),
+    model = COALESCE(model, sqlc.narg(model)),
+    model_config_json = COALESCE(model_config_json, sqlc.narg(model_config_json)),
+    system_prompt = COALESCE(system_prompt, sqlc.narg(system_prompt)),
+    cwd = COALESCE(cwd, sqlc.narg(cwd))
+WHERE id = sqlc.arg(id);

@@ -60,6 +60,42 @@ func (q *Queries) SessionExists(ctx context.Context, db DBTX, id string) (int64,
 	return count, err
 }
 
+const sessionFillUnset = `-- name: SessionFillUnset :exec
+UPDATE sessions
+SET source = CASE WHEN source = 'unknown' THEN ?1 ELSE source END,
+    user_id = COALESCE(user_id, ?2),
+    model = COALESCE(model, ?3),
+    model_config_json = COALESCE(model_config_json, ?4),
+    system_prompt = COALESCE(system_prompt, ?5),
+    cwd = COALESCE(cwd, ?6)
+WHERE id = ?7
+`
+
+type SessionFillUnsetParams struct {
+	Source          string
+	UserID          *string
+	Model           *string
+	ModelConfigJson *string
+	SystemPrompt    *string
+	Cwd             *string
+	ID              string
+}
+
+// EnsureSession on an existing session: columns already set are kept; only
+// empty ones are filled, and the 'unknown' source placeholder is replaced.
+func (q *Queries) SessionFillUnset(ctx context.Context, db DBTX, arg SessionFillUnsetParams) error {
+	_, err := db.ExecContext(ctx, sessionFillUnset,
+		arg.Source,
+		arg.UserID,
+		arg.Model,
+		arg.ModelConfigJson,
+		arg.SystemPrompt,
+		arg.Cwd,
+		arg.ID,
+	)
+	return err
+}
+
 const sessionGet = `-- name: SessionGet :one
 SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind FROM sessions WHERE id = ?1
 `
