@@ -55,7 +55,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) (
 			}
 		}
 		for _, sid := range slices.Backward(ids) { // children before parents
-			if err := queries.SessionOrphanChildren(ctx, tx, &sid); err != nil {
+			if _, err := queries.SessionOrphanChildren(ctx, tx, &sid); err != nil {
 				return err
 			}
 			if _, err := queries.SessionDelete(ctx, tx, sid); err != nil {

@@ -751,3 +751,22 @@ func (w *writer) lockedError(patience time.Duration, cause error) error {
 	w.log.Warn("sessiondb: write lock unavailable", "path", w.path, "patience", patience, "holders", holders)
 	return err
 }
+
+// exclusive runs fn on the writer connection outside any transaction, with
+// no write in flight and none starting until it returns: for maintenance
+// that cannot run inside a transaction (VACUUM). The file's identity is
+// checked first, as for every write.
+func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *sql.Conn) error) error {
+	w.mu.Lock()
+	defer w.unlock()
+	if err := w.closedOrHalted(); err != nil {
+		return err
+	}
+	if err := w.id.checkFile(ctx, w.path, w.conn); err != nil {
+		if errors.Is(err, ErrReplaced) {
+			return w.stop(err)
+		}
+		return err
+	}
+	return fn(ctx, w.conn)
+}

@@ -1,4 +1,4 @@
--- name: SessionOrphanChildren :exec
+-- name: SessionOrphanChildren :execrows
 -- Children that are not deleted with their parent lose the link (and with
 -- it their kind): they become roots of their own.
 UPDATE sessions SET parent_session_id = NULL, parent_kind = NULL

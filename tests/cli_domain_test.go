@@ -43,6 +43,13 @@ func TestCLI_Domain(t *testing.T) {
 		{name: "Delete", args: []string{"delete", "p", "--yes"}, stdout: "deleted 2 sessions: p, d"},
 		{name: "DelegateGone", args: []string{"session", "show", "d"}, code: 3},
 		{name: "BranchOrphaned", args: []string{"--json", "session", "show", "b"}, stdout: `"id": "b"`},
+		{name: "EndBranch", args: []string{"session", "end", "b", "--reason", "done"}},
+		{name: "PruneBadAge", args: []string{"prune", "--older-than", "soon"}, code: 2, stderr: "bad age"},
+		{name: "PruneNothingOldEnough", args: []string{"prune", "--older-than", "1d"}, stdout: "pruned 0 sessions"},
+		{name: "PruneAll", args: []string{"--json", "prune", "--older-than", "1ns"}, stdout: `"pruned": 1`},
+		{name: "Vacuum", args: []string{"vacuum"}, stdout: "vacuumed:"},
+		{name: "Stats", args: []string{"stats"}, stdout: "schema version:   3"},
+		{name: "StatsJSON", args: []string{"--json", "stats"}, stdout: `"sessions": 0`},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

@@ -23,14 +23,17 @@ func (q *Queries) SessionDelete(ctx context.Context, db DBTX, id string) (int64,
 	return result.RowsAffected()
 }
 
-const sessionOrphanChildren = `-- name: SessionOrphanChildren :exec
+const sessionOrphanChildren = `-- name: SessionOrphanChildren :execrows
 UPDATE sessions SET parent_session_id = NULL, parent_kind = NULL
 WHERE parent_session_id = ?1
 `
 
 // Children that are not deleted with their parent lose the link (and with
 // it their kind): they become roots of their own.
-func (q *Queries) SessionOrphanChildren(ctx context.Context, db DBTX, id *string) error {
-	_, err := db.ExecContext(ctx, sessionOrphanChildren, id)
-	return err
+func (q *Queries) SessionOrphanChildren(ctx context.Context, db DBTX, id *string) (int64, error) {
+	result, err := db.ExecContext(ctx, sessionOrphanChildren, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }

@@ -1,0 +1,39 @@
+package db
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// otherOpeners names the other processes that have the database, its WAL
+// or its shared memory open, from /proc/*/fd. known is true: Linux can
+// tell. Processes of other users whose descriptors cannot be read are not
+// seen.
+func otherOpeners(path string) (who []string, known bool) {
+	type fileID struct{ dev, ino uint64 }
+	ours := map[fileID]bool{}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil {
+			ours[fileID{uint64(st.Dev), st.Ino}] = true
+		}
+	}
+	self := strconv.Itoa(os.Getpid())
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	seen := map[string]bool{}
+	for _, fd := range fds {
+		pid := filepath.Base(filepath.Dir(filepath.Dir(fd)))
+		if pid == self || seen[pid] {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(fd, &st) == nil && ours[fileID{uint64(st.Dev), st.Ino}] {
+			seen[pid] = true
+			who = append(who, fmt.Sprintf("pid %s (%s)", pid, processName(pid)))
+		}
+	}
+	return who, true
+}
