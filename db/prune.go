@@ -14,8 +14,8 @@ const pruneBatch = 100
 
 // PruneResult says what Prune did.
 type PruneResult struct {
-	Pruned   int // sessions deleted, with their messages
-	Spared   int // old enough, but kept: pinned lineage, a live continuation, a live lease
+	Pruned int // sessions deleted, with their messages
+	Spared int // old enough, but kept: pinned lineage, a live continuation, a live lease
 	// (each such session counted once)
 	Orphaned int // children of pruned sessions that were kept and unlinked
 }
