@@ -28,7 +28,7 @@ const conversationPage = 5000
 // never part of it.
 func (s *Store) Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]Message, error) {
 	var out []Message
-	err := s.read(ctx, "get conversation", sessionID, func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get conversation", sessionID, func(q gen.DBTX) error {
 		out = nil
 		ids := []string{sessionID}
 		if o.Lineage {

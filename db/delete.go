@@ -23,7 +23,7 @@ type DeleteOptions struct {
 // id first. Other children are kept and lose their parent link.
 func (s *Store) DeletionSet(ctx context.Context, id string) ([]string, error) {
 	var ids []string
-	err := s.read(ctx, "get deletion set", id, func(q gen.DBTX) (err error) {
+	err := s.snapshot(ctx, "get deletion set", id, func(q gen.DBTX) (err error) {
 		ids, err = deletionSet(ctx, q, id)
 		return err
 	})

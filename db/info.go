@@ -41,7 +41,7 @@ func (s *Store) Info(ctx context.Context) (Info, error) {
 			*n = fi.Size()
 		}
 	}
-	err := s.read(ctx, "get info", "", func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get info", "", func(q gen.DBTX) error {
 		var err error
 		if in.Sessions, err = queries.SessionCount(ctx, q); err != nil {
 			return err

@@ -134,7 +134,7 @@ func (s *Store) ReleaseTurnLease(ctx context.Context, sessionID, holder string) 
 // Lease when there is none).
 func (s *Store) TurnLease(ctx context.Context, sessionID string) (Lease, error) {
 	var l Lease
-	err := s.read(ctx, "get turn lease", sessionID, func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get turn lease", sessionID, func(q gen.DBTX) error {
 		root, err := conversationRoot(ctx, q, sessionID)
 		if err != nil {
 			return err

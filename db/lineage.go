@@ -18,7 +18,7 @@ const maxChainWalk = 1000
 // lineage of one. At most 1000 sessions are walked.
 func (s *Store) Lineage(ctx context.Context, id string) ([]Session, error) {
 	var out []Session
-	err := s.read(ctx, "get lineage", id, func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get lineage", id, func(q gen.DBTX) error {
 		ids, err := lineageIDs(ctx, q, id)
 		if err != nil {
 			return err
@@ -40,7 +40,7 @@ func (s *Store) Lineage(ctx context.Context, id string) ([]Session, error) {
 // now: the last of its lineage (id itself when it was never compressed).
 func (s *Store) CompressionTip(ctx context.Context, id string) (Session, error) {
 	var tip Session
-	err := s.read(ctx, "get compression tip", id, func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get compression tip", id, func(q gen.DBTX) error {
 		ids, err := lineageIDs(ctx, q, id)
 		if err != nil {
 			return err

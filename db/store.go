@@ -225,6 +225,32 @@ func (s *Store) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX
 	return opErr(op, sessionID, err)
 }
 
+// snapshot runs fn inside one read-only transaction on the read pool, so
+// every statement of a multi-statement read (a lineage walk, conversation
+// pages, an export) sees the same committed state. Without a pool it runs
+// on the writer, where the writer's lock already keeps writes out.
+func (s *Store) snapshot(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+	if s.readers == nil {
+		return s.read(ctx, op, sessionID, fn)
+	}
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	//sessiondb:allow txonly -- a read-only snapshot on the read-only pool; no write can run in it
+	tx, err := s.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return opErr(op, sessionID, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		if s.closed.Load() {
+			err = ErrClosed
+		}
+		return opErr(op, sessionID, err)
+	}
+	return opErr(op, sessionID, tx.Commit())
+}
+
 // now is the store's clock: Unix milliseconds, the one time representation
 // in the schema.
 func now() int64 { return time.Now().UnixMilli() }
