@@ -20,6 +20,10 @@ var (
 	// ErrExists: a create met a row that already exists (use EnsureSession
 	// to accept an existing session).
 	ErrExists = errors.New("already exists")
+	// ErrConflict: a compare-and-set lost — the row changed since it was
+	// read (a handoff already moved on, or is held by someone else).
+	// Re-read the state and decide again; retrying blindly will not help.
+	ErrConflict = errors.New("the row changed since it was read")
 	// ErrInvalidInput: the caller's input was refused before anything was
 	// written (empty id, unknown role, invalid UTF-8, bad options).
 	ErrInvalidInput = errors.New("invalid input")
@@ -105,7 +109,7 @@ func mapDriverError(err error) error {
 
 // sentinels are the package's own errors: an error already carrying one is
 // not mapped again.
-var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
+var sentinels = []error{ErrNotFound, ErrExists, ErrConflict, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed}
 
 func hasSentinel(err error) bool {

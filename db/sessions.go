@@ -22,6 +22,7 @@ type Session struct {
 	SystemPrompt string
 	Cwd          string
 	Title        string
+	TitleRank    TitleRank // who chose Title (SetTitle, SetAutoTitle)
 	StartedAt    time.Time
 	// EndedAt is zero while the session is live.
 	EndedAt   time.Time
@@ -33,6 +34,13 @@ type Session struct {
 	Archived      bool
 	Pinned        bool
 	Hidden        bool
+	// LastActivityAt is the latest TouchActivity time (zero when never
+	// touched), with the labels of the current activity.
+	LastActivityAt      time.Time
+	ActivityDescription string
+	ActivityProvenance  string
+	// Usage is the session's main-loop token and cost totals (RecordUsage).
+	Usage Usage
 }
 
 // Ended reports whether the session has been ended.
@@ -49,7 +57,7 @@ type NewSession struct {
 	ModelConfig  string
 	SystemPrompt string
 	Cwd          string
-	Title        string // unique across the store when set; at most 100 characters
+	Title        string // a user's title (TitleUser): unique across the store, rules as in SetTitle
 }
 
 func (n *NewSession) normalize() error {
@@ -70,8 +78,9 @@ func (n *NewSession) normalize() error {
 			return invalid("session %q cannot be its own parent", n.ID)
 		}
 	}
-	if len([]rune(n.Title)) > maxTitleLen {
-		return invalid("title longer than %d characters", maxTitleLen)
+	var err error
+	if n.Title, err = normalizeTitle(n.Title); err != nil {
+		return err
 	}
 	for what, v := range map[string]string{"source": n.Source, "user id": n.UserID, "model": n.Model, "title": n.Title} {
 		if err := checkLabel(what, v); err != nil {
@@ -108,6 +117,10 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 	if err := n.normalize(); err != nil {
 		return Session{}, false, opErr(op, n.ID, err)
 	}
+	rank := TitleDerived // no title
+	if n.Title != "" {
+		rank = TitleUser // a title given at creation was chosen by someone
+	}
 	err = s.write(ctx, op, n.ID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
 		if n.ParentID != "" {
 			if err := sessionMustExist(ctx, tx, n.ParentID); err != nil {
@@ -117,7 +130,7 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 		rows, err := queries.SessionInsert(ctx, tx, gen.SessionInsertParams{
 			ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), UserID: ptr(n.UserID),
 			Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig), SystemPrompt: ptr(n.SystemPrompt),
-			Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0, StartedAt: now(),
+			Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: int64(rank), StartedAt: now(),
 		})
 		if err != nil {
 			return err
@@ -227,5 +240,13 @@ func sessionFromRow(r gen.Session) Session {
 	if r.EndedAt != nil {
 		s.EndedAt = fromMillis(*r.EndedAt)
 	}
+	s.TitleRank = TitleRank(r.TitleRank)
+	if r.LastActivityAt != nil {
+		s.LastActivityAt = fromMillis(*r.LastActivityAt)
+	}
+	s.ActivityDescription, s.ActivityProvenance = str(r.LastActivityDescription), str(r.LastActivityProvenance)
+	s.Usage = Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
+		APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd, ActualCostUSD: r.ActualCostUsd}
 	return s
 }
