@@ -24,6 +24,20 @@
 // Content is any UTF-8 text, NUL bytes included, returned byte-exact;
 // invalid UTF-8 is refused with [ErrInvalidInput]. Times are UTC.
 //
+// # Titles, handoffs, activity and usage
+//
+//   - [Store.SetTitle] (a user's title) and [Store.SetAutoTitle] (only over
+//     a lower [TitleRank]); titles are unique across the store, and a
+//     compression continuation takes its ancestor's title.
+//   - [Store.RequestHandoff], [Store.ClaimHandoff], [Store.CompleteHandoff],
+//     [Store.FailHandoff], [Store.ReclaimStaleHandoffs], [Store.Handoff]:
+//     a compare-and-set state machine; a lost transition is [ErrConflict].
+//   - [Store.TouchActivity] (monotonic) and [Store.ClearActivityLabels]
+//     wait only [Options].ActivityPatience (500 ms): a heartbeat never
+//     stalls a turn.
+//   - [Store.RecordUsage], [Store.SessionUsage], [Store.UsageTotals]:
+//     token and cost counters per session and per (model, task).
+//
 // # Concurrency and durability
 //
 // A Store has exactly one read-write connection. Every write is part of one
@@ -49,7 +63,7 @@
 // # Errors
 //
 // Every error wraps at most one sentinel ([ErrNotFound], [ErrExists],
-// [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown], [ErrCorrupt],
+// [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown], [ErrCorrupt],
 // [ErrNotDatabase], [ErrReadOnly], [ErrClosed]) inside an [*Error] that
 // names the operation and the session. Branch with errors.Is.
 package db

@@ -20,6 +20,11 @@ var (
 	// ErrExists: a create met a row that already exists (use EnsureSession
 	// to accept an existing session).
 	ErrExists = errors.New("already exists")
+	// ErrConflict: a compare-and-set lost — the row changed since it was
+	// read (a handoff already moved on, a rewind's or delete's view went
+	// stale: another writer got there first).
+	// Re-read the state and decide again; retrying blindly will not help.
+	ErrConflict = errors.New("the row changed since it was read")
 	// ErrInvalidInput: the caller's input was refused before anything was
 	// written (empty id, unknown role, invalid UTF-8, bad options).
 	ErrInvalidInput = errors.New("invalid input")
@@ -40,9 +45,6 @@ var (
 	ErrReplaced = errors.New("database file was replaced")
 	// ErrClosed: the Store has been closed.
 	ErrClosed = errors.New("store is closed")
-	// ErrConflict: a compare-and-set found the row changed since the caller
-	// read it (another writer got there first). Re-read and decide again.
-	ErrConflict = errors.New("changed since it was read")
 	// ErrLeaseHeld: a live turn lease or compression lock held by someone
 	// else stands in the way of a destructive change (rewind, delete).
 	ErrLeaseHeld = errors.New("held by a live lease")

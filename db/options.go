@@ -13,6 +13,7 @@ const (
 	DefaultWritePatience      = 20 * time.Second
 	DefaultTranscriptPatience = 60 * time.Second
 	DefaultOpenPatience       = 20 * time.Second
+	DefaultActivityPatience   = 500 * time.Millisecond
 	DefaultReadPoolSize       = 8
 	DefaultFTSMergeEvery      = 1000
 	DefaultCheckpointEvery    = 50
@@ -30,6 +31,12 @@ type Options struct {
 	// OpenPatience bounds how long Open waits out another process's lock
 	// (a migration, a VACUUM) before failing. Default 20 s.
 	OpenPatience time.Duration
+	// ActivityPatience bounds how long TouchActivity and
+	// ClearActivityLabels wait for another process's write lock. It is
+	// short on purpose: they are heartbeats sent during a turn, and a
+	// heartbeat must never stall the turn — a missed one is replaced by the
+	// next. Default 500 ms.
+	ActivityPatience time.Duration
 	// ReadPoolSize is the number of read-only connections. Default 8.
 	ReadPoolSize int
 	// FTSMergeEvery runs a bounded FTS merge after every N committed
@@ -63,6 +70,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.OpenPatience == 0 {
 		o.OpenPatience = DefaultOpenPatience
 	}
+	if o.ActivityPatience == 0 {
+		o.ActivityPatience = DefaultActivityPatience
+	}
 	if o.ReadPoolSize == 0 {
 		o.ReadPoolSize = DefaultReadPoolSize
 	}
@@ -76,7 +86,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = slog.Default()
 	}
 	switch {
-	case o.WritePatience < 0 || o.TranscriptPatience < 0 || o.OpenPatience < 0:
+	case o.WritePatience < 0 || o.TranscriptPatience < 0 || o.OpenPatience < 0 || o.ActivityPatience < 0:
 		return o, invalid("patience must not be negative")
 	case o.TranscriptPatience <= o.WritePatience:
 		return o, invalid("transcript patience (%v) must be larger than write patience (%v)",

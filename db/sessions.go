@@ -24,6 +24,7 @@ type Session struct {
 	SystemPrompt string
 	Cwd          string
 	Title        string
+	TitleRank    TitleRank // who chose Title (SetTitle, SetAutoTitle)
 	StartedAt    time.Time
 	// EndedAt is zero while the session is live.
 	EndedAt   time.Time
@@ -39,6 +40,13 @@ type Session struct {
 	Unread bool
 	// RewindCount counts the rewinds done on this session.
 	RewindCount int64
+	// LastActivityAt is the latest TouchActivity time (zero when never
+	// touched), with the labels of the current activity.
+	LastActivityAt      time.Time
+	ActivityDescription string
+	ActivityProvenance  string
+	// Usage is the session's main-loop token and cost totals (RecordUsage).
+	Usage Usage
 }
 
 // ChildKind says what a child session is to its parent.
@@ -85,7 +93,7 @@ type NewSession struct {
 	ModelConfig  string
 	SystemPrompt string
 	Cwd          string
-	Title        string // unique across the store when set; at most 100 characters
+	Title        string // a user's title (TitleUser): unique across the store, rules as in SetTitle
 }
 
 func (n *NewSession) normalize() error {
@@ -109,8 +117,9 @@ func (n *NewSession) normalize() error {
 	if n.Kind != "" && (!n.Kind.Valid() || n.ParentID == "") {
 		return invalid("child kind %q needs a parent and one of compression, branch, delegate, reset, tool", n.Kind)
 	}
-	if len([]rune(n.Title)) > maxTitleLen {
-		return invalid("title longer than %d characters", maxTitleLen)
+	var err error
+	if n.Title, err = normalizeTitle(n.Title); err != nil {
+		return err
 	}
 	for what, v := range map[string]string{"source": n.Source, "user id": n.UserID, "model": n.Model, "title": n.Title} {
 		if err := checkLabel(what, v); err != nil {
@@ -179,10 +188,14 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 
 // insertSessionParams maps a normalized NewSession to its row.
 func insertSessionParams(n NewSession, startedAt int64) gen.SessionInsertParams {
+	rank := int64(TitleDerived) // no title
+	if n.Title != "" {
+		rank = int64(TitleUser) // a title given at creation was chosen by someone
+	}
 	return gen.SessionInsertParams{
 		ID: n.ID, Source: n.Source, ParentSessionID: ptr(n.ParentID), ParentKind: ptr(string(n.Kind)),
 		UserID: ptr(n.UserID), Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig),
-		SystemPrompt: ptr(n.SystemPrompt), Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: 0,
+		SystemPrompt: ptr(n.SystemPrompt), Cwd: ptr(n.Cwd), Title: ptr(n.Title), TitleRank: rank,
 		StartedAt: startedAt,
 	}
 }
@@ -286,5 +299,13 @@ func sessionFromRow(r gen.Session) Session {
 	if r.EndedAt != nil {
 		s.EndedAt = fromMillis(*r.EndedAt)
 	}
+	s.TitleRank = TitleRank(r.TitleRank)
+	if r.LastActivityAt != nil {
+		s.LastActivityAt = fromMillis(*r.LastActivityAt)
+	}
+	s.ActivityDescription, s.ActivityProvenance = str(r.LastActivityDescription), str(r.LastActivityProvenance)
+	s.Usage = Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
+		APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd, ActualCostUSD: r.ActualCostUsd}
 	return s
 }

@@ -18,7 +18,7 @@ func TestCreateSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Session{ID: "s1", Source: "cli", Title: "First", Model: "gpt-5", Cwd: "/src"}
+	want := Session{ID: "s1", Source: "cli", Title: "First", TitleRank: TitleUser, Model: "gpt-5", Cwd: "/src"}
 	if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
 		t.Errorf("CreateSession (-want +got):\n%s", diff)
 	}

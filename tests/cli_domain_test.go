@@ -31,7 +31,7 @@ func TestCLI_Domain(t *testing.T) {
 		{name: "Conversation", args: []string{"conversation", "p"}, stdout: "second question"},
 		{name: "RewindNoTarget", args: []string{"rewind", "p"}, code: 2, stderr: "--to"},
 		{name: "RewindToAssistant", args: []string{"rewind", "p", "--to", "2"}, code: 2, stderr: "user message"},
-		{name: "RewindStaleContent", args: []string{"rewind", "p", "--to", "3", "--expect-content", "other"}, code: 1, stderr: "changed since it was read"},
+		{name: "RewindStaleContent", args: []string{"rewind", "p", "--to", "3", "--expect-content", "other"}, code: 1, stderr: "the row changed since it was read"},
 		{name: "Rewind", args: []string{"rewind", "p", "--to", "3", "--expect-content", "second question"}, stdout: "rewound 1 messages; the conversation now ends at #2"},
 		{name: "ConversationAfterRewind", args: []string{"--json", "conversation", "p"}, stdout: `"first answer"`},
 		{name: "Pin", args: []string{"flag", "p", "pin"}, stdout: "pin: 1 sessions changed"},

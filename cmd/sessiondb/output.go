@@ -174,3 +174,66 @@ func indent(s string) string {
 	s = strings.ReplaceAll(s, "\x00", `\0`)
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
+
+// titleJSON, usageJSON, modelUsageJSON, usageReportJSON and handoffJSON
+// are the views of the title, usage and handoff commands.
+type titleJSON struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+	TitleRank string `json:"title_rank"` // derived, generated or user
+}
+
+type usageJSON struct {
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	APICalls         int64   `json:"api_calls"`
+	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
+	ActualCostUSD    float64 `json:"actual_cost_usd"`
+}
+
+type modelUsageJSON struct {
+	Model string `json:"model"`
+	Task  string `json:"task"` // "" = the main loop
+	usageJSON
+	FirstSeen string `json:"first_seen_at"`
+	LastSeen  string `json:"last_seen_at"`
+}
+
+// usageReportJSON is one session's usage (session_id set) or store totals.
+type usageReportJSON struct {
+	SessionID string           `json:"session_id,omitempty"`
+	Total     usageJSON        `json:"total"` // the main loop only
+	Models    []modelUsageJSON `json:"models"`
+}
+
+type handoffJSON struct {
+	SessionID string `json:"session_id"`
+	State     string `json:"state"` // none, pending, running, completed, failed
+	Platform  string `json:"platform,omitempty"`
+	Holder    string `json:"holder,omitempty"`
+	Error     string `json:"error,omitempty"`
+	UpdatedAt string `json:"updated_at,omitempty"`
+}
+
+func toTitleJSON(s db.Session) titleJSON {
+	return titleJSON{SessionID: s.ID, Title: s.Title, TitleRank: s.TitleRank.String()}
+}
+
+func toUsageJSON(u db.Usage) usageJSON { return usageJSON(u) }
+
+func toModelUsageJSON(m db.ModelUsage) modelUsageJSON {
+	return modelUsageJSON{Model: m.Model, Task: m.Task, usageJSON: toUsageJSON(m.Usage),
+		FirstSeen: stamp(m.FirstSeen), LastSeen: stamp(m.LastSeen)}
+}
+
+func toHandoffJSON(id string, h db.HandoffState) handoffJSON {
+	state := string(h.State)
+	if h.State == db.HandoffNone {
+		state = "none"
+	}
+	return handoffJSON{SessionID: id, State: state, Platform: h.Platform, Holder: h.Holder,
+		Error: h.Error, UpdatedAt: stamp(h.UpdatedAt)}
+}

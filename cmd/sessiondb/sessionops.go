@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// runTitle shows a session's title, or sets it (a user's title; an empty
+// TITLE clears it).
+func runTitle(ctx context.Context, e *env, args []string) error {
+	pos, err := e.parseArgs(flag.NewFlagSet("title", flag.ContinueOnError), args, 1, 2)
+	if err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 2 {
+		if err := s.SetTitle(ctx, pos[0], pos[1]); err != nil {
+			return err
+		}
+	}
+	sess, err := s.Session(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, toTitleJSON(sess))
+	}
+	if sess.Title == "" {
+		return nil // no title: no output, as with any empty value
+	}
+	_, err = fmt.Fprintln(e.stdout, sess.Title)
+	return err
+}
+
+// runUsage prints one session's usage, or totals across the store.
+func runUsage(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("usage", flag.ContinueOnError)
+	var f db.UsageFilter
+	fs.StringVar(&f.Source, "source", "", "store totals: only sessions from this source")
+	since := fs.String("since", "", "store totals: only sessions started since `WHEN` (a duration ago, e.g. 24h, or an RFC 3339 time)")
+	pos, err := e.parseArgs(fs, args, 0, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 1 && (f.Source != "" || *since != "") {
+		return usagef("usage: --source and --since filter store totals, not one session")
+	}
+	if *since != "" {
+		if f.Since, err = parseSince(*since, time.Now()); err != nil {
+			return err
+		}
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	var total db.Usage
+	var models []db.ModelUsage
+	report := usageReportJSON{}
+	if len(pos) == 1 {
+		report.SessionID = pos[0]
+		total, models, err = s.SessionUsage(ctx, pos[0])
+	} else {
+		total, models, err = s.UsageTotals(ctx, f)
+	}
+	if err != nil {
+		return err
+	}
+	if e.json {
+		report.Total, report.Models = toUsageJSON(total), mapAll(models, toModelUsageJSON)
+		return writeJSON(e.stdout, report)
+	}
+	return printUsageTable(e.stdout, total, models)
+}
+
+// parseSince reads --since: a duration before now, or an RFC 3339 time.
+func parseSince(v string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, v, time.Local); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef("usage: --since %q is neither a duration (24h) nor a time (2026-03-01 or RFC 3339)", v)
+}
+
+// printUsageTable prints one row per model and task, then the main-loop totals
+// (auxiliary tasks are not part of them).
+func printUsageTable(w io.Writer, total db.Usage, models []db.ModelUsage) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tTASK\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCALLS\tEST. USD\tACTUAL USD")
+	row := func(model, task string, u db.Usage) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", model, task, u.InputTokens, u.OutputTokens,
+			u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.APICalls, u.EstimatedCostUSD, u.ActualCostUSD)
+	}
+	for _, m := range models {
+		row(orDash(m.Model), orDash(m.Task), m.Usage)
+	}
+	row("total", "main loop", total)
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runHandoff shows a session's handoff state.
+func runHandoff(ctx context.Context, e *env, args []string) error {
+	pos, err := e.parseArgs(flag.NewFlagSet("handoff", flag.ContinueOnError), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := s.Handoff(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	out := toHandoffJSON(pos[0], h)
+	if e.json {
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, kv := range [][2]string{{"state", out.State}, {"platform", out.Platform}, {"holder", out.Holder},
+		{"error", out.Error}, {"updated", out.UpdatedAt}} {
+		if kv[1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+		}
+	}
+	return tw.Flush()
+}

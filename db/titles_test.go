@@ -1,0 +1,377 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// setParentKind links child to parent with kind, as the lineage code
+// does (the columns have no public setter on this branch).
+func setParentKind(t *testing.T, s *Store, child, parent, kind string) {
+	t.Helper()
+	err := s.write(t.Context(), "test link", child, s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+		_, err := tx.ExecContext(ctx, "UPDATE sessions SET parent_session_id = ?, parent_kind = ? WHERE id = ?",
+			parent, kind, child)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// titleOf returns a session's title and rank.
+func titleOf(t *testing.T, s *Store, id string) (string, TitleRank) {
+	t.Helper()
+	sess, err := s.Session(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.Title, sess.TitleRank
+}
+
+func TestSetTitle(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	steps := []struct {
+		set      string
+		want     string
+		wantRank TitleRank
+	}{
+		{"Fix the build", "Fix the build", TitleUser},
+		{"Fix the build", "Fix the build", TitleUser}, // setting its own title again is no conflict
+		{"  Padded\t", "Padded", TitleUser},
+		{strings.Repeat("題", 100), strings.Repeat("題", 100), TitleUser},
+		{"", "", TitleDerived}, // clears
+	}
+	for _, st := range steps {
+		if err := s.SetTitle(ctx, "s1", st.set); err != nil {
+			t.Fatalf("SetTitle(%q): %v", st.set, err)
+		}
+		if got, rank := titleOf(t, s, "s1"); got != st.want || rank != st.wantRank {
+			t.Errorf("after SetTitle(%q): title %q rank %v, want %q %v", st.set, got, rank, st.want, st.wantRank)
+		}
+	}
+}
+
+func TestSetTitle_Refusals(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	if err := s.SetTitle(ctx, "s1", "Keep me"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, id, title string
+		want            error
+	}{
+		{"TooLong", "s1", strings.Repeat("t", 101), ErrInvalidInput},
+		{"TooLongCJK", "s1", " " + strings.Repeat("題", 101) + " ", ErrInvalidInput},
+		{"InvalidUTF8", "s1", "bad \xff title", ErrInvalidInput},
+		{"OnlyWhitespace", "s1", " \t\n ", ErrInvalidInput},
+		{"ControlCharacter", "s1", "two\nlines", ErrInvalidInput},
+		{"EmptyID", "", "x", ErrInvalidInput},
+		{"UnknownSession", "ghost", "x", ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.SetTitle(ctx, tt.id, tt.title)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("SetTitle(%q, %q) = %v, want %v", tt.id, tt.title, err, tt.want)
+			}
+			if got, _ := titleOf(t, s, "s1"); got != "Keep me" {
+				t.Errorf("a refused SetTitle changed the title to %q", got)
+			}
+		})
+	}
+}
+
+func TestSetTitle_TakenByAnotherSession(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "owner")
+	newTestSession(t, s, "other")
+	if err := s.SetTitle(ctx, "owner", "Shared"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.SetTitle(ctx, "other", "Shared")
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("SetTitle of a taken title = %v, want ErrExists", err)
+	}
+	var inUse *TitleInUseError
+	if !errors.As(err, &inUse) || inUse.SessionID != "owner" || inUse.Title != "Shared" {
+		t.Errorf("error %v does not name the owner (%+v)", err, inUse)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.SessionID != "other" {
+		t.Errorf("error %v is not an *Error for session other", err)
+	}
+	if got, _ := titleOf(t, s, "owner"); got != "Shared" {
+		t.Errorf("owner lost its title: %q", got)
+	}
+	if got, _ := titleOf(t, s, "other"); got != "" {
+		t.Errorf("other got title %q", got)
+	}
+	// Auto titles obey the same uniqueness.
+	if applied, err := s.SetAutoTitle(ctx, "other", "Shared", TitleGenerated); !errors.Is(err, ErrExists) || applied {
+		t.Errorf("SetAutoTitle of a taken title = %v, %v; want false, ErrExists", applied, err)
+	}
+}
+
+// A continuation takes its title from a compression ancestor, any number
+// of compression links up — and only through compression links.
+func TestSetTitle_TakesOverFromCompressionAncestor(t *testing.T) {
+	tests := []struct {
+		name string
+		// links: child -> parent, kind, in creation order; every id in
+		// them is created. root holds the title "Chat" first.
+		links  [][3]string
+		taker  string
+		wantOK bool
+	}{
+		{"Child", [][3]string{{"c1", "root", "compression"}}, "c1", true},
+		{"Grandchild", [][3]string{{"c1", "root", "compression"}, {"c2", "c1", "compression"}}, "c2", true},
+		{"BranchChild", [][3]string{{"b1", "root", "branch"}}, "b1", false},
+		{"CompressionBelowBranch", [][3]string{{"b1", "root", "branch"}, {"c1", "b1", "compression"}}, "c1", false},
+		{"DelegateChild", [][3]string{{"d1", "root", "delegate"}}, "d1", false},
+		{"Unrelated", [][3]string{{"c1", "other", "compression"}}, "c1", false},
+		{"ParentHasTheTitle", [][3]string{{"c1", "root", "compression"}}, "root", true}, // its own title
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			ctx := t.Context()
+			newTestSession(t, s, "root")
+			newTestSession(t, s, "other")
+			for _, l := range tt.links {
+				newTestSession(t, s, l[0])
+			}
+			for _, l := range tt.links {
+				setParentKind(t, s, l[0], l[1], l[2])
+			}
+			if err := s.SetTitle(ctx, "root", "Chat"); err != nil {
+				t.Fatal(err)
+			}
+			err := s.SetTitle(ctx, tt.taker, "Chat")
+			if tt.wantOK != (err == nil) {
+				t.Fatalf("SetTitle(%s) = %v, want ok=%v", tt.taker, err, tt.wantOK)
+			}
+			if !tt.wantOK {
+				if !errors.Is(err, ErrExists) {
+					t.Errorf("error %v is not ErrExists", err)
+				}
+				if got, _ := titleOf(t, s, "root"); got != "Chat" {
+					t.Errorf("root's title became %q after a refused takeover", got)
+				}
+				return
+			}
+			if got, rank := titleOf(t, s, tt.taker); got != "Chat" || rank != TitleUser {
+				t.Errorf("%s: title %q rank %v, want Chat user", tt.taker, got, rank)
+			}
+			if tt.taker != "root" {
+				if got, rank := titleOf(t, s, "root"); got != "" || rank != TitleDerived {
+					t.Errorf("root kept title %q rank %v after the takeover", got, rank)
+				}
+			}
+		})
+	}
+}
+
+// An automatic takeover keeps the higher rank: a name a user chose stays a
+// user's name as it moves down the chain.
+func TestSetAutoTitle_TakeoverKeepsTheUserRank(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "root")
+	newTestSession(t, s, "tip")
+	setParentKind(t, s, "tip", "root", "compression")
+	if err := s.SetTitle(ctx, "root", "Chat"); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.SetAutoTitle(ctx, "tip", "Chat", TitleDerived)
+	if err != nil || !applied {
+		t.Fatalf("SetAutoTitle = %v, %v", applied, err)
+	}
+	if got, rank := titleOf(t, s, "tip"); got != "Chat" || rank != TitleUser {
+		t.Errorf("tip: %q %v, want Chat user", got, rank)
+	}
+}
+
+// A cycle of compression links (a damaged file, a bad import) must not
+// hang the ancestor walk: the cap ends it.
+func TestSetTitle_CompressionCycleEnds(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "owner"} {
+		newTestSession(t, s, id)
+	}
+	setParentKind(t, s, "a", "b", "compression")
+	setParentKind(t, s, "b", "a", "compression")
+	if err := s.SetTitle(ctx, "owner", "Taken"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTitle(ctx, "a", "Taken"); !errors.Is(err, ErrExists) {
+		t.Errorf("SetTitle across a cycle = %v, want ErrExists", err)
+	}
+	if err := s.SetTitle(ctx, "b", "Mine"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTitle(ctx, "a", "Mine"); err != nil {
+		t.Errorf("SetTitle from a cyclic compression ancestor = %v, want the takeover", err)
+	}
+}
+
+func TestSetAutoTitle_Ranks(t *testing.T) {
+	tests := []struct {
+		name        string
+		start       func(s *Store) error // sets the starting title, if any
+		rank        TitleRank
+		wantApplied bool
+		wantRank    TitleRank
+	}{
+		{"NoTitleDerived", nil, TitleDerived, true, TitleDerived},
+		{"NoTitleGenerated", nil, TitleGenerated, true, TitleGenerated},
+		{"DerivedOverDerived", auto(TitleDerived), TitleDerived, false, TitleDerived},
+		{"GeneratedOverDerived", auto(TitleDerived), TitleGenerated, true, TitleGenerated},
+		{"GeneratedOverGenerated", auto(TitleGenerated), TitleGenerated, false, TitleGenerated},
+		{"DerivedUnderGenerated", auto(TitleGenerated), TitleDerived, false, TitleGenerated},
+		{"GeneratedUnderUser", user, TitleGenerated, false, TitleUser},
+		{"DerivedUnderUser", user, TitleDerived, false, TitleUser},
+		{"AfterUserCleared", func(s *Store) error {
+			if err := user(s); err != nil {
+				return err
+			}
+			return s.SetTitle(context.Background(), "s1", "")
+		}, TitleDerived, true, TitleDerived},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			newTestSession(t, s, "s1")
+			before := ""
+			if tt.start != nil {
+				if err := tt.start(s); err != nil {
+					t.Fatal(err)
+				}
+				before, _ = titleOf(t, s, "s1")
+			}
+			applied, err := s.SetAutoTitle(t.Context(), "s1", "Auto", tt.rank)
+			if err != nil || applied != tt.wantApplied {
+				t.Fatalf("SetAutoTitle = %v, %v; want %v", applied, err, tt.wantApplied)
+			}
+			want := before
+			if tt.wantApplied {
+				want = "Auto"
+			}
+			if got, rank := titleOf(t, s, "s1"); got != want || rank != tt.wantRank {
+				t.Errorf("title %q rank %v, want %q %v", got, rank, want, tt.wantRank)
+			}
+		})
+	}
+}
+
+func auto(rank TitleRank) func(*Store) error {
+	return func(s *Store) error {
+		_, err := s.SetAutoTitle(context.Background(), "s1", "Earlier "+rank.String(), rank)
+		return err
+	}
+}
+
+func user(s *Store) error { return s.SetTitle(context.Background(), "s1", "Chosen") }
+
+func TestSetAutoTitle_Refusals(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	tests := []struct {
+		name, id, title string
+		rank            TitleRank
+		want            error
+	}{
+		{"UserRank", "s1", "x", TitleUser, ErrInvalidInput},
+		{"UnknownRank", "s1", "x", TitleRank(7), ErrInvalidInput},
+		{"NegativeRank", "s1", "x", TitleRank(-1), ErrInvalidInput},
+		{"Empty", "s1", "", TitleGenerated, ErrInvalidInput},
+		{"OnlyWhitespace", "s1", "  ", TitleGenerated, ErrInvalidInput},
+		{"TooLong", "s1", strings.Repeat("x", 101), TitleGenerated, ErrInvalidInput},
+		{"UnknownSession", "ghost", "x", TitleGenerated, ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			applied, err := s.SetAutoTitle(t.Context(), tt.id, tt.title, tt.rank)
+			if !errors.Is(err, tt.want) || applied {
+				t.Fatalf("SetAutoTitle = %v, %v; want false, %v", applied, err, tt.want)
+			}
+			if got, _ := titleOf(t, s, "s1"); got != "" {
+				t.Errorf("a refused SetAutoTitle set %q", got)
+			}
+		})
+	}
+}
+
+// A title given at creation was chosen by someone: it is a user's title,
+// which automatic titles never replace.
+func TestCreateSession_TitleIsUserRank(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, NewSession{ID: "titled", Title: "  Given  "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Title != "Given" || sess.TitleRank != TitleUser {
+		t.Errorf("created with a title: %q %v, want Given user", sess.Title, sess.TitleRank)
+	}
+	if applied, err := s.SetAutoTitle(ctx, "titled", "Generated", TitleGenerated); err != nil || applied {
+		t.Errorf("SetAutoTitle over a creation title = %v, %v; want false, nil", applied, err)
+	}
+	plain := newTestSession(t, s, "plain")
+	if plain.Title != "" || plain.TitleRank != TitleDerived {
+		t.Errorf("created without a title: %q %v, want no title, derived", plain.Title, plain.TitleRank)
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "blank", Title: "   "}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("CreateSession with a whitespace title = %v, want ErrInvalidInput", err)
+	}
+}
+
+// Eight sessions race for one title: exactly one gets it.
+func TestSetTitle_Race(t *testing.T) {
+	s := openTestStore(t, Options{})
+	const n = 8
+	for i := range n {
+		newTestSession(t, s, fmt.Sprintf("s%d", i))
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.SetTitle(t.Context(), fmt.Sprintf("s%d", i), "The one title")
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner, lost := "", 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner != "" {
+				t.Errorf("two winners: %s and s%d", winner, i)
+			}
+			winner = fmt.Sprintf("s%d", i)
+		case errors.Is(err, ErrExists):
+			lost++
+		default:
+			t.Errorf("s%d: unexpected error %v", i, err)
+		}
+	}
+	if winner == "" || lost != n-1 {
+		t.Fatalf("winner %q, %d got ErrExists; want one winner and %d ErrExists", winner, lost, n-1)
+	}
+	if got, _ := titleOf(t, s, winner); got != "The one title" {
+		t.Errorf("winner %s has title %q", winner, got)
+	}
+}

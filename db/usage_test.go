@@ -1,0 +1,281 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var ignoreSeen = cmpopts.IgnoreFields(ModelUsage{}, "FirstSeen", "LastSeen")
+
+// u builds a Usage; costs are multiples of 1/4 so float sums are exact.
+func u(in, out, calls int64, cost float64) Usage {
+	return Usage{InputTokens: in, OutputTokens: out, APICalls: calls, EstimatedCostUSD: cost}
+}
+
+func sessionUsage(t *testing.T, s *Store, id string) (Usage, []ModelUsage) {
+	t.Helper()
+	total, models, err := s.SessionUsage(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total, models
+}
+
+func TestUsage_Add(t *testing.T) {
+	a := Usage{1, 2, 3, 4, 5, 6, 0.5, 0.25}
+	a.Add(Usage{10, 20, 30, 40, 50, 60, 1, 2})
+	if want := (Usage{11, 22, 33, 44, 55, 66, 1.5, 2.25}); a != want {
+		t.Errorf("Add = %+v, want %+v", a, want)
+	}
+}
+
+func TestRecordUsage_Delta(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	full := Usage{InputTokens: 100, OutputTokens: 50, CacheReadTokens: 7, CacheWriteTokens: 3,
+		ReasoningTokens: 11, APICalls: 1, EstimatedCostUSD: 0.5, ActualCostUSD: 0.25}
+	start := time.Now().Add(-time.Second)
+	for _, up := range []UsageUpdate{
+		{Model: "gpt-5", Usage: full},
+		{Model: "gpt-5", Usage: full},
+		{Model: "claude", Usage: u(10, 1, 1, 0.25)},
+	} {
+		if err := s.RecordUsage(ctx, "s1", up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	twice := full
+	twice.Add(full)
+	wantTotal := twice
+	wantTotal.Add(u(10, 1, 1, 0.25))
+	total, models := sessionUsage(t, s, "s1")
+	if diff := cmp.Diff(wantTotal, total); diff != "" {
+		t.Errorf("session totals (-want +got):\n%s", diff)
+	}
+	wantModels := []ModelUsage{{Model: "claude", Usage: u(10, 1, 1, 0.25)}, {Model: "gpt-5", Usage: twice}}
+	if diff := cmp.Diff(wantModels, models, ignoreSeen); diff != "" {
+		t.Errorf("per-model rows (-want +got):\n%s", diff)
+	}
+	for _, m := range models {
+		if m.FirstSeen.Before(start) || m.LastSeen.Before(m.FirstSeen) || m.LastSeen.After(time.Now()) {
+			t.Errorf("%s: first seen %v, last seen %v", m.Model, m.FirstSeen, m.LastSeen)
+		}
+	}
+	sess, err := s.Session(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Usage != wantTotal {
+		t.Errorf("Session.Usage = %+v, want %+v", sess.Usage, wantTotal)
+	}
+}
+
+// §7.11: an absolute report sets the session totals and writes no
+// per-model row.
+func TestRecordUsage_Absolute(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	if err := s.RecordUsage(ctx, "s1", UsageUpdate{Model: "m", Usage: u(100, 10, 2, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	abs := Usage{InputTokens: 40, OutputTokens: 4, ReasoningTokens: 9, APICalls: 5, ActualCostUSD: 0.75}
+	if err := s.RecordUsage(ctx, "s1", UsageUpdate{Model: "m", Usage: abs, Absolute: true}); err != nil {
+		t.Fatal(err)
+	}
+	total, models := sessionUsage(t, s, "s1")
+	if total != abs {
+		t.Errorf("totals after an absolute report = %+v, want %+v", total, abs)
+	}
+	if diff := cmp.Diff([]ModelUsage{{Model: "m", Usage: u(100, 10, 2, 1)}}, models, ignoreSeen); diff != "" {
+		t.Errorf("an absolute report touched per-model rows (-want +got):\n%s", diff)
+	}
+	// Absolute on a fresh session writes totals only.
+	newTestSession(t, s, "s2")
+	if err := s.RecordUsage(ctx, "s2", UsageUpdate{Model: "m", Usage: abs, Absolute: true}); err != nil {
+		t.Fatal(err)
+	}
+	if total, models := sessionUsage(t, s, "s2"); total != abs || len(models) != 0 {
+		t.Errorf("s2: totals %+v, %d model rows; want %+v and none", total, len(models), abs)
+	}
+}
+
+// §7.11: auxiliary usage (titles, compression) goes to its own (model,
+// task) row and never into the session's main-loop totals.
+func TestRecordUsage_AuxiliaryTask(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	main := u(100, 10, 1, 0.5)
+	for _, up := range []UsageUpdate{
+		{Model: "big", Usage: main},
+		{Model: "small", Task: "title", Usage: u(20, 5, 1, 0.25)},
+		{Model: "small", Task: "title", Usage: u(20, 5, 1, 0.25)},
+		{Model: "big", Task: "compression", Usage: u(300, 30, 1, 0.75)},
+	} {
+		if err := s.RecordUsage(ctx, "s1", up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, models := sessionUsage(t, s, "s1")
+	if total != main {
+		t.Errorf("session totals = %+v, want the main loop only %+v", total, main)
+	}
+	want := []ModelUsage{
+		{Model: "big", Usage: main},
+		{Model: "big", Task: "compression", Usage: u(300, 30, 1, 0.75)},
+		{Model: "small", Task: "title", Usage: u(40, 10, 2, 0.5)},
+	}
+	if diff := cmp.Diff(want, models, ignoreSeen); diff != "" {
+		t.Errorf("per-model rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestRecordUsage_Refusals(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	tests := []struct {
+		name string
+		id   string
+		up   UsageUpdate
+		want error
+	}{
+		{"NegativeInput", "s1", UsageUpdate{Usage: Usage{InputTokens: -1}}, ErrInvalidInput},
+		{"NegativeOutput", "s1", UsageUpdate{Usage: Usage{OutputTokens: -1}}, ErrInvalidInput},
+		{"NegativeCacheRead", "s1", UsageUpdate{Usage: Usage{CacheReadTokens: -1}}, ErrInvalidInput},
+		{"NegativeCacheWrite", "s1", UsageUpdate{Usage: Usage{CacheWriteTokens: -1}}, ErrInvalidInput},
+		{"NegativeReasoning", "s1", UsageUpdate{Usage: Usage{ReasoningTokens: -1}}, ErrInvalidInput},
+		{"NegativeCalls", "s1", UsageUpdate{Usage: Usage{APICalls: -1}}, ErrInvalidInput},
+		{"NegativeCost", "s1", UsageUpdate{Usage: Usage{EstimatedCostUSD: -0.01}}, ErrInvalidInput},
+		{"NaNCost", "s1", UsageUpdate{Usage: Usage{EstimatedCostUSD: math.NaN()}}, ErrInvalidInput},
+		{"InfCost", "s1", UsageUpdate{Usage: Usage{ActualCostUSD: math.Inf(1)}}, ErrInvalidInput},
+		{"NegativeInfCost", "s1", UsageUpdate{Usage: Usage{ActualCostUSD: math.Inf(-1)}}, ErrInvalidInput},
+		{"AbsoluteAuxiliary", "s1", UsageUpdate{Task: "title", Absolute: true, Usage: u(1, 1, 1, 0)}, ErrInvalidInput},
+		{"InvalidUTF8Model", "s1", UsageUpdate{Model: "\xff", Usage: u(1, 1, 1, 0)}, ErrInvalidInput},
+		{"InvalidUTF8Task", "s1", UsageUpdate{Task: "\xff", Usage: u(1, 1, 1, 0)}, ErrInvalidInput},
+		{"EmptyID", "", UsageUpdate{Usage: u(1, 1, 1, 0)}, ErrInvalidInput},
+		{"UnknownSession", "ghost", UsageUpdate{Usage: u(1, 1, 1, 0)}, ErrNotFound},
+		{"UnknownSessionAbsolute", "ghost", UsageUpdate{Absolute: true, Usage: u(1, 1, 1, 0)}, ErrNotFound},
+		{"UnknownSessionAuxiliary", "ghost", UsageUpdate{Task: "title", Usage: u(1, 1, 1, 0)}, ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.RecordUsage(ctx, tt.id, tt.up); !errors.Is(err, tt.want) {
+				t.Fatalf("RecordUsage(%+v) = %v, want %v", tt.up, err, tt.want)
+			}
+			total, models, err := s.UsageTotals(ctx, UsageFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != (Usage{}) || len(models) != 0 {
+				t.Errorf("a refused report was recorded: %+v %+v", total, models)
+			}
+		})
+	}
+	if _, _, err := s.SessionUsage(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SessionUsage(unknown) = %v, want ErrNotFound", err)
+	}
+	if _, _, err := s.UsageTotals(ctx, UsageFilter{Source: "\xff"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("UsageTotals(invalid source) = %v, want ErrInvalidInput", err)
+	}
+}
+
+// 16 writers × 50 deltas each: nothing lost, nothing counted twice.
+func TestRecordUsage_Concurrent(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s1")
+	const writers, each = 16, 50
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			model := fmt.Sprintf("m%d", w%2)
+			for range each {
+				if err := s.RecordUsage(t.Context(), "s1", UsageUpdate{Model: model, Usage: u(3, 2, 1, 0.25)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	const n = writers * each
+	total, models := sessionUsage(t, s, "s1")
+	if want := u(3*n, 2*n, n, 0.25*n); total != want {
+		t.Errorf("totals = %+v, want %+v", total, want)
+	}
+	half := int64(n / 2)
+	want := []ModelUsage{{Model: "m0", Usage: u(3*half, 2*half, half, 0.25*float64(half))},
+		{Model: "m1", Usage: u(3*half, 2*half, half, 0.25*float64(half))}}
+	if diff := cmp.Diff(want, models, ignoreSeen); diff != "" {
+		t.Errorf("per-model rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestUsageTotals(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, NewSession{ID: "cli-old", Source: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	cutoff := time.Now()
+	time.Sleep(5 * time.Millisecond)
+	for _, n := range []NewSession{{ID: "cli-new", Source: "cli"}, {ID: "gw", Source: "gateway"}} {
+		if _, err := s.CreateSession(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := []struct {
+		id string
+		up UsageUpdate
+	}{
+		{"cli-old", UsageUpdate{Model: "a", Usage: u(1, 0, 1, 0.25)}},
+		{"cli-new", UsageUpdate{Model: "a", Usage: u(10, 0, 1, 0.5)}},
+		{"cli-new", UsageUpdate{Model: "b", Task: "title", Usage: u(20, 0, 1, 0.25)}},
+		{"gw", UsageUpdate{Model: "a", Usage: u(100, 0, 1, 1)}},
+	}
+	for _, r := range record {
+		if err := s.RecordUsage(ctx, r.id, r.up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name       string
+		f          UsageFilter
+		wantTotal  Usage
+		wantModels []ModelUsage
+	}{
+		{"All", UsageFilter{}, u(111, 0, 3, 1.75), []ModelUsage{
+			{Model: "a", Usage: u(111, 0, 3, 1.75)}, {Model: "b", Task: "title", Usage: u(20, 0, 1, 0.25)}}},
+		{"Source", UsageFilter{Source: "cli"}, u(11, 0, 2, 0.75), []ModelUsage{
+			{Model: "a", Usage: u(11, 0, 2, 0.75)}, {Model: "b", Task: "title", Usage: u(20, 0, 1, 0.25)}}},
+		{"Since", UsageFilter{Since: cutoff}, u(110, 0, 2, 1.5), []ModelUsage{
+			{Model: "a", Usage: u(110, 0, 2, 1.5)}, {Model: "b", Task: "title", Usage: u(20, 0, 1, 0.25)}}},
+		{"SourceAndSince", UsageFilter{Source: "gateway", Since: cutoff}, u(100, 0, 1, 1), []ModelUsage{
+			{Model: "a", Usage: u(100, 0, 1, 1)}}},
+		{"Nothing", UsageFilter{Source: "nowhere"}, Usage{}, []ModelUsage{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			total, models, err := s.UsageTotals(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total != tt.wantTotal {
+				t.Errorf("total = %+v, want %+v", total, tt.wantTotal)
+			}
+			if diff := cmp.Diff(tt.wantModels, models, ignoreSeen); diff != "" {
+				t.Errorf("models (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
