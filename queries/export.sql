@@ -57,3 +57,14 @@ WHERE id = sqlc.arg(id);
 
 -- name: SessionParentOf :one
 SELECT parent_session_id FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: ModelUsageImport :exec
+INSERT INTO session_model_usage (
+    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+) VALUES (
+    sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
+    sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
+    sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
+    sqlc.arg(first_seen_at), sqlc.arg(last_seen_at)
+) ON CONFLICT (session_id, model, task) DO NOTHING;

@@ -146,6 +146,53 @@ func (q *Queries) MessageSeq(ctx context.Context, db DBTX, id int64) (MessageSeq
 	return i, err
 }
 
+const modelUsageImport = `-- name: ModelUsageImport :exec
+INSERT INTO session_model_usage (
+    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+) VALUES (
+    ?1, ?2, ?3, ?4, ?5,
+    ?6, ?7, ?8,
+    ?9, ?10, ?11,
+    ?12, ?13
+) ON CONFLICT (session_id, model, task) DO NOTHING
+`
+
+type ModelUsageImportParams struct {
+	SessionID        string
+	Model            string
+	Task             string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+}
+
+func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageImportParams) error {
+	_, err := db.ExecContext(ctx, modelUsageImport,
+		arg.SessionID,
+		arg.Model,
+		arg.Task,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CacheReadTokens,
+		arg.CacheWriteTokens,
+		arg.ReasoningTokens,
+		arg.ApiCallCount,
+		arg.EstimatedCostUsd,
+		arg.ActualCostUsd,
+		arg.FirstSeenAt,
+		arg.LastSeenAt,
+	)
+	return err
+}
+
 const sessionExportPage = `-- name: SessionExportPage :many
 
 SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind FROM sessions
