@@ -197,4 +197,3 @@ func b2i(b bool) int64 {
 	}
 	return 0
 }
-
