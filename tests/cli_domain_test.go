@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +69,75 @@ func TestCLI_Domain(t *testing.T) {
 	}
 	if r := cli(t, env, "", "--json", "session", "show", "b"); strings.Contains(r.stdout, "parent_session_id") {
 		t.Errorf("the branch should have lost its parent link: %s", r.stdout)
+	}
+}
+
+// TestCLI_ExportImport: export to a file, import into another database,
+// export again — the same bytes; a malformed file is refused whole.
+func TestCLI_ExportImport(t *testing.T) {
+	dir := t.TempDir()
+	a := []string{"SESSIONDB_PATH=" + filepath.Join(dir, "a.db")}
+	b := []string{"SESSIONDB_PATH=" + filepath.Join(dir, "b.db")}
+	file := filepath.Join(dir, "out.jsonl")
+	mustRun := func(env []string, stdin string, args ...string) cliResult {
+		t.Helper()
+		r := cli(t, env, stdin, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	mustRun(a, "", "session", "new", "--id", "s", "--title", "Zürich trip")
+	mustRun(a, "", "append", "s", "--role", "user", "--content", "line one\nline two")
+	mustRun(a, "line\x00three", "append", "s", "--role", "assistant", "--content-file", "-")
+	if r := mustRun(a, "", "export", "-o", file); !strings.Contains(r.stderr, "exported 1 sessions, 2 messages") {
+		t.Errorf("export summary: %q", r.stderr)
+	}
+	if r := mustRun(b, "", "import", file); !strings.Contains(r.stdout, "imported 1 sessions (2 messages)") {
+		t.Errorf("import summary: %q", r.stdout)
+	}
+	ea, eb := mustRun(a, "", "export").stdout, mustRun(b, "", "export").stdout
+	if ea != eb || !strings.Contains(ea, `"title":"Zürich trip"`) {
+		t.Errorf("exports differ or lack the title:\n%s\n%s", ea, eb)
+	}
+	if r := mustRun(b, ea, "--json", "import", "-"); !strings.Contains(r.stdout, `"skipped": 1`) {
+		t.Errorf("re-import from stdin: %s", r.stdout)
+	}
+	bad := strings.Replace(ea, `"role":"user"`, `"role":"robot"`, 1)
+	r := cli(t, b, bad, "import", "-")
+	if r.code != 2 || !strings.Contains(r.stderr, "line 3") {
+		t.Errorf("malformed import: exit %d, stderr %q; want 2 naming line 3", r.code, r.stderr)
+	}
+	if r := cli(t, b, "", "import", filepath.Join(dir, "missing.jsonl")); r.code != 2 {
+		t.Errorf("missing file: exit %d, want 2", r.code)
+	}
+}
+
+// TestCLI_ProgressOnlyOnATerminal: a long command draws a progress bar on
+// a terminal (script(1) gives it one) and stays quiet when its output is a
+// pipe or --json is set.
+func TestCLI_ProgressOnlyOnATerminal(t *testing.T) {
+	scriptPath, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatal("script(1) is required for this test (scripts/test.sh installs it)")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	onTerminal := func(args string) string {
+		cmd := exec.Command(scriptPath, "-qec", cliPath+" "+args+" >/dev/null", "/dev/null")
+		cmd.Env = append(os.Environ(), "SESSIONDB_PATH="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := onTerminal("demo"); !strings.Contains(out, "demo") || !strings.Contains(out, "/51)") {
+		t.Errorf("no progress bar on a terminal: %q", out)
+	}
+	if out := onTerminal("--json demo"); out != "" {
+		t.Errorf("--json on a terminal drew: %q", out)
+	}
+	if r := cli(t, []string{"SESSIONDB_PATH=" + path}, "", "demo"); strings.Contains(r.stderr, "demo") {
+		t.Errorf("a pipe got a progress bar: %q", r.stderr)
 	}
 }

@@ -54,12 +54,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		defer os.RemoveAll(tmp)
 		scratch = tmp
 	}
-	progress := func(name string) {
-		if !e.json {
-			fmt.Fprintf(e.stderr, "measuring: %s\n", name)
-		}
-	}
+	bar := e.bar(-1, "bench")
+	progress := func(name string) { bar.Describe("measuring: " + name); bar.Add(1) }
 	results, err := db.RunBenchmark(ctx, scratch, cfg, progress)
+	bar.Finish()
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	scripts := demoScripts()
+	turns := 0
+	for _, sc := range scripts {
+		turns += len(sc.turns) * *writers
+	}
+	bar := e.bar(int64(turns), "demo")
 	var wg sync.WaitGroup
 	errs := make([]error, len(scripts)*(*writers))
 	for i, sc := range scripts {
@@ -90,11 +95,13 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 						errs[i*(*writers)+w] = err
 						return
 					}
+					bar.Add(1)
 				}
 			})
 		}
 	}
 	wg.Wait()
+	bar.Finish()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

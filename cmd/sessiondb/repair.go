@@ -34,7 +34,9 @@ func runRepair(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	stop := e.spinner("repair")
 	r, err := db.Repair(ctx, path, o)
+	stop()
 	if e.json {
 		if jerr := writeJSON(e.stdout, repairJSON{r.Path, r.Repaired, r.Strategy, r.BackupPath,
 			string(r.Before), string(r.After), r.Tried, r.Error}); jerr != nil {

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	var o db.ExportOptions
+	fs.StringVar(&o.SessionID, "session", "", "export only this session `ID`")
+	fs.BoolVar(&o.Lineage, "lineage", false, "with --session: its whole compression lineage")
+	out := fs.String("o", "", "write to `FILE` (default standard output)")
+	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	if o.Lineage && o.SessionID == "" {
+		return usagef("export: --lineage needs --session")
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = e.stdout
+	var tmp *os.File
+	if *out != "" {
+		// Written beside the target and renamed into place once complete:
+		// an interrupted export never leaves a truncated file behind.
+		tmp, err = os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
+		if err != nil {
+			return err
+		}
+		defer func() {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}()
+		w = tmp
+	}
+	total := int64(-1)
+	if o.SessionID == "" {
+		if in, err := s.Info(ctx); err == nil {
+			total = in.Sessions
+		}
+	}
+	bar := e.bar(total, "export")
+	o.OnProgress = func(sessions, _ int64) { bar.Set64(sessions) }
+	res, err := s.Export(ctx, w, o)
+	bar.Finish()
+	if err != nil {
+		return err
+	}
+	if tmp != nil {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), *out); err != nil {
+			return err
+		}
+		summary := fmt.Sprintf("exported %d sessions, %d messages to %s\n", res.Sessions, res.Messages, *out)
+		if e.json {
+			return writeJSON(e.stdout, map[string]any{"sessions": res.Sessions, "messages": res.Messages, "file": *out})
+		}
+		_, err = fmt.Fprint(e.stderr, summary)
+	}
+	return err
+}
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	pos, err := e.parseArgs(flag.NewFlagSet("import", flag.ContinueOnError), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = e.stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return usagef("import: %v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	bar := e.bar(-1, "import")
+	res, err := s.Import(ctx, r, db.ImportOptions{OnProgress: func(done, total int64) {
+		bar.ChangeMax64(total)
+		bar.Set64(done)
+	}})
+	bar.Finish()
+	if e.json {
+		errs := make([]string, len(res.Errors))
+		for i, x := range res.Errors {
+			errs[i] = x.Error()
+		}
+		if jerr := writeJSON(e.stdout, map[string]any{"imported": res.Imported, "skipped": res.Skipped,
+			"detached": res.Detached, "messages": res.Messages, "errors": errs}); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	for _, x := range res.Errors {
+		fmt.Fprintln(e.stderr, "sessiondb: import:", x)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "imported %d sessions (%d messages); skipped %d that exist; %d without their parent link\n",
+		res.Imported, res.Messages, res.Skipped, res.Detached)
+	return err
+}
