@@ -307,6 +307,11 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			return committed
 		}
 		lockErr = nil // the lock was had: patience is judged at the next wait
+		if waited := time.Since(now); waited > time.Millisecond {
+			// SQLite's busy handler waited inside BEGIN before it got the
+			// lock (its first sleep is 1 ms): that wait counts too.
+			w.lockWaitNanos.Add(int64(waited))
+		}
 		if err := w.id.checkFile(context.Background(), w.path, w.conn); err != nil {
 			w.rollback()
 			if errors.Is(err, ErrReplaced) {

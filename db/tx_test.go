@@ -303,3 +303,19 @@ func TestReadersDoNotRaceTheWriter(t *testing.T) {
 	}
 	t.Logf("%d batches and %d reads in %v", batches.Load(), reads.Load(), duration)
 }
+
+// TestStats_LockWaitCountsAWaitInsideBegin: a write that got the lock
+// after SQLite's busy handler waited for it (no retry needed) still counts
+// that wait in Stats.LockWait.
+func TestStats_LockWaitCountsAWaitInsideBegin(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s")
+	holdWriteLock(t, s.Path(), 120*time.Millisecond)
+	before := s.Stats().LockWait
+	if _, err := s.AppendMessage(t.Context(), "s", NewMessage{Role: RoleUser, Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if waited := s.Stats().LockWait - before; waited < 60*time.Millisecond {
+		t.Errorf("LockWait grew by %v over a 120 ms hold", waited)
+	}
+}

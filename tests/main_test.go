@@ -67,6 +67,8 @@ func runHelper(mode, path string) int {
 			return 1
 		}
 		return 0
+	case "torture":
+		return tortureWriter(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
 	case "lease":
 		return raceForLeases(ctx, path)
 	case "append":

@@ -1,0 +1,207 @@
+//go:build unix
+
+package tests
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+var (
+	long    = flag.Bool("long", false, "run the torture suite for -long.for instead of a few seconds")
+	longFor = flag.Duration("long.for", 2*time.Hour, "how long -long runs the torture suite")
+)
+
+// TestTorture: 4 writer processes × 8 goroutines append with idempotency
+// keys to 4 shared sessions while readers read, and one process at a time
+// is SIGKILLed and restarted (re-sending what it had in flight). Every
+// acknowledged message is present exactly once, each session's counter
+// equals its rows, and the file verifies. A few seconds by default; hours
+// with -long.
+func TestTorture(t *testing.T) {
+	run := 6 * time.Second
+	if *long {
+		run = *longFor
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openStore(t, path, db.Options{})
+	ctx := t.Context()
+	for i := range tortureSessions {
+		if _, err := s.CreateSession(ctx, db.NewSession{ID: fmt.Sprintf("t%d", i), Source: "torture"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Readers: the whole time, every session's conversation and a search.
+	var reads atomic.Int64
+	readCtx, stopReading := context.WithCancel(ctx)
+	var readers sync.WaitGroup
+	for r := range 2 {
+		readers.Go(func() {
+			for n := 0; readCtx.Err() == nil; n++ {
+				id := fmt.Sprintf("t%d", (n+r)%tortureSessions)
+				if _, err := s.Conversation(readCtx, id, db.ConversationOptions{}); err != nil && readCtx.Err() == nil {
+					t.Errorf("reader: %v", err)
+					return
+				}
+				reads.Add(1)
+			}
+		})
+	}
+
+	rng := rand.New(rand.NewPCG(4, 8))
+	procs := make([]*tortureProc, tortureProcs)
+	for p := range procs {
+		procs[p] = startTortureProc(t, path, fmt.Sprintf("p%dr0", p), nil)
+	}
+	for _, p := range procs {
+		p.waitForAck(t)
+	}
+	acked := map[string]bool{}
+	kills, resent := 0, 0
+	for deadline := time.Now().Add(run); time.Now().Before(deadline) && !t.Failed(); {
+		time.Sleep(time.Duration(150+rng.IntN(350)) * time.Millisecond)
+		i := rng.IntN(len(procs))
+		keys, inFlight := procs[i].kill()
+		for _, k := range keys {
+			acked[k] = true
+		}
+		kills++
+		resent += len(inFlight)
+		procs[i] = startTortureProc(t, path, fmt.Sprintf("p%dr%d", i, kills), inFlight)
+		procs[i].waitForAck(t)
+	}
+	for _, p := range procs {
+		keys, _ := p.kill()
+		for _, k := range keys {
+			acked[k] = true
+		}
+	}
+	stopReading()
+	readers.Wait()
+
+	if r, err := db.Verify(ctx, path); err != nil || r.Health != db.HealthVerified {
+		t.Errorf("verify: %s %v %v", r.Health, r.Details, err)
+	}
+	seen := map[string]int{}
+	rows := 0
+	for i := range tortureSessions {
+		id := fmt.Sprintf("t%d", i)
+		msgs, err := s.Messages(ctx, id, db.MessageQuery{Limit: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if !strings.HasPrefix(m.IdempotencyKey, id+"/") {
+				t.Errorf("message %s landed in session %s", m.IdempotencyKey, id)
+			}
+			seen[m.IdempotencyKey]++
+		}
+		sess, err := s.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.MessageCount != int64(len(msgs)) {
+			t.Errorf("%s: message_count %d, rows %d", id, sess.MessageCount, len(msgs))
+		}
+		rows += len(msgs)
+	}
+	for k := range acked {
+		if seen[k] != 1 {
+			t.Errorf("acknowledged %s present %d times", k, seen[k])
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s stored %d times", k, n)
+		}
+	}
+	t.Logf("%v: %d processes × %d goroutines, %d kills, %d acknowledged messages (%d in flight at a kill, re-sent), %d rows, %d reads",
+		run, tortureProcs, tortureGoroutines, kills, len(acked), resent, rows, reads.Load())
+	if kills < 5 || len(acked) < 100 {
+		t.Errorf("the torture barely ran: %d kills, %d acknowledged", kills, len(acked))
+	}
+}
+
+// tortureProc is one writer process as the test sees it.
+type tortureProc struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	done chan struct{}
+	// +checklocks:mu
+	acked []string
+	// +checklocks:mu
+	inFlight map[string]bool
+}
+
+func startTortureProc(t *testing.T, path, prefix string, retry []string) *tortureProc {
+	t.Helper()
+	cmd := helper(t, "torture", path, "SESSIONDB_TEST_PREFIX="+prefix, "SESSIONDB_TEST_RETRY="+strings.Join(retry, ","))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &tortureProc{cmd: cmd, done: make(chan struct{}), inFlight: map[string]bool{}}
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			verb, key, _ := strings.Cut(sc.Text(), " ")
+			p.mu.Lock()
+			switch verb {
+			case "send":
+				p.inFlight[key] = true
+			case "ack":
+				p.acked = append(p.acked, key)
+				delete(p.inFlight, key)
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+func (p *tortureProc) waitForAck(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		p.mu.Lock()
+		n := len(p.acked)
+		p.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("a writer process acknowledged nothing in 30 s")
+}
+
+// kill sends SIGKILL and returns what the process acknowledged and what it
+// had in flight.
+func (p *tortureProc) kill() (acked, inFlight []string) {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	p.cmd.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.inFlight {
+		inFlight = append(inFlight, k)
+	}
+	return p.acked, inFlight
+}
+
