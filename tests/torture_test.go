@@ -204,4 +204,3 @@ func (p *tortureProc) kill() (acked, inFlight []string) {
 	}
 	return p.acked, inFlight
 }
-
