@@ -10,7 +10,7 @@ import (
 
 // appendTexts appends user messages with the given contents and returns
 // their ids.
-func appendTexts(t *testing.T, s *Store, sessionID string, texts ...string) []int64 {
+func appendTexts(t testing.TB, s *Store, sessionID string, texts ...string) []int64 {
 	t.Helper()
 	ms := make([]NewMessage, len(texts))
 	for i, c := range texts {
@@ -37,7 +37,7 @@ func contents(t *testing.T, s *Store, sessionID string) []string {
 	return out
 }
 
-func lockFor(t *testing.T, s *Store, sessionID string) string {
+func lockFor(t testing.TB, s *Store, sessionID string) string {
 	t.Helper()
 	h := NewHolder("compressor")
 	if _, got, err := s.AcquireCompressionLock(t.Context(), sessionID, h, 0); err != nil || !got {

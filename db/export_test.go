@@ -16,7 +16,7 @@ import (
 // export carries: lineage through compression (with copies that name
 // their origins), compaction, rewind, tool calls, titles of every rank,
 // usage, flags, NUL bytes and non-Latin text.
-func fillRichStore(t *testing.T, s *Store) {
+func fillRichStore(t testing.TB, s *Store) {
 	t.Helper()
 	ctx := t.Context()
 	mustCreate(t, s, NewSession{ID: "root", Source: "cli", Model: "m1", Cwd: "/w", Title: "Trip", SystemPrompt: "be brief",

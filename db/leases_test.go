@@ -272,7 +272,7 @@ func TestLeases_OneWinnerAmongGoroutines(t *testing.T) {
 	}
 }
 
-func mustCreate(t *testing.T, s *Store, n NewSession) Session {
+func mustCreate(t testing.TB, s *Store, n NewSession) Session {
 	t.Helper()
 	if n.Source == "" {
 		n.Source = "test"

@@ -6,6 +6,7 @@ package tests
 // naming the holder, calling the database healthy — beyond it.
 
 import (
+	"bufio"
 	"errors"
 	"os/exec"
 	"path/filepath"
@@ -90,6 +91,17 @@ func TestExternal_SQLiteShellVacuum(t *testing.T) {
 	// VACUUM's first, read-only phase would end it early: the probe only
 	// tries the lock and rolls back.)
 	vacuum := func(appendFn func() error) (appends int, errs []error) {
+		// The probe connects first, so it is polling before the VACUUM starts.
+		probe := exec.Command(python(t), "-c", waitForWriteLockScript, path)
+		probeOut, _ := probe.StdoutPipe()
+		if err := probe.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer probe.Wait()
+		lines := bufio.NewReader(probeOut)
+		if line, _ := lines.ReadString('\n'); strings.TrimSpace(line) != "ready" {
+			t.Fatalf("probe: %q", line)
+		}
 		cmd := exec.Command(shell, path, ".timeout 30000", "VACUUM")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -98,8 +110,8 @@ func TestExternal_SQLiteShellVacuum(t *testing.T) {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		if out := runPython(t, waitForWriteLockScript, path); strings.TrimSpace(out) != "held" {
-			t.Fatalf("the VACUUM never held the write lock: %q", out)
+		if line, _ := lines.ReadString('\n'); strings.TrimSpace(line) != "held" {
+			t.Fatalf("the VACUUM never held the write lock: %q", line)
 		}
 		for {
 			select {
@@ -153,6 +165,8 @@ func TestExternal_SQLiteShellVacuum(t *testing.T) {
 const waitForWriteLockScript = `
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+c.execute("SELECT 1").fetchone()
+print("ready", flush=True)
 deadline = time.time() + 30
 while time.time() < deadline:
     try:
