@@ -24,6 +24,41 @@
 // Content is any UTF-8 text, NUL bytes included, returned byte-exact;
 // invalid UTF-8 is refused with [ErrInvalidInput]. Times are UTC.
 //
+// # Lineage, compression, leases and rewind
+//
+//   - A child session names its parent and its [ChildKind]. A conversation
+//     continues through compression children: [Store.Lineage] walks it root
+//     to tip, [Store.CompressionTip] finds where it goes on now.
+//   - [Store.AcquireCompressionLock] and [Store.AcquireTurnLease] (turn
+//     leases are keyed by the conversation's root) with refresh, release
+//     and inspect; a live lease is reclaimed early only when its holder's
+//     process is provably dead ([NewHolder] names this process).
+//   - Under the compression lock: [Store.ActiveWatermark], then
+//     [Store.CompactSession] (active rows become compacted, the summary
+//     replaces them) or [Store.PublishCompressionChild] (the conversation
+//     continues in a child; the parent takes no more messages,
+//     [ErrSessionClosed]). Appends never wait for the lock: rows that arrive
+//     meanwhile sit above the watermark and are carried over.
+//   - [Store.RewindTo] undoes back to before a user message (soft, guarded
+//     by what the caller saw, refused under another's live lease);
+//     [Store.Conversation] returns the live rows or the whole lineage with
+//     each turn once.
+//   - [Store.SetArchived], [Store.SetPinned], [Store.SetHidden],
+//     [Store.MarkRead] apply to the whole lineage; [Store.DeleteSession]
+//     cascades to delegate children only ([Store.DeletionSet] shows what
+//     goes).
+//
+// # Operations
+//
+//   - [Store.Export] and [Store.Import]: versioned JSON Lines, streaming
+//     both ways; an import is checked whole before anything is written, and
+//     an export → import → export round trip is byte-identical.
+//   - [Store.Prune] deletes conversations ended long ago (pinned,
+//     continued or leased ones are spared); [Store.Vacuum] compacts the
+//     file when no other process has it open.
+//   - [Store.Stats] are cheap counters to poll; [Store.Info] reads what is
+//     in the file.
+//
 // # Titles, handoffs, activity and usage
 //
 //   - [Store.SetTitle] (a user's title) and [Store.SetAutoTitle] (only over
@@ -63,7 +98,9 @@
 // # Errors
 //
 // Every error wraps at most one sentinel ([ErrNotFound], [ErrExists],
-// [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown], [ErrCorrupt],
-// [ErrNotDatabase], [ErrReadOnly], [ErrClosed]) inside an [*Error] that
-// names the operation and the session. Branch with errors.Is.
+// [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
+// [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
+// [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed]) inside
+// an [*Error] that names the operation and the session. Branch with
+// errors.Is.
 package db
