@@ -283,3 +283,25 @@ func mustCreate(t testing.TB, s *Store, n NewSession) Session {
 	}
 	return sess
 }
+
+func TestAwaitTurnLease(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s")
+	if _, _, err := s.AcquireTurnLease(ctx, "s", "a", 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	l, err := s.AwaitTurnLease(ctx, "s", "b", 0, 20*time.Millisecond)
+	if err != nil || l.Holder != "b" {
+		t.Fatalf("await: %+v %v", l, err)
+	}
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("got the lease after %v, before a's expired", waited)
+	}
+	short, cancel := context.WithTimeout(ctx, 60*time.Millisecond)
+	defer cancel()
+	if _, err := s.AwaitTurnLease(short, "s", "c", 0, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("await past the context: %v, want DeadlineExceeded", err)
+	}
+}
