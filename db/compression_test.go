@@ -222,7 +222,7 @@ func TestLineage_LongChainAndABranch(t *testing.T) {
 	newTestSession(t, s, prev)
 	for i := 1; i < 30; i++ {
 		id := fmt.Sprintf("n%d", i)
-		mustCreate(t, s, NewSession{ID: id, ParentID: prev, Kind: ChildCompression})
+		continueAs(t, s, prev, id)
 		prev = id
 	}
 	chain, err := s.Lineage(ctx, "n15")
@@ -233,5 +233,27 @@ func TestLineage_LongChainAndABranch(t *testing.T) {
 	mustCreate(t, s, NewSession{ID: "b", ParentID: "n3", Kind: ChildBranch})
 	if chain, _ := s.Lineage(ctx, "b"); len(chain) != 1 {
 		t.Errorf("branch lineage = %d sessions, want 1", len(chain))
+	}
+}
+
+// continueAs continues parent's conversation in a new compression child
+// (lock, publish, release), as a compressor would.
+func continueAs(t testing.TB, s *Store, parent, child string) {
+	t.Helper()
+	h := lockFor(t, s, parent)
+	if _, err := s.PublishCompressionChild(t.Context(), parent, Continuation{Holder: h, Child: NewSession{ID: child}}); err != nil {
+		t.Fatalf("continue %s as %s: %v", parent, child, err)
+	}
+	if _, err := s.ReleaseCompressionLock(t.Context(), parent, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCreateSession_RefusesACompressionChild(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "p")
+	_, err := s.CreateSession(t.Context(), NewSession{ID: "c", ParentID: "p", Kind: ChildCompression})
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("CreateSession with kind compression: %v, want ErrInvalidInput", err)
 	}
 }

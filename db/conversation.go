@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -30,24 +31,27 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 	var out []Message
 	err := s.snapshot(ctx, "get conversation", sessionID, func(q gen.DBTX) error {
 		out = nil
-		ids := []string{sessionID}
-		if o.Lineage {
-			var err error
-			if ids, err = lineageIDs(ctx, q, sessionID); err != nil {
+		if !o.Lineage {
+			if err := sessionMustExist(ctx, q, sessionID); err != nil {
 				return err
 			}
-		} else if err := sessionMustExist(ctx, q, sessionID); err != nil {
+			return visibleMessages(ctx, q, sessionID, false, func(m Message) {
+				if m.State == StateActive || o.IncludeCompacted {
+					out = append(out, m)
+				}
+			})
+		}
+		// A turn is an original and its copies (origin_id). It keeps the
+		// place of its first row and shows its latest row: a copy's state
+		// wins, so a rewound copy hides the turn and a retired original
+		// shows its live copy. Rewound rows are read for that, then dropped.
+		ids, err := lineageIDs(ctx, q, sessionID)
+		if err != nil {
 			return err
 		}
-		at := map[int64]int{} // turn (origin or own id) -> index in out
+		at := map[int64]int{} // turn -> index in out
 		for _, sid := range ids {
-			err := visibleMessages(ctx, q, sid, func(m Message) {
-				if !o.Lineage {
-					if m.State == StateActive || o.IncludeCompacted {
-						out = append(out, m)
-					}
-					return
-				}
+			err := visibleMessages(ctx, q, sid, true, func(m Message) {
 				turn := m.ID
 				if m.OriginID != 0 {
 					turn = m.OriginID
@@ -63,18 +67,19 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 				return err
 			}
 		}
+		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
 		return nil
 	})
 	return out, err
 }
 
 // visibleMessages calls fn for each active or compacted message of a
-// session, oldest first, a page at a time.
-func visibleMessages(ctx context.Context, q gen.DBTX, sessionID string, fn func(Message)) error {
+// session (rewound ones too with rewound), oldest first, a page at a time.
+func visibleMessages(ctx context.Context, q gen.DBTX, sessionID string, rewound bool, fn func(Message)) error {
 	after := int64(0)
 	for {
 		rows, err := queries.MessageListAscending(ctx, q, gen.MessageListAscendingParams{SessionID: sessionID,
-			AfterID: after, BeforeID: math.MaxInt64, IncludeRewound: 0, RowLimit: conversationPage})
+			AfterID: after, BeforeID: math.MaxInt64, IncludeRewound: b2i(rewound), RowLimit: conversationPage})
 		if err != nil {
 			return err
 		}

@@ -224,6 +224,7 @@ func TestImport_BadInput(t *testing.T) {
 		{"title too long", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
 		{"bad tool calls", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
 		{"origin ahead", header + good + strings.Replace(messageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
+		{"duplicate title", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(sessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
 		{"duplicate key", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(messageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
 		{"line over the cap", header + good + messageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
 		{"too many messages", header + good + messageLine("ok", 1, "a") + messageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},

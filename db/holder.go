@@ -83,7 +83,7 @@ func holderIsDead(holder string) bool {
 	if !ok || (p.host != "" && p.host != hostName()) || p.pid == os.Getpid() {
 		return false
 	}
-	switch processAlive(p.pid) {
+	switch probeProcess(p.pid) {
 	case probeDead:
 		return true
 	case probeAlive:
@@ -95,6 +95,9 @@ func holderIsDead(holder string) bool {
 	}
 	return false
 }
+
+// probeProcess is the liveness probe (a variable so a test can make it fail).
+var probeProcess = processAlive
 
 // probeResult is the answer of a liveness probe.
 type probeResult int

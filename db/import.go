@@ -2,10 +2,12 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -34,6 +36,7 @@ type ImportResult struct {
 	Imported int   // sessions written
 	Skipped  int   // sessions whose id already existed (left as they are, rows and all)
 	Detached int   // sessions imported without their parent link (parent absent, or the link would make a cycle)
+	Untitled int   // sessions imported without their title: another session of the store has it
 	Messages int64 // messages written
 	// Errors lists what was wrong with the file (at most 50). When there
 	// are any, nothing was written.
@@ -47,9 +50,11 @@ type ImportResult struct {
 // the store is untouched. Then each session is written with its rows in
 // one transaction: a session whose id exists is skipped whole; a parent is
 // linked when it exists (in the store or earlier in the file) and the link
-// makes no cycle, else the session is imported detached. Memory stays
-// bounded by one line (plus the ids of the file's sessions); input that
-// cannot seek is spooled to a temporary file.
+// makes no cycle, else the session is imported detached; a title another
+// session of the store already has is dropped (Untitled). Memory stays
+// bounded by one line (plus the ids and titles of the file's sessions);
+// the input is spooled to a private file beside the database, so what is
+// written is exactly what was checked.
 func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (ImportResult, error) {
 	const op = "import"
 	if o.MaxRecordBytes <= 0 {
@@ -58,26 +63,30 @@ func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (Impor
 	if o.MaxMessagesPerSession <= 0 {
 		o.MaxMessagesPerSession = defaultMaxMessagesPerSession
 	}
-	src, first, cleanup, err := spoolable(r)
+	// The file is read twice (check, then write). It is copied to a private
+	// spool beside the database during the first pass, so the second reads
+	// exactly the bytes that were checked, whatever happens to the source.
+	spool, err := os.CreateTemp(filepath.Dir(s.path), ".sessiondb-import-*.jsonl")
 	if err != nil {
 		return ImportResult{}, opErr(op, "", err)
 	}
-	defer cleanup()
+	defer func() { spool.Close(); os.Remove(spool.Name()) }()
 	var res ImportResult
 	v := newImportValidator(o)
-	if err := v.run(first); err != nil {
+	if err := v.run(io.TeeReader(r, spool)); err != nil {
 		return res, opErr(op, "", err)
 	}
-	size, err := src.size()
+	fi, err := spool.Stat()
 	if err != nil {
 		return res, opErr(op, "", err)
 	}
+	size := fi.Size()
 	if len(v.errs) > 0 {
 		res.Errors = v.errs
 		return res, opErr(op, "", fmt.Errorf("%w: %d problems in the file, nothing imported; first: %v",
 			ErrInvalidInput, len(v.errs), v.errs[0]))
 	}
-	w := importWriter{s: s, src: src, maxLine: o.MaxRecordBytes, total: size, progress: o.OnProgress, res: &res}
+	w := importWriter{s: s, src: spool, maxLine: o.MaxRecordBytes, total: size, progress: o.OnProgress, res: &res}
 	for _, b := range v.blocks {
 		if err := w.block(ctx, b); err != nil {
 			return res, opErr(op, b.id, err)
@@ -87,42 +96,6 @@ func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (Impor
 		return res, opErr(op, "", err)
 	}
 	return res, nil
-}
-
-// importSource is what an import reads twice: the caller's file, when it
-// is a regular file, or a spool of the caller's stream.
-type importSource struct {
-	io.ReaderAt
-	file *os.File // the spool, or the caller's file
-	base int64    // where the caller's file was positioned
-}
-
-func (src *importSource) size() (int64, error) {
-	fi, err := src.file.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size() - src.base, nil
-}
-
-// spoolable returns r as a ReaderAt for the second pass, and the reader of
-// the first: a regular file is read in place (from its current position);
-// anything else is copied to a temporary file during the first pass.
-func spoolable(r io.Reader) (src *importSource, first io.Reader, cleanup func(), err error) {
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-				src := &importSource{ReaderAt: io.NewSectionReader(f, pos, fi.Size()-pos), file: f, base: pos}
-				return src, io.NewSectionReader(f, pos, fi.Size()-pos), func() {}, nil
-			}
-		}
-	}
-	tmp, err := os.CreateTemp("", "sessiondb-import-*.jsonl")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cleanup = func() { tmp.Close(); os.Remove(tmp.Name()) }
-	return &importSource{ReaderAt: tmp, file: tmp}, io.TeeReader(r, tmp), cleanup, nil
 }
 
 // importBlock is one session's lines in the source: [start, end).
@@ -141,9 +114,16 @@ type importWriter struct {
 	res      *ImportResult
 	imported map[string]bool // sessions written by this import (origins resolve only into them)
 	pending  []pendingLink
+	origins  []pendingOrigin
 }
 
 type pendingLink struct{ child, parent, kind string }
+
+// pendingOrigin is a copy whose origin's session comes later in the file.
+type pendingOrigin struct {
+	id  int64 // the copy
+	ref messageRef
+}
 
 // block writes one session and its rows in one transaction; the callback
 // re-reads the block from the source, so a replay after a lock error
@@ -152,11 +132,12 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 	if w.imported == nil {
 		w.imported = map[string]bool{}
 	}
-	var skipped bool
+	var skipped, untitled bool
 	var messages int64
 	var pend *pendingLink
+	var origins []pendingOrigin
 	err := w.s.write(ctx, "import session", b.id, w.s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) error {
-		skipped, messages, pend = false, 0, nil
+		skipped, untitled, messages, pend, origins = false, false, 0, nil, nil
 		lr := newLineReader(io.NewSectionReader(w.src, b.start, b.end-b.start), w.maxLine)
 		for {
 			line, err := lr.next()
@@ -180,6 +161,13 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					return err
 				}
 				p := rec.importParams()
+				if p.Title != nil {
+					if _, err := queries.SessionTitleOwner(ctx, tx, p.Title); err == nil {
+						p.Title, p.TitleRank, untitled = nil, int64(TitleDerived), true
+					} else if !errors.Is(err, sql.ErrNoRows) {
+						return err
+					}
+				}
 				if rec.ParentID != "" {
 					if err := sessionMustExist(ctx, tx, rec.ParentID); err == nil {
 						p.ParentSessionID, p.ParentKind = ptr(rec.ParentID), ptr(rec.Kind)
@@ -204,16 +192,22 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = ptr(string(rec.ToolCalls))
 				}
+				var originID *int64
 				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.imported[o.SessionID]) {
 					// Origins are rare (compression copies) and point backwards
 					// into rows already written: look each one up.
 					id, err := queries.MessageIDBySeq(ctx, tx, gen.MessageIDBySeqParams{SessionID: o.SessionID, SeqOffset: o.Seq - 1})
 					if err == nil {
-						p.OriginID = &id
+						originID = &id
 					}
 				}
-				if err := queries.MessageImport(ctx, tx, p); err != nil {
+				p.OriginID = originID
+				id, err := queries.MessageImport(ctx, tx, p)
+				if err != nil {
 					return err
+				}
+				if o := rec.Origin; o != nil && originID == nil && o.SessionID != rec.SessionID {
+					origins = append(origins, pendingOrigin{id: id, ref: *o}) // its session may come later
 				}
 				messages++
 			case "usage":
@@ -246,6 +240,10 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 		if pend != nil {
 			w.pending = append(w.pending, *pend)
 		}
+		w.origins = append(w.origins, origins...)
+		if untitled {
+			w.res.Untitled++
+		}
 	}
 	if w.progress != nil {
 		w.progress(b.end, w.total)
@@ -255,8 +253,13 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 
 // link sets the parent links that could not be set when their child was
 // written (the parent came later in the file), unless the parent is absent
-// or the link would close a cycle.
+// or the link would close a cycle; then the origins of copies whose
+// original's session came later (an origin in a session the import did not
+// write is dropped: its rows are not the file's).
 func (w *importWriter) link(ctx context.Context) error {
+	if err := w.linkOrigins(ctx); err != nil {
+		return err
+	}
 	for _, p := range w.pending {
 		linked := false
 		err := w.s.write(ctx, "import link", p.child, w.s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
@@ -284,6 +287,28 @@ func (w *importWriter) link(ctx context.Context) error {
 		}
 		if !linked {
 			w.res.Detached++
+		}
+	}
+	return nil
+}
+
+func (w *importWriter) linkOrigins(ctx context.Context) error {
+	for _, o := range w.origins {
+		if !w.imported[o.ref.SessionID] {
+			continue
+		}
+		err := w.s.write(ctx, "import origin", o.ref.SessionID, w.s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+			id, err := queries.MessageIDBySeq(ctx, tx, gen.MessageIDBySeqParams{SessionID: o.ref.SessionID, SeqOffset: o.ref.Seq - 1})
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return queries.MessageSetOrigin(ctx, tx, gen.MessageSetOriginParams{ID: o.id, OriginID: &id})
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -7,13 +7,14 @@ import (
 
 // importValidator is the first pass of an import: it reads every line and
 // checks it — its shape, its values, and its place in the file — writing
-// nothing. It keeps the ids and message counts of the file's sessions
-// (to check references) and where each session's lines lie.
+// nothing. It keeps the ids and titles of the file's sessions (both are
+// unique) and where each session's lines lie.
 type importValidator struct {
 	o      ImportOptions
 	errs   []ImportError
 	blocks []importBlock
-	seen   map[string]int64 // session id -> messages in the file
+	seen   map[string]bool // the file's session ids
+	titles map[string]string
 	cur    *blockState
 }
 
@@ -26,7 +27,7 @@ type blockState struct {
 }
 
 func newImportValidator(o ImportOptions) *importValidator {
-	return &importValidator{o: o, seen: map[string]int64{}}
+	return &importValidator{o: o, seen: map[string]bool{}, titles: map[string]string{}}
 }
 
 // errFull stops the first pass once enough problems are listed.
@@ -93,10 +94,16 @@ func (v *importValidator) check(lr *lineReader, line []byte) error {
 		if err := rec.check(); err != nil {
 			return v.fail(lr.line, err)
 		}
-		if _, dup := v.seen[rec.ID]; dup {
+		if v.seen[rec.ID] {
 			return v.fail(lr.line, invalid("session %q appears twice", rec.ID))
 		}
-		v.seen[rec.ID] = 0
+		v.seen[rec.ID] = true
+		if rec.Title != "" {
+			if other, dup := v.titles[rec.Title]; dup {
+				return v.fail(lr.line, invalid("sessions %q and %q have the same title %q (titles are unique)", other, rec.ID, rec.Title))
+			}
+			v.titles[rec.Title] = rec.ID
+		}
 		v.blocks = append(v.blocks, importBlock{id: rec.ID, start: lr.start})
 		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, usage: map[[2]string]bool{}}
 		return nil
@@ -156,17 +163,17 @@ func (v *importValidator) checkMessage(rec *messageRecord) error {
 		}
 		v.cur.keys[k] = true
 	}
+	// An origin in another session may lie outside the file (an export of
+	// one continuation) or later in it: the writer links it when it can.
 	if o := rec.Origin; o != nil {
-		count, ok := v.seen[o.SessionID]
-		if o.SessionID == rec.SessionID {
-			count = rec.Seq - 1
+		if err := checkID("origin session id", o.SessionID); err != nil {
+			return err
 		}
-		if !ok || o.Seq < 1 || o.Seq > count {
-			return invalid("origin %s#%d is not a message earlier in the file", o.SessionID, o.Seq)
+		if o.Seq < 1 || (o.SessionID == rec.SessionID && o.Seq >= rec.Seq) {
+			return invalid("origin %s#%d is not an earlier message", o.SessionID, o.Seq)
 		}
 	}
 	v.cur.seq++
-	v.seen[rec.SessionID] = v.cur.seq
 	return nil
 }
 

@@ -20,6 +20,7 @@ func (s *Store) AcquireCompressionLock(ctx context.Context, sessionID, holder st
 	var l Lease
 	var got bool
 	err := s.write(ctx, op, sessionID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) (err error) {
+		l, got = Lease{}, false // fresh on every (re)play
 		if err := sessionMustExist(ctx, tx, sessionID); err != nil {
 			return err
 		}
@@ -75,6 +76,7 @@ func (s *Store) AcquireTurnLease(ctx context.Context, sessionID, holder string, 
 	var l Lease
 	var got bool
 	err := s.write(ctx, op, sessionID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+		l, got = Lease{}, false // fresh on every (re)play
 		root, err := conversationRoot(ctx, tx, sessionID)
 		if err != nil {
 			return err
@@ -115,6 +117,7 @@ func (s *Store) RefreshTurnLease(ctx context.Context, sessionID, holder string, 
 	}
 	var l Lease
 	err := s.write(ctx, op, sessionID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
+		l = Lease{} // fresh on every (re)play
 		root, err := conversationRoot(ctx, tx, sessionID)
 		if err != nil {
 			return err

@@ -183,8 +183,8 @@ func TestTurnLease_KeyedByLineageRoot(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	newTestSession(t, s, "root")
-	mustCreate(t, s, NewSession{ID: "cont", ParentID: "root", Kind: ChildCompression})
-	mustCreate(t, s, NewSession{ID: "cont2", ParentID: "cont", Kind: ChildCompression})
+	continueAs(t, s, "root", "cont")
+	continueAs(t, s, "cont", "cont2")
 	mustCreate(t, s, NewSession{ID: "branch", ParentID: "cont", Kind: ChildBranch})
 
 	l, got, err := s.AcquireTurnLease(ctx, "cont2", "a", 0)
@@ -303,5 +303,24 @@ func TestAwaitTurnLease(t *testing.T) {
 	defer cancel()
 	if _, err := s.AwaitTurnLease(short, "s", "c", 0, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("await past the context: %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestLeases_ProbeErrorNeverReclaims: when the liveness probe cannot tell
+// (an error, or a platform without one), a holder naming a dead pid keeps
+// its lease until the TTL.
+func TestLeases_ProbeErrorNeverReclaims(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	holder := "host=" + hostName() + ":pid=" + strconv.Itoa(dead.Process.Pid) + ":nonce=x"
+	if !holderIsDead(holder) {
+		t.Fatalf("the probe should prove pid %d dead", dead.Process.Pid)
+	}
+	probeProcess = func(int) probeResult { return probeUnknown }
+	t.Cleanup(func() { probeProcess = processAlive })
+	if holderIsDead(holder) {
+		t.Errorf("a probe that cannot tell reclaimed the lease")
 	}
 }

@@ -35,11 +35,13 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (PruneResult
 	cutoff := now() - olderThan.Milliseconds()
 	var total PruneResult
 	cursor := gen.SessionPruneCandidatesParams{Cutoff: &cutoff, AfterEnded: new(int64), RowLimit: pruneBatch}
+	orphans := map[string]bool{} // children unlinked; counted if they survive
 	for {
 		var batch PruneResult
-		more := false
+		var next *gen.SessionPruneCandidatesParams
+		var unlinked []string
 		err := s.write(ctx, op, "", s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
-			batch, more = PruneResult{}, false
+			batch, next, unlinked = PruneResult{}, nil, nil // fresh on every (re)play
 			rows, err := queries.SessionPruneCandidates(ctx, tx, cursor)
 			if err != nil {
 				return err
@@ -61,22 +63,27 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (PruneResult
 					continue
 				}
 				for _, id := range ids {
-					n, err := queries.SessionOrphanChildren(ctx, tx, &id)
+					children, err := queries.SessionChildren(ctx, tx, &id)
 					if err != nil {
+						return err
+					}
+					for _, c := range children {
+						unlinked = append(unlinked, c.ID)
+					}
+					if _, err := queries.SessionOrphanChildren(ctx, tx, &id); err != nil {
 						return err
 					}
 					if _, err := queries.SessionDelete(ctx, tx, id); err != nil {
 						return err
 					}
 					batch.Pruned++
-					batch.Orphaned += int(n)
 				}
-				batch.Orphaned -= len(ids) - 1 // the lineage's own links are not orphans
 			}
 			if len(rows) == pruneBatch {
-				more = true
 				last := rows[len(rows)-1]
-				cursor.AfterEnded, cursor.AfterID = last.EndedAt, last.ID
+				n := cursor
+				n.AfterEnded, n.AfterID = last.EndedAt, last.ID
+				next = &n
 			}
 			return nil
 		})
@@ -85,10 +92,28 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (PruneResult
 		}
 		total.Pruned += batch.Pruned
 		total.Spared += batch.Spared
-		total.Orphaned += batch.Orphaned
-		if !more {
+		for _, id := range unlinked {
+			orphans[id] = true
+		}
+		if next == nil {
 			break
 		}
+		cursor = *next
+	}
+	// Orphans are the unlinked children still there at the end (a
+	// lineage's own members, and children pruned later, are not).
+	err := s.read(ctx, op, "", func(q gen.DBTX) error {
+		for id := range orphans {
+			if err := sessionMustExist(ctx, q, id); err == nil {
+				total.Orphaned++
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return total, err
 	}
 	return total, s.SetMeta(ctx, "last_prune", time.Now().UTC().Format(time.RFC3339))
 }

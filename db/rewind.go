@@ -48,8 +48,12 @@ func (s *Store) RewindTo(ctx context.Context, sessionID string, target int64, o 
 	var res RewindResult
 	err := s.write(ctx, op, sessionID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
 		res = RewindResult{}
-		if err := sessionMustExist(ctx, tx, sessionID); err != nil {
+		reason, err := queries.SessionEndReason(ctx, tx, sessionID)
+		if err != nil {
 			return err
+		}
+		if str(reason) == compressionEndReason {
+			return fmt.Errorf("%w: it continues in a compression child; rewind there", ErrSessionClosed)
 		}
 		row, err := queries.MessageGet(ctx, tx, target)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && row.SessionID != sessionID) {

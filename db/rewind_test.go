@@ -134,7 +134,7 @@ func TestFlags_ApplyToTheWholeLineage(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	newTestSession(t, s, "a")
-	mustCreate(t, s, NewSession{ID: "b", ParentID: "a", Kind: ChildCompression})
+	continueAs(t, s, "a", "b")
 	mustCreate(t, s, NewSession{ID: "x", ParentID: "b", Kind: ChildBranch})
 	get := func(id string) Session {
 		sess, err := s.Session(ctx, id)
@@ -179,9 +179,9 @@ func TestDeleteSession_CascadesToDelegatesAndOrphansTheRest(t *testing.T) {
 	mustCreate(t, s, NewSession{ID: "d1", ParentID: "p", Kind: ChildDelegate})
 	mustCreate(t, s, NewSession{ID: "d2", ParentID: "d1", Kind: ChildDelegate})
 	mustCreate(t, s, NewSession{ID: "br", ParentID: "p", Kind: ChildBranch})
-	mustCreate(t, s, NewSession{ID: "co", ParentID: "p", Kind: ChildCompression})
-	mustCreate(t, s, NewSession{ID: "brd", ParentID: "br", Kind: ChildDelegate})
 	appendTexts(t, s, "p", "findme-parent")
+	continueAs(t, s, "p", "co")
+	mustCreate(t, s, NewSession{ID: "brd", ParentID: "br", Kind: ChildDelegate})
 	appendTexts(t, s, "d2", "findme-delegate")
 
 	set, err := s.DeletionSet(ctx, "p")

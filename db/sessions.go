@@ -158,6 +158,11 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 	if err := n.normalize(); err != nil {
 		return Session{}, false, opErr(op, n.ID, err)
 	}
+	if n.Kind == ChildCompression {
+		// A continuation must end its parent in the same transaction, or the
+		// conversation would have two live tips.
+		return Session{}, false, opErr(op, n.ID, invalid("a compression child is made by PublishCompressionChild"))
+	}
 	err = s.write(ctx, op, n.ID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
 		n := n // the parent's working directory fills an empty one (on every replay)
 		if n.ParentID != "" {

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -33,12 +34,13 @@ type VacuumResult struct {
 // transactions.
 func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 	const op = "vacuum"
-	if who, _ := otherOpeners(s.path); len(who) > 0 {
-		return VacuumResult{}, opErr(op, "", fmt.Errorf("%w: the database is open in other processes (%s); "+
-			"VACUUM would hold them up — run it when they are done", ErrLocked, strings.Join(who, "; ")))
-	}
 	var res VacuumResult
 	err := s.w.exclusive(ctx, func(ctx context.Context, c *sql.Conn) error {
+		// Checked with this store's writer held, so no write of ours races it.
+		if who, _ := otherOpeners(s.path); len(who) > 0 {
+			return fmt.Errorf("%w: the database is open in other processes (%s); "+
+				"VACUUM would hold them up — run it when they are done", ErrLocked, strings.Join(who, "; "))
+		}
 		res.SizeBefore = fileAndWALSize(s.path)
 		if err := c.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&res.FreePagesBefore); err != nil {
 			return err
@@ -58,12 +60,12 @@ func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 				return err
 			}
 		}
-		// Recorded before the rebuild, so the WAL is empty when Vacuum returns.
-		if err := queries.MetaUpsert(ctx, c, gen.MetaUpsertParams{Key: "last_vacuum",
-			Value: time.Now().UTC().Format(time.RFC3339), UpdatedAt: now()}); err != nil {
+		if _, err := c.ExecContext(ctx, "VACUUM"); err != nil {
 			return err
 		}
-		if _, err := c.ExecContext(ctx, "VACUUM"); err != nil {
+		// Recorded before the truncation, so the WAL is empty when Vacuum returns.
+		if err := queries.MetaUpsert(ctx, c, gen.MetaUpsertParams{Key: "last_vacuum",
+			Value: time.Now().UTC().Format(time.RFC3339), UpdatedAt: now()}); err != nil {
 			return err
 		}
 		if s.w.wal {
@@ -74,6 +76,10 @@ func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 		res.SizeAfter = fileAndWALSize(s.path)
 		return c.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&res.FreePagesAfter)
 	})
+	if isLockError(err) && !errors.Is(err, ErrLocked) {
+		// Another connection held the write lock past the writer's busy wait.
+		err = s.w.lockedError(busyTimeout[kindWriter], err)
+	}
 	return res, opErr(op, "", err)
 }
 

@@ -40,7 +40,7 @@ INSERT INTO sessions (
     sqlc.arg(rewind_count)
 ) ON CONFLICT (id) DO NOTHING;
 
--- name: MessageImport :exec
+-- name: MessageImport :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
     finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
@@ -49,7 +49,11 @@ INSERT INTO messages (
     sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(reasoning),
     sqlc.narg(finish_reason), sqlc.narg(token_count), sqlc.arg(state), sqlc.arg(is_summary),
     sqlc.narg(idempotency_key), sqlc.arg(created_at), sqlc.narg(origin_id)
-);
+)
+RETURNING id;
+
+-- name: MessageSetOrigin :exec
+UPDATE messages SET origin_id = sqlc.narg(origin_id) WHERE id = sqlc.arg(id);
 
 -- name: SessionLink :exec
 UPDATE sessions SET parent_session_id = sqlc.arg(parent_id), parent_kind = sqlc.narg(parent_kind)

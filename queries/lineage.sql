@@ -4,13 +4,14 @@
 
 -- name: SessionConversationRoot :one
 -- The first session of id's conversation: up through compression links,
--- at most 100 steps (a cycle cannot loop forever).
+-- at most 1000 steps (the lineage walk's cap, so every member of one
+-- conversation names the same root; a cycle cannot loop forever).
 WITH RECURSIVE up (id, parent_id, kind, depth) AS (
     SELECT s.id, s.parent_session_id, s.parent_kind, 0 FROM sessions s WHERE s.id = sqlc.arg(id)
     UNION ALL
     SELECT p.id, p.parent_session_id, p.parent_kind, up.depth + 1
     FROM sessions p JOIN up ON p.id = up.parent_id
-    WHERE up.kind = 'compression' AND up.depth < 100
+    WHERE up.kind = 'compression' AND up.depth < 1000
 )
 SELECT CAST(id AS TEXT) FROM up ORDER BY depth DESC LIMIT 1;
 

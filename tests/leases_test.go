@@ -23,7 +23,14 @@ func TestLeases_OneWinnerAmongProcesses(t *testing.T) {
 	if _, err := s.CreateSession(ctx, db.NewSession{ID: "root", Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateSession(ctx, db.NewSession{ID: "cont", Source: "test", ParentID: "root", Kind: db.ChildCompression}); err != nil {
+	h := db.NewHolder("compressor")
+	if _, _, err := s.AcquireCompressionLock(ctx, "root", h, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PublishCompressionChild(ctx, "root", db.Continuation{Holder: h, Child: db.NewSession{ID: "cont"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReleaseCompressionLock(ctx, "root", h); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 3 {

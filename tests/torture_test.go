@@ -28,9 +28,11 @@ var (
 
 // TestTorture: 4 writer processes × 8 goroutines append with idempotency
 // keys to 4 shared sessions while readers read, and one process at a time
-// is SIGKILLed and restarted (re-sending what it had in flight). Every
-// acknowledged message is present exactly once, each session's counter
-// equals its rows, and the file verifies. A few seconds by default; hours
+// is SIGKILLed and restarted (re-sending what it had in flight), and a
+// compressor compacts the sessions under its lock. Every acknowledged
+// message is present exactly once (compacted, or carried over with its
+// key), each session's counter equals its active rows, and the file
+// verifies. A few seconds by default; hours
 // with -long.
 func TestTorture(t *testing.T) {
 	run := 6 * time.Second
@@ -61,6 +63,40 @@ func TestTorture(t *testing.T) {
 			}
 		})
 	}
+
+	// A compressor, the whole time: it compacts a random session under its
+	// compression lock while the appends go on (rows above its watermark
+	// are carried over, their keys with them).
+	var compactions atomic.Int64
+	readers.Go(func() {
+		holder := db.NewHolder("torture-compressor")
+		for n := 0; readCtx.Err() == nil; n++ {
+			id := fmt.Sprintf("t%d", n%tortureSessions)
+			if _, got, err := s.AcquireCompressionLock(readCtx, id, holder, time.Minute); err != nil || !got {
+				if readCtx.Err() == nil {
+					t.Errorf("compressor lock: %v %v", got, err)
+				}
+				return
+			}
+			w, err := s.ActiveWatermark(readCtx, id)
+			if err == nil {
+				_, err = s.CompactSession(readCtx, id, db.Compaction{Holder: holder, Watermark: w,
+					Messages: []db.NewMessage{{Role: db.RoleAssistant, Content: fmt.Sprintf("summary %d", n), Summary: true}}})
+			}
+			if err != nil && readCtx.Err() == nil {
+				t.Errorf("compact %s: %v", id, err)
+				return
+			}
+			if err == nil {
+				compactions.Add(1)
+			}
+			s.ReleaseCompressionLock(context.Background(), id, holder)
+			select {
+			case <-readCtx.Done():
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	})
 
 	rng := rand.New(rand.NewPCG(4, 8))
 	procs := make([]*tortureProc, tortureProcs)
@@ -104,9 +140,16 @@ func TestTorture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		active := 0
 		for _, m := range msgs {
+			if m.State == db.StateActive {
+				active++
+			}
+			if m.Summary {
+				continue
+			}
 			if !strings.HasPrefix(m.IdempotencyKey, id+"/") {
-				t.Errorf("message %s landed in session %s", m.IdempotencyKey, id)
+				t.Errorf("message %q landed in session %s", m.IdempotencyKey, id)
 			}
 			seen[m.IdempotencyKey]++
 		}
@@ -114,8 +157,8 @@ func TestTorture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sess.MessageCount != int64(len(msgs)) {
-			t.Errorf("%s: message_count %d, rows %d", id, sess.MessageCount, len(msgs))
+		if sess.MessageCount != int64(active) {
+			t.Errorf("%s: message_count %d, active rows %d", id, sess.MessageCount, active)
 		}
 		rows += len(msgs)
 	}
@@ -129,10 +172,10 @@ func TestTorture(t *testing.T) {
 			t.Errorf("%s stored %d times", k, n)
 		}
 	}
-	t.Logf("%v: %d processes × %d goroutines, %d kills, %d acknowledged messages (%d in flight at a kill, re-sent), %d rows, %d reads",
-		run, tortureProcs, tortureGoroutines, kills, len(acked), resent, rows, reads.Load())
-	if kills < 5 || len(acked) < 100 {
-		t.Errorf("the torture barely ran: %d kills, %d acknowledged", kills, len(acked))
+	t.Logf("%v: %d processes × %d goroutines, %d kills, %d acknowledged messages (%d in flight at a kill, re-sent), %d rows, %d reads, %d compactions",
+		run, tortureProcs, tortureGoroutines, kills, len(acked), resent, rows, reads.Load(), compactions.Load())
+	if kills < 5 || len(acked) < 100 || compactions.Load() < 3 {
+		t.Errorf("the torture barely ran: %d kills, %d acknowledged, %d compactions", kills, len(acked), compactions.Load())
 	}
 }
 

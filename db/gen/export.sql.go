@@ -78,7 +78,7 @@ func (q *Queries) MessageIDBySeq(ctx context.Context, db DBTX, arg MessageIDBySe
 	return id, err
 }
 
-const messageImport = `-- name: MessageImport :exec
+const messageImport = `-- name: MessageImport :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
     finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
@@ -88,6 +88,7 @@ INSERT INTO messages (
     ?8, ?9, ?10, ?11,
     ?12, ?13, ?14
 )
+RETURNING id
 `
 
 type MessageImportParams struct {
@@ -107,8 +108,8 @@ type MessageImportParams struct {
 	OriginID       *int64
 }
 
-func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportParams) error {
-	_, err := db.ExecContext(ctx, messageImport,
+func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportParams) (int64, error) {
+	row := db.QueryRowContext(ctx, messageImport,
 		arg.SessionID,
 		arg.Role,
 		arg.Content,
@@ -124,7 +125,9 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.CreatedAt,
 		arg.OriginID,
 	)
-	return err
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }
 
 const messageSeq = `-- name: MessageSeq :one
@@ -144,6 +147,20 @@ func (q *Queries) MessageSeq(ctx context.Context, db DBTX, id int64) (MessageSeq
 	var i MessageSeqRow
 	err := row.Scan(&i.SessionID, &i.Seq)
 	return i, err
+}
+
+const messageSetOrigin = `-- name: MessageSetOrigin :exec
+UPDATE messages SET origin_id = ?1 WHERE id = ?2
+`
+
+type MessageSetOriginParams struct {
+	OriginID *int64
+	ID       int64
+}
+
+func (q *Queries) MessageSetOrigin(ctx context.Context, db DBTX, arg MessageSetOriginParams) error {
+	_, err := db.ExecContext(ctx, messageSetOrigin, arg.OriginID, arg.ID)
+	return err
 }
 
 const modelUsageImport = `-- name: ModelUsageImport :exec

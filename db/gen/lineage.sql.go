@@ -101,7 +101,7 @@ WITH RECURSIVE up (id, parent_id, kind, depth) AS (
     UNION ALL
     SELECT p.id, p.parent_session_id, p.parent_kind, up.depth + 1
     FROM sessions p JOIN up ON p.id = up.parent_id
-    WHERE up.kind = 'compression' AND up.depth < 100
+    WHERE up.kind = 'compression' AND up.depth < 1000
 )
 SELECT CAST(id AS TEXT) FROM up ORDER BY depth DESC LIMIT 1
 `
@@ -110,7 +110,8 @@ SELECT CAST(id AS TEXT) FROM up ORDER BY depth DESC LIMIT 1
 // compression children (parent_kind = 'compression'); branches, delegates,
 // resets and tool sessions start conversations of their own.
 // The first session of id's conversation: up through compression links,
-// at most 100 steps (a cycle cannot loop forever).
+// at most 1000 steps (the lineage walk's cap, so every member of one
+// conversation names the same root; a cycle cannot loop forever).
 func (q *Queries) SessionConversationRoot(ctx context.Context, db DBTX, id string) (string, error) {
 	row := db.QueryRowContext(ctx, sessionConversationRoot, id)
 	var id_2 string
