@@ -43,6 +43,7 @@ func commands() []command {
 		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N]", "list sessions, newest first", runSessions},
 		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
 		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
+		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged, absent or busy, 2 could not check)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
