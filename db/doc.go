@@ -21,6 +21,16 @@
 //   - [Store.Messages] pages through a session, oldest or newest first.
 //   - [Store.SetMeta] and [Store.Meta] keep store-wide key/values.
 //
+// # Search
+//
+// [Store.Search] finds messages by their words across sessions, filtered
+// by source, role and session, ranked (bm25) or by time, with snippets
+// and neighbouring messages. Any text is a valid query: it is sanitised,
+// never parsed as FTS5 syntax. Scripts without spaces between words (CJK,
+// Thai) are searched as substrings through a trigram index. When the
+// full-text index is damaged or stale, Search scans the messages table
+// instead of failing.
+//
 // Content is any UTF-8 text, NUL bytes included, returned byte-exact;
 // invalid UTF-8 is refused with [ErrInvalidInput]. Times are UTC.
 //

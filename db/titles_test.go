@@ -239,10 +239,10 @@ func TestSetAutoTitle_Ranks(t *testing.T) {
 		{"GeneratedOverDerived", auto(TitleDerived), TitleGenerated, true, TitleGenerated},
 		{"GeneratedOverGenerated", auto(TitleGenerated), TitleGenerated, false, TitleGenerated},
 		{"DerivedUnderGenerated", auto(TitleGenerated), TitleDerived, false, TitleGenerated},
-		{"GeneratedUnderUser", user, TitleGenerated, false, TitleUser},
-		{"DerivedUnderUser", user, TitleDerived, false, TitleUser},
+		{"GeneratedUnderUser", setUserTitle, TitleGenerated, false, TitleUser},
+		{"DerivedUnderUser", setUserTitle, TitleDerived, false, TitleUser},
 		{"AfterUserCleared", func(s *Store) error {
-			if err := user(s); err != nil {
+			if err := setUserTitle(s); err != nil {
 				return err
 			}
 			return s.SetTitle(context.Background(), "s1", "")
@@ -281,7 +281,7 @@ func auto(rank TitleRank) func(*Store) error {
 	}
 }
 
-func user(s *Store) error { return s.SetTitle(context.Background(), "s1", "Chosen") }
+func setUserTitle(s *Store) error { return s.SetTitle(context.Background(), "s1", "Chosen") }
 
 func TestSetAutoTitle_Refusals(t *testing.T) {
 	s := openTestStore(t, Options{})

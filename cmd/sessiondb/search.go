@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// searchUsage is the search command's line in the usage text.
+const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--context N]"
+
+// roleFlags collects repeated --role flags.
+type roleFlags []db.Role
+
+func (r *roleFlags) String() string { return fmt.Sprint([]db.Role(*r)) }
+
+func (r *roleFlags) Set(v string) error {
+	*r = append(*r, db.Role(v))
+	return nil
+}
+
+var sortNames = map[string]db.SearchSort{
+	"relevance": db.SortRelevance, "newest": db.SortNewest, "oldest": db.SortOldest,
+}
+
+func runSearch(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	var o db.SearchOptions
+	var roles roleFlags
+	fs.StringVar(&o.Source, "source", "", "only sessions from this source")
+	fs.Var(&roles, "role", "only this `role` (system, user, assistant, tool); repeat for several")
+	fs.StringVar(&o.SessionID, "session", "", "only this session `ID`")
+	sortName := fs.String("sort", "relevance", "relevance, newest or oldest")
+	fs.IntVar(&o.Limit, "limit", db.DefaultSearchLimit, "at most `N` hits (max 200)")
+	fs.IntVar(&o.Offset, "offset", 0, "skip `N` hits")
+	fs.IntVar(&o.Context, "context", 0, "show `N` neighbouring messages before and after each hit (max 5)")
+	pos, err := e.parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	sort, ok := sortNames[*sortName]
+	if !ok {
+		return usagef("search: --sort %q: want relevance, newest or oldest", *sortName)
+	}
+	o.Sort, o.Roles = sort, roles
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	hits, err := s.Search(ctx, pos[0], o)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, mapAll(hits, toSearchHitJSON))
+	}
+	return printSearchHits(e.stdout, hits)
+}
+
+// searchHitJSON is a hit in the CLI's JSON: snake_case, RFC 3339 times.
+type searchHitJSON struct {
+	MessageID        int64         `json:"message_id"`
+	SessionID        string        `json:"session_id"`
+	Role             string        `json:"role"`
+	ToolName         string        `json:"tool_name,omitempty"`
+	Snippet          string        `json:"snippet"`
+	CreatedAt        string        `json:"created_at"`
+	Source           string        `json:"source"`
+	Model            string        `json:"model,omitempty"`
+	SessionStartedAt string        `json:"session_started_at"`
+	Before           []contextJSON `json:"before,omitempty"`
+	After            []contextJSON `json:"after,omitempty"`
+}
+
+type contextJSON struct {
+	ID      int64  `json:"id"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+func toContextJSON(c db.ContextMessage) contextJSON {
+	return contextJSON{ID: c.ID, Role: string(c.Role), Content: c.Content}
+}
+
+func toSearchHitJSON(h db.SearchHit) searchHitJSON {
+	out := searchHitJSON{
+		MessageID: h.MessageID, SessionID: h.SessionID, Role: string(h.Role), ToolName: h.ToolName,
+		Snippet: h.Snippet, CreatedAt: stamp(h.CreatedAt), Source: h.Source, Model: h.Model,
+		SessionStartedAt: stamp(h.SessionStartedAt),
+	}
+	if len(h.Before) > 0 {
+		out.Before = mapAll(h.Before, toContextJSON)
+	}
+	if len(h.After) > 0 {
+		out.After = mapAll(h.After, toContextJSON)
+	}
+	return out
+}
+
+// printSearchHits prints one row per hit (session, role, time, snippet),
+// the neighbours, when asked for, indented under it.
+func printSearchHits(w io.Writer, hits []db.SearchHit) error {
+	if len(hits) == 0 {
+		_, err := fmt.Fprintln(w, "no matches")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tSNIPPET")
+	for _, h := range hits {
+		role := string(h.Role)
+		if h.ToolName != "" {
+			role += " (" + h.ToolName + ")"
+		}
+		for _, c := range h.Before {
+			fmt.Fprintf(tw, "\t\t\t  %s: %s\n", c.Role, oneLine(c.Content))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.SessionID, role, h.CreatedAt.Local().Format("2006-01-02 15:04"), h.Snippet)
+		for _, c := range h.After {
+			fmt.Fprintf(tw, "\t\t\t  %s: %s\n", c.Role, oneLine(c.Content))
+		}
+	}
+	return tw.Flush()
+}
+
+// oneLine folds a neighbour's text onto one table row.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return r == '\n' || r == '\r' || r == '\t' || r == 0
+	}), " ")
+}

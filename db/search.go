@@ -1,0 +1,296 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// Search limits (Hermes's numbers).
+const (
+	DefaultSearchLimit = 20
+	MaxSearchLimit     = 200
+	// MaxSearchContext is the most neighbours returned on each side of a hit.
+	MaxSearchContext = 5
+	// contextChars cuts each neighbour's content.
+	contextChars = 200
+)
+
+// SearchSort orders search results.
+type SearchSort int
+
+const (
+	// SortRelevance: best match first (bm25). The default. A search
+	// without filters ranks the newest 2000 matches of its query (all of
+	// them when there are fewer): on a word found in thousands of
+	// messages, the best of recent conversation. Without the index (see
+	// [Store.Search]) there is no ranking and results come newest first.
+	SortRelevance SearchSort = iota
+	// SortNewest: the most recently appended message first.
+	SortNewest
+	// SortOldest: the first appended message first.
+	SortOldest
+)
+
+func (s SearchSort) String() string {
+	switch s {
+	case SortRelevance:
+		return "relevance"
+	case SortNewest:
+		return "newest"
+	case SortOldest:
+		return "oldest"
+	}
+	return "SearchSort(" + strconv.Itoa(int(s)) + ")"
+}
+
+// SearchOptions filters, orders and pages [Store.Search]. The zero value
+// searches every session, best match first, 20 hits, no context.
+type SearchOptions struct {
+	Source    string // only sessions with this source
+	Roles     []Role // only these roles (empty: any)
+	SessionID string // only this session
+	Sort      SearchSort
+	Limit     int // default 20, at most 200 (larger values are cut to 200)
+	Offset    int
+	// Context asks for up to this many neighbouring messages (active or
+	// compacted, in the hit's session) before and after each hit, each
+	// cut to 200 characters. 0 to 5; larger values are cut to 5.
+	Context int
+}
+
+// SearchHit is one message that matched.
+type SearchHit struct {
+	MessageID int64
+	SessionID string
+	Role      Role
+	ToolName  string
+	// Snippet is about 120 characters of the message around its first
+	// match (starting some 40 before it), every match in it between >>>
+	// and <<<, whitespace collapsed, "..." where it was cut. When only
+	// the tool name matched, it is the tool name, marked.
+	Snippet          string
+	CreatedAt        time.Time
+	Source           string // the session's
+	Model            string // the session's
+	SessionStartedAt time.Time
+	// Before and After are the hit's neighbours, oldest first (empty
+	// unless SearchOptions.Context asked for them).
+	Before, After []ContextMessage
+}
+
+// ContextMessage is a neighbour of a hit, its content cut to 200
+// characters.
+type ContextMessage struct {
+	ID      int64
+	Role    Role
+	Content string
+}
+
+// searchRoute says which way a search was answered (for tests and logs).
+type searchRoute int
+
+const (
+	routeNone    searchRoute = iota // the query had nothing to search for
+	routeWords                      // the unicode61 word index
+	routeTrigram                    // the trigram index
+	routeScan                       // a scan of the messages table
+)
+
+// searchRow is the shape every page query returns (the generated row
+// types are identical and convert to it).
+type searchRow = struct {
+	ID        int64
+	SessionID string
+	Role      string
+	ToolName  *string
+	CreatedAt int64
+	Source    string
+	Model     *string
+	StartedAt int64
+}
+
+// Search finds messages containing every term of query, in all sessions
+// or as opts narrows. Rewound messages and hidden sessions are never
+// returned; compacted messages are.
+//
+// Any text is a valid query. It is sanitised, never parsed as FTS5
+// syntax: AND, OR, NOT, NEAR, *, ^, parentheses and column filters are
+// searched as text or dropped, a balanced "quoted phrase" is kept, an
+// unbalanced quote is dropped, and the query is cut to 2048 bytes. A
+// query with nothing to search for (empty, only punctuation) returns no
+// hits and no error. Invalid UTF-8 is refused with ErrInvalidInput, as
+// are a negative limit, offset or context, an unknown role and an
+// unknown sort.
+//
+// Words are matched whole by the word index, in the content and the tool
+// name, case and diacritics ignored; a dotted or hyphenated term
+// (foo.bar, gpt-4o) or a phrase matches its words side by side. A query
+// in a script written without spaces (Chinese, Japanese, Korean, Thai...),
+// or one the word index does not match, is searched as substrings of the
+// content through the trigram index; terms shorter than three characters
+// are then checked by a substring test, and when no term is three
+// characters long the messages are scanned. Relevance is bm25 (see
+// SortRelevance for the bound on what it ranks).
+//
+// Search never fails because of the full-text index: when it is marked
+// stale or reads as damaged, Search scans the messages table instead
+// (slower, substring matching with ASCII-only case folding, no ranking)
+// and logs one warning.
+func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]SearchHit, error) {
+	hits, _, err := s.search(ctx, query, opts)
+	return hits, err
+}
+
+// searchPlan is a validated search.
+type searchPlan struct {
+	terms   searchTerms
+	opts    SearchOptions
+	source  *string
+	session *string
+	roles   *string // JSON array
+}
+
+func (o *SearchOptions) check() (searchPlan, error) {
+	p := searchPlan{source: ptr(o.Source), session: ptr(o.SessionID)}
+	switch {
+	case o.Limit < 0 || o.Offset < 0 || o.Context < 0:
+		return p, invalid("negative limit, offset or context")
+	case o.Sort < SortRelevance || o.Sort > SortOldest:
+		return p, invalid("unknown sort %d (want relevance, newest or oldest)", o.Sort)
+	}
+	if o.Limit == 0 {
+		o.Limit = DefaultSearchLimit
+	}
+	o.Limit = min(o.Limit, MaxSearchLimit)
+	o.Context = min(o.Context, MaxSearchContext)
+	if o.SessionID != "" {
+		if err := checkID("session id", o.SessionID); err != nil {
+			return p, err
+		}
+	}
+	if err := checkLabel("source", o.Source); err != nil {
+		return p, err
+	}
+	if len(o.Roles) > 0 {
+		names := make([]string, len(o.Roles))
+		for i, r := range o.Roles {
+			if !r.Valid() {
+				return p, invalid("role %q is not one of system, user, assistant, tool", r)
+			}
+			names[i] = string(r)
+		}
+		p.roles = ptr(jsonStrings(names))
+	}
+	p.opts = *o
+	return p, nil
+}
+
+// search is Search, also saying which way it went.
+func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (hits []SearchHit, route searchRoute, err error) {
+	const op = "search"
+	p, err := opts.check()
+	if err != nil {
+		return nil, routeNone, opErr(op, opts.SessionID, err)
+	}
+	if !utf8.ValidString(query) {
+		return nil, routeNone, opErr(op, opts.SessionID, invalid("query is not valid UTF-8"))
+	}
+	if p.terms = sanitizeQuery(query); len(p.terms) == 0 {
+		return nil, routeNone, nil
+	}
+	err = s.read(ctx, op, opts.SessionID, func(q gen.DBTX) error {
+		hits, route = nil, routeNone
+		var reason string
+		var cause error
+		_, err := queries.MetaGet(ctx, q, metaFTSStale)
+		switch {
+		case err == nil:
+			reason = "the full-text index is marked stale (it is rebuilt at the next open)"
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		default:
+			hits, route, err = p.indexed(ctx, q)
+			if isFTSDamage(err) {
+				reason, cause = "the full-text index is damaged", err
+			} else if err != nil {
+				return err
+			}
+		}
+		if reason != "" {
+			attrs := []any{"path", s.path}
+			if cause != nil {
+				attrs = append(attrs, "err", cause)
+			}
+			s.opts.Logger.Warn("sessiondb: search is scanning the messages table: "+reason, attrs...)
+			route = routeScan
+			if hits, err = p.scan(ctx, q); err != nil {
+				return err
+			}
+		}
+		return p.addContext(ctx, q, hits)
+	})
+	if err != nil {
+		return nil, routeNone, err
+	}
+	return hits, route, nil
+}
+
+// indexed answers from the full-text indexes: the word index first,
+// unless the query is in an unsegmented script or has nothing it can
+// match; then, when it found nothing, the trigram index; when no term is
+// long enough for a trigram, the scan.
+func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, searchRoute, error) {
+	if match := p.terms.wordMatch(); match != "" {
+		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset))
+		if err != nil || len(hits) > 0 {
+			return hits, routeWords, err
+		}
+		if p.opts.Offset > 0 { // past the last page, or no match at all?
+			if first, err := p.words(ctx, q, match, p.page(1, 0)); err != nil || len(first) > 0 {
+				return nil, routeWords, err
+			}
+		}
+	}
+	if match, short := p.terms.trigramMatch(); match != "" {
+		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset))
+		return hits, routeTrigram, err
+	}
+	hits, err := p.scan(ctx, q)
+	return hits, routeScan, err
+}
+
+// addContext fills each hit's neighbours when asked for.
+func (p *searchPlan) addContext(ctx context.Context, q gen.DBTX, hits []SearchHit) error {
+	n := int64(p.opts.Context)
+	if n == 0 {
+		return nil
+	}
+	for i := range hits {
+		h := &hits[i]
+		before, err := queries.MessageContextBefore(ctx, q, gen.MessageContextBeforeParams{
+			SessionID: h.SessionID, ID: h.MessageID, RowLimit: n, MaxChars: contextChars})
+		if err != nil {
+			return err
+		}
+		after, err := queries.MessageContextAfter(ctx, q, gen.MessageContextAfterParams{
+			SessionID: h.SessionID, ID: h.MessageID, RowLimit: n, MaxChars: contextChars})
+		if err != nil {
+			return err
+		}
+		h.Before = make([]ContextMessage, len(before))
+		for k, r := range before { // nearest first: reverse to oldest first
+			h.Before[len(before)-1-k] = ContextMessage{ID: r.ID, Role: Role(r.Role), Content: r.Content}
+		}
+		h.After = make([]ContextMessage, len(after))
+		for k, r := range after {
+			h.After[k] = ContextMessage{ID: r.ID, Role: Role(r.Role), Content: r.Content}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package db
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestSanitizeQuery(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		terms searchTerms
+		words string // the word index's expression
+	}{
+		{"Words", "deploy the cluster", searchTerms{"deploy", "the", "cluster"}, `"deploy" "the" "cluster"`},
+		{"Phrase", `say "hello world" twice`, searchTerms{"say", "hello world", "twice"}, `"say" "hello world" "twice"`},
+		{"PhraseSpacesCollapse", "\"  hello \t\n world \"", searchTerms{"hello world"}, `"hello world"`},
+		{"UnbalancedQuoteDropped", `"foo`, searchTerms{"foo"}, `"foo"`},
+		{"QuoteInsideWord", `foo"bar"`, searchTerms{"foo", "bar"}, `"foo" "bar"`},
+		{"ThirdQuoteDropped", `"a b" "c`, searchTerms{"a b", "c"}, `"a b" "c"`},
+		{"EmptyPhrase", `""`, nil, ""},
+		{"PunctuationPhrase", `"(*)"`, nil, ""},
+		{"OperatorsAreWords", "AND OR NOT", searchTerms{"AND", "OR", "NOT"}, `"AND" "OR" "NOT"`},
+		{"NearGroup", "NEAR(a b)", searchTerms{"NEAR", "a", "b"}, `"NEAR" "a" "b"`},
+		{"NearDistance", "a NEAR/2 b", searchTerms{"a", "NEAR/2", "b"}, `"a" "NEAR/2" "b"`},
+		{"Star", "*", nil, ""},
+		{"Prefix", "foo*", searchTerms{"foo"}, `"foo"`},
+		{"Caret", "^foo", searchTerms{"foo"}, `"foo"`},
+		{"ColumnFilter", "content:foo", searchTerms{"foo"}, `"foo"`},
+		{"ToolColumnFilter", "tool_name:x", searchTerms{"x"}, `"x"`},
+		{"ColumnFilterNegated", "-content:foo", searchTerms{"foo"}, `"foo"`},
+		{"OtherColon", "error:timeout", searchTerms{"error", "timeout"}, `"error" "timeout"`},
+		{"Braces", "{a b}", searchTerms{"a", "b"}, `"a" "b"`},
+		{"Minus", "-foo", searchTerms{"foo"}, `"foo"`},
+		{"Plus", "+foo", searchTerms{"foo"}, `"foo"`},
+		{"Parens", "(", nil, ""},
+		{"OnlyPunctuation", "!@#$%^&*()", nil, ""},
+		{"Empty", "", nil, ""},
+		{"Blank", " \t\n ", nil, ""},
+		{"Dotted", "foo.bar", searchTerms{"foo.bar"}, `"foo.bar"`},
+		{"DottedSentenceEnd", "the end.", searchTerms{"the", "end"}, `"the" "end"`},
+		{"Hyphenated", "gpt-4o", searchTerms{"gpt-4o"}, `"gpt-4o"`},
+		{"Version", "v1.2.3", searchTerms{"v1.2.3"}, `"v1.2.3"`},
+		{"ABC", "a.b.c", searchTerms{"a.b.c"}, `"a.b.c"`},
+		{"SingleQuotes", "'single'", searchTerms{"single"}, `"single"`},
+		{"Apostrophe", "don't", searchTerms{"don't"}, `"don't"`},
+		{"Backslashes", `C:\temp\dir \\`, searchTerms{"C", `temp\dir`}, `"C" "temp\dir"`},
+		{"NUL", "foo\x00bar", searchTerms{"foo", "bar"}, `"foo" "bar"`},
+		{"InvalidUTF8", "foo\xffbar", searchTerms{"foo", "bar"}, `"foo" "bar"`},
+		// Only symbols: kept for substring search, nothing for the word index.
+		{"Emoji", "🔥🚀", searchTerms{"🔥🚀"}, ""},
+		{"CJK", "検索", searchTerms{"検索"}, ""},
+		{"MixedCJK", "Go 言語", searchTerms{"Go", "言語"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sanitizeQuery(tt.in)
+			if diff := cmp.Diff(tt.terms, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("sanitizeQuery(%q) terms (-want +got):\n%s", tt.in, diff)
+			}
+			if w := got.wordMatch(); w != tt.words {
+				t.Errorf("wordMatch = %q, want %q", w, tt.words)
+			}
+		})
+	}
+}
+
+func TestSanitizeQuery_Caps(t *testing.T) {
+	// 2048 bytes, cut on a character boundary: 1023 × "é" (2 bytes) plus
+	// one more "é" that would straddle the cap.
+	long := "x" + strings.Repeat("é", 1024)
+	got := sanitizeQuery(long)
+	if len(got) != 1 || len(got[0]) != 1+2*1023 || !utf8.ValidString(got[0]) {
+		t.Errorf("cut term: %d bytes, valid %v; want %d bytes", len(got[0]), utf8.ValidString(got[0]), 1+2*1023)
+	}
+	many := strings.Repeat("w ", 100)
+	if got := sanitizeQuery(many); len(got) != maxQueryTerms {
+		t.Errorf("%d terms kept, want %d", len(got), maxQueryTerms)
+	}
+}
+
+func TestSearchTerms_TrigramMatch(t *testing.T) {
+	tests := []struct {
+		in, match, short string
+	}{
+		{"文章を検索", `"文章を検索"`, `[]`},
+		{"検索 文章を", `"文章を"`, `["検索"]`},
+		{"go 言語", "", `["go","言語"]`},
+		{"gpt-4o ab", `"gpt-4o"`, `["ab"]`},
+	}
+	for _, tt := range tests {
+		match, short := sanitizeQuery(tt.in).trigramMatch()
+		if match != tt.match || short != tt.short {
+			t.Errorf("trigramMatch(%q) = %q, %s; want %q, %s", tt.in, match, short, tt.match, tt.short)
+		}
+	}
+}
+
+// FuzzSanitizeQuery checks that nothing a user can type makes FTS5 report
+// a syntax error, through either index, and that the terms are valid
+// UTF-8 within the caps.
+func FuzzSanitizeQuery(f *testing.F) {
+	for _, seed := range []string{
+		"", `"foo`, `foo"bar"`, "AND OR NOT", "*", "^foo", "content:foo", "tool_name:x",
+		"NEAR(a b)", "a NEAR/2 b", "(", ")", "{a b}", "-foo", "+foo", "🔥🚀", "!@#$%^&*()",
+		"\x00", "\xff\xfe", "a.b.c", "gpt-4o", "'single'", `\\ \" \`, `"a" OR "b"*`,
+		`{content tool_name}: x`, "col:", `"""`, "x AND", "NOT x", "日本語の文章を検索する", "検索",
+		strings.Repeat("foo bar 日本 🔥 (x) ", 300),
+	} {
+		f.Add(seed)
+	}
+	s := openTestStore(f, Options{})
+	f.Fuzz(func(t *testing.T, in string) {
+		if len(in) > 4*maxQueryBytes {
+			t.Skip("past the cap, more input only slows minimisation down")
+		}
+		terms := sanitizeQuery(in)
+		if len(terms) > maxQueryTerms {
+			t.Fatalf("%d terms", len(terms))
+		}
+		size := 0
+		for _, term := range terms {
+			size += len(term)
+			if term == "" || !utf8.ValidString(term) || strings.ContainsAny(term, "\"\x00") {
+				t.Fatalf("bad term %q", term)
+			}
+		}
+		if size > maxQueryBytes {
+			t.Fatalf("%d bytes of terms from a capped query", size)
+		}
+		match, short := terms.trigramMatch()
+		var parsed []string
+		if err := json.Unmarshal([]byte(short), &parsed); err != nil {
+			t.Fatalf("short terms %q: %v", short, err)
+		}
+		for _, m := range []struct {
+			index, expr string
+		}{{"word", terms.wordMatch()}, {"word (all terms)", quoteTerms(terms)}, {"trigram", match}} {
+			if m.expr == "" {
+				continue
+			}
+			err := s.read(t.Context(), "fuzz", "", func(q genDBTX) error {
+				var err error
+				if m.index == "trigram" {
+					_, err = queries.FTSTrigramProbe(t.Context(), q, m.expr)
+				} else {
+					_, err = queries.FTSProbe(t.Context(), q, m.expr)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s index: MATCH %q (from %q): %v", m.index, m.expr, in, err)
+			}
+		}
+		if _, err := s.Search(t.Context(), strings.ToValidUTF8(in, ""), SearchOptions{}); err != nil {
+			t.Fatalf("Search(%q): %v", in, err)
+		}
+	})
+}
