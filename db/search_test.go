@@ -65,8 +65,10 @@ func assistant(key, content string) keyedMessage {
 	return keyedMessage{key, NewMessage{Role: RoleAssistant, Content: content}}
 }
 
-// setMessageState marks a message compacted or rewound directly: the
-// compaction and rewind APIs are not part of the store yet.
+// setMessageState marks one message compacted or rewound directly, so a
+// fixture holds every state side by side (CompactSession and RewindTo act
+// on ranges of a conversation; TestSearch_FollowsTheDomain goes through
+// them).
 func setMessageState(t *testing.T, s *Store, id int64, state MessageState) {
 	t.Helper()
 	err := s.write(t.Context(), "test: set state", "", time.Second, func(ctx context.Context, tx genDBTX) error {
@@ -78,14 +80,10 @@ func setMessageState(t *testing.T, s *Store, id int64, state MessageState) {
 	}
 }
 
-// hideSession sets a session's hidden flag directly (no API yet).
+// hideSession hides a session's conversation.
 func hideSession(t *testing.T, s *Store, id string) {
 	t.Helper()
-	err := s.write(t.Context(), "test: hide", id, time.Second, func(ctx context.Context, tx genDBTX) error {
-		_, err := tx.ExecContext(ctx, "UPDATE sessions SET hidden = 1 WHERE id = ?", id)
-		return err
-	})
-	if err != nil {
+	if _, err := s.SetHidden(t.Context(), id, true); err != nil {
 		t.Fatal(err)
 	}
 }
