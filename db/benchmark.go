@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -40,7 +41,7 @@ func (r BenchmarkResult) Ratio() float64 {
 // RunBenchmark measures the store in dir (fresh databases are created
 // there): serial appends against the raw driver, concurrent appenders
 // (group commit), 10-message batches, reading a long session against a
-// raw loader, and Open. progress, if set, is told each workload's name.
+// raw loader, searching and exporting it, and Open. progress, if set, is told each workload's name.
 // `sessiondb bench` prints its result; `go test -bench` in db/ measures
 // the same workloads for benchstat.
 func RunBenchmark(ctx context.Context, dir string, cfg BenchmarkConfig, progress func(string)) ([]BenchmarkResult, error) {
@@ -160,6 +161,28 @@ func RunBenchmark(ctx context.Context, dir string, cfg BenchmarkConfig, progress
 	}
 	read.Baseline, read.BaselineOp = rawRead.Name, rawRead.PerSecond
 	out = append(out, read, rawRead)
+
+	progress(fmt.Sprintf("search %d messages", cfg.ReadRows))
+	queries := []string{"fox", "lazy dog", `"jumps over"`, "quick brown fox"}
+	search, err := timeOps(fmt.Sprintf("Search, %d messages", cfg.ReadRows), 200, 1, func(i int) error {
+		_, err := s.Search(ctx, queries[i%len(queries)], SearchOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, search)
+
+	progress(fmt.Sprintf("export %d messages", cfg.ReadRows))
+	export, err := timeOps(fmt.Sprintf("Export, %d messages (msgs)", cfg.ReadRows), 1, 1, func(int) error {
+		_, err := s.Export(ctx, io.Discard, ExportOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	export.Ops, export.PerSecond = cfg.ReadRows, export.PerSecond*float64(cfg.ReadRows)
+	out = append(out, export)
 
 	progress("open an existing store")
 	path := s.Path()
