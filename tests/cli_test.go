@@ -286,7 +286,7 @@ func TestCLI_Bench(t *testing.T) {
 		t.Fatalf("bench = %d %s", r.code, r.stderr)
 	}
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 7 {
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 9 {
 		t.Fatalf("bench --json: %d rows, %v\n%s", len(rows), err, r.stdout)
 	}
 	for _, row := range rows {
