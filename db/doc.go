@@ -43,6 +43,8 @@
 //     leases are keyed by the conversation's root) with refresh, release
 //     and inspect; a live lease is reclaimed early only when its holder's
 //     process is provably dead ([NewHolder] names this process).
+//     [Store.AppendMessagesUnderLease] checks the turn lease in the append's
+//     own transaction, so a worker whose turn was taken over writes nothing.
 //   - Under the compression lock: [Store.ActiveWatermark], then
 //     [Store.CompactSession] (active rows become compacted, the summary
 //     replaces them) or [Store.PublishCompressionChild] (the conversation

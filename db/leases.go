@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
@@ -178,4 +179,26 @@ func leaseTTL(ttl time.Duration) time.Duration {
 		return DefaultLeaseTTL
 	}
 	return ttl
+}
+
+// holdTurn checks, inside a write, that holder holds the turn lease of
+// sessionID's conversation, renewing it when it expired but is still the
+// holder's; ErrLeaseLost otherwise.
+func holdTurn(ctx context.Context, tx gen.DBTX, sessionID, holder string) error {
+	root, err := conversationRoot(ctx, tx, sessionID)
+	if err != nil {
+		return err
+	}
+	cur, err := turnLeases.current(ctx, tx, root)
+	if err != nil {
+		return err
+	}
+	switch {
+	case cur.Holder != holder:
+		return fmt.Errorf("%w: the turn lease of %q is held by %q", ErrLeaseLost, root, cur.Holder)
+	case !cur.Live(time.Now()):
+		_, err := turnLeases.extend(ctx, tx, root, holder, now()+DefaultLeaseTTL.Milliseconds())
+		return err
+	}
+	return nil
 }

@@ -324,3 +324,41 @@ func TestLeases_ProbeErrorNeverReclaims(t *testing.T) {
 		t.Errorf("a probe that cannot tell reclaimed the lease")
 	}
 }
+
+// TestAppendMessagesUnderLease: a turn's appends check the turn lease in
+// their own transaction; a worker whose turn was taken over writes nothing.
+func TestAppendMessagesUnderLease(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s")
+	msg := []NewMessage{{Role: RoleUser, Content: "turn"}}
+	if _, err := s.AppendMessagesUnderLease(ctx, "s", "w1", msg); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("without a lease: %v, want ErrLeaseLost", err)
+	}
+	if _, _, err := s.AcquireTurnLease(ctx, "s", "w1", 30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessagesUnderLease(ctx, "s", "w1", msg); err != nil {
+		t.Fatalf("under its lease: %v", err)
+	}
+	// Expired but no one took it: renewed by the append.
+	time.Sleep(50 * time.Millisecond)
+	if _, err := s.AppendMessagesUnderLease(ctx, "s", "w1", msg); err != nil {
+		t.Fatalf("under its expired, untaken lease: %v", err)
+	}
+	if l, _ := s.TurnLease(ctx, "s"); !l.Live(time.Now()) || l.Holder != "w1" {
+		t.Errorf("the lease was not renewed: %+v", l)
+	}
+	// Taken over: the old worker writes nothing.
+	s.ReleaseTurnLease(ctx, "s", "w1")
+	s.AcquireTurnLease(ctx, "s", "w2", 0)
+	if _, err := s.AppendMessagesUnderLease(ctx, "s", "w1", msg); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("after a takeover: %v, want ErrLeaseLost", err)
+	}
+	if sess, _ := s.Session(ctx, "s"); sess.MessageCount != 2 {
+		t.Errorf("message_count %d, want 2", sess.MessageCount)
+	}
+	if _, err := s.AppendMessagesUnderLease(ctx, "s", "", msg); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("empty holder: %v", err)
+	}
+}

@@ -126,7 +126,7 @@ type Message struct {
 // losing a turn is worse than a late one. An unknown session gives
 // ErrNotFound and creates nothing.
 func (s *Store) AppendMessage(ctx context.Context, sessionID string, m NewMessage) (int64, error) {
-	ids, err := s.appendMessages(ctx, "append message", sessionID, []NewMessage{m})
+	ids, err := s.appendMessages(ctx, "append message", sessionID, []NewMessage{m}, "")
 	if err != nil {
 		return 0, err
 	}
@@ -137,10 +137,26 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID string, m NewMessag
 // all of them or none. It returns their ids in order (for a message whose
 // idempotency key was already used, the first message's id).
 func (s *Store) AppendMessages(ctx context.Context, sessionID string, ms []NewMessage) ([]int64, error) {
-	return s.appendMessages(ctx, "append messages", sessionID, ms)
+	return s.appendMessages(ctx, "append messages", sessionID, ms, "")
 }
 
-func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []NewMessage) ([]int64, error) {
+// AppendMessagesUnderLease appends like AppendMessages, as the holder of
+// the conversation's turn lease: the lease is checked in the same
+// transaction, so a worker whose turn was taken over (its lease expired and
+// another acquired it) cannot write into the new turn — it gets
+// ErrLeaseLost and nothing is written. A lease that expired but is still
+// the holder's (no one took it) is renewed for DefaultLeaseTTL.
+func (s *Store) AppendMessagesUnderLease(ctx context.Context, sessionID, holder string, ms []NewMessage) ([]int64, error) {
+	const op = "append messages"
+	if err := checkLease(holder, 0); err != nil {
+		return nil, opErr(op, sessionID, err)
+	}
+	return s.appendMessages(ctx, op, sessionID, ms, holder)
+}
+
+// appendMessages is every append; leaseHolder, when set, must hold the
+// conversation's turn lease.
+func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []NewMessage, leaseHolder string) ([]int64, error) {
 	if err := checkID("session id", sessionID); err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
@@ -153,6 +169,11 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 		reason, err := queries.SessionEndReason(ctx, tx, sessionID)
 		if err != nil {
 			return err
+		}
+		if leaseHolder != "" {
+			if err := holdTurn(ctx, tx, sessionID, leaseHolder); err != nil {
+				return err
+			}
 		}
 		ids, err = insertMessages(ctx, tx, sessionID, prepared, str(reason) == compressionEndReason)
 		return err
