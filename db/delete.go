@@ -55,10 +55,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) (
 			}
 		}
 		for _, sid := range slices.Backward(ids) { // children before parents
-			if _, err := queries.SessionOrphanChildren(ctx, tx, &sid); err != nil {
-				return err
-			}
-			if _, err := queries.SessionDelete(ctx, tx, sid); err != nil {
+			if err := removeSession(ctx, tx, sid); err != nil {
 				return err
 			}
 		}
@@ -96,4 +93,15 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// removeSession deletes one session row — its messages, usage and lock go
+// with it (ON DELETE CASCADE; the FTS triggers unindex the messages) —
+// after unlinking the children that stay.
+func removeSession(ctx context.Context, tx gen.DBTX, id string) error {
+	if _, err := queries.SessionOrphanChildren(ctx, tx, &id); err != nil {
+		return err
+	}
+	_, err := queries.SessionDelete(ctx, tx, id)
+	return err
 }

@@ -146,10 +146,11 @@ func exportSession(ctx context.Context, q gen.DBTX, enc *json.Encoder, r gen.Ses
 	}
 	for _, u := range usage {
 		if err := enc.Encode(usageRecord{Type: "usage", SessionID: r.ID, Model: u.Model, Task: u.Task,
-			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
-			CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens, APICalls: u.ApiCallCount,
-			EstimatedCostUSD: u.EstimatedCostUsd, ActualCostUSD: u.ActualCostUsd, FirstSeenAt: u.FirstSeenAt,
-			LastSeenAt: u.LastSeenAt}); err != nil {
+			usageFields: usageFields{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+				ReasoningTokens: u.ReasoningTokens, APICalls: u.ApiCallCount, EstimatedCostUSD: u.EstimatedCostUsd,
+				ActualCostUSD: u.ActualCostUsd},
+			FirstSeenAt: u.FirstSeenAt, LastSeenAt: u.LastSeenAt}); err != nil {
 			return seq, err
 		}
 	}

@@ -43,6 +43,17 @@ type sessionRecord struct {
 	EndReason        string  `json:"end_reason,omitempty"`
 	Title            string  `json:"title,omitempty"`
 	TitleRank        int64   `json:"title_rank"`
+	usageFields
+	Archived         bool    `json:"archived"`
+	Pinned           bool    `json:"pinned"`
+	Hidden           bool    `json:"hidden"`
+	LastReadAt       *int64  `json:"last_read_at,omitempty"`
+	RewindCount      int64   `json:"rewind_count"`
+}
+
+// usageFields are the token and cost counters of a session or usage
+// record (flattened into it by encoding/json).
+type usageFields struct {
 	InputTokens      int64   `json:"input_tokens"`
 	OutputTokens     int64   `json:"output_tokens"`
 	CacheReadTokens  int64   `json:"cache_read_tokens"`
@@ -51,11 +62,12 @@ type sessionRecord struct {
 	APICalls         int64   `json:"api_call_count"`
 	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
 	ActualCostUSD    float64 `json:"actual_cost_usd"`
-	Archived         bool    `json:"archived"`
-	Pinned           bool    `json:"pinned"`
-	Hidden           bool    `json:"hidden"`
-	LastReadAt       *int64  `json:"last_read_at,omitempty"`
-	RewindCount      int64   `json:"rewind_count"`
+}
+
+func (u usageFields) usage() Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens, APICalls: u.APICalls,
+		EstimatedCostUSD: u.EstimatedCostUSD, ActualCostUSD: u.ActualCostUSD}
 }
 
 type messageRef struct {
@@ -87,14 +99,7 @@ type usageRecord struct {
 	SessionID        string  `json:"session_id"`
 	Model            string  `json:"model"`
 	Task             string  `json:"task"`
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	ReasoningTokens  int64   `json:"reasoning_tokens"`
-	APICalls         int64   `json:"api_call_count"`
-	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
-	ActualCostUSD    float64 `json:"actual_cost_usd"`
+	usageFields
 	FirstSeenAt      int64   `json:"first_seen_at"`
 	LastSeenAt       int64   `json:"last_seen_at"`
 }
@@ -103,10 +108,12 @@ func sessionRecordFromRow(r gen.Session) sessionRecord {
 	return sessionRecord{Type: "session", ID: r.ID, Source: r.Source, ParentID: str(r.ParentSessionID),
 		Kind: str(r.ParentKind), UserID: str(r.UserID), Model: str(r.Model), ModelConfig: str(r.ModelConfigJson),
 		SystemPrompt: str(r.SystemPrompt), Cwd: str(r.Cwd), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
-		EndReason: str(r.EndReason), Title: str(r.Title), TitleRank: r.TitleRank, InputTokens: r.InputTokens,
-		OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
-		ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
-		ActualCostUSD: r.ActualCostUsd, Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+		EndReason: str(r.EndReason), Title: str(r.Title), TitleRank: r.TitleRank,
+		usageFields: usageFields{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
+			ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
+			ActualCostUSD: r.ActualCostUsd},
+		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
 		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount}
 }
 
@@ -156,9 +163,7 @@ func (r *sessionRecord) check() error {
 			return err
 		}
 	}
-	return Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens,
-		CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens, APICalls: r.APICalls,
-		EstimatedCostUSD: r.EstimatedCostUSD, ActualCostUSD: r.ActualCostUSD}.check()
+	return r.usage().check()
 }
 
 // check validates a message record (its place in the file is checked by
@@ -186,9 +191,7 @@ func (r *usageRecord) check() error {
 	if err := firstErr(checkLabel("model", r.Model), checkLabel("task", r.Task)); err != nil {
 		return err
 	}
-	return Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CacheReadTokens: r.CacheReadTokens,
-		CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens, APICalls: r.APICalls,
-		EstimatedCostUSD: r.EstimatedCostUSD, ActualCostUSD: r.ActualCostUSD}.check()
+	return r.usage().check()
 }
 
 func b2i(b bool) int64 {

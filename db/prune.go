@@ -70,10 +70,7 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (PruneResult
 					for _, c := range children {
 						unlinked = append(unlinked, c.ID)
 					}
-					if _, err := queries.SessionOrphanChildren(ctx, tx, &id); err != nil {
-						return err
-					}
-					if _, err := queries.SessionDelete(ctx, tx, id); err != nil {
+					if err := removeSession(ctx, tx, id); err != nil {
 						return err
 					}
 					batch.Pruned++
