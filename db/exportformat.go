@@ -28,27 +28,27 @@ type headerRecord struct {
 }
 
 type sessionRecord struct {
-	Type             string  `json:"type"`
-	ID               string  `json:"id"`
-	Source           string  `json:"source"`
-	ParentID         string  `json:"parent_session_id,omitempty"`
-	Kind             string  `json:"kind,omitempty"`
-	UserID           string  `json:"user_id,omitempty"`
-	Model            string  `json:"model,omitempty"`
-	ModelConfig      string  `json:"model_config,omitempty"`
-	SystemPrompt     string  `json:"system_prompt,omitempty"`
-	Cwd              string  `json:"cwd,omitempty"`
-	StartedAt        int64   `json:"started_at"`
-	EndedAt          *int64  `json:"ended_at,omitempty"`
-	EndReason        string  `json:"end_reason,omitempty"`
-	Title            string  `json:"title,omitempty"`
-	TitleRank        int64   `json:"title_rank"`
+	Type         string `json:"type"`
+	ID           string `json:"id"`
+	Source       string `json:"source"`
+	ParentID     string `json:"parent_session_id,omitempty"`
+	Kind         string `json:"kind,omitempty"`
+	UserID       string `json:"user_id,omitempty"`
+	Model        string `json:"model,omitempty"`
+	ModelConfig  string `json:"model_config,omitempty"`
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	Cwd          string `json:"cwd,omitempty"`
+	StartedAt    int64  `json:"started_at"`
+	EndedAt      *int64 `json:"ended_at,omitempty"`
+	EndReason    string `json:"end_reason,omitempty"`
+	Title        string `json:"title,omitempty"`
+	TitleRank    int64  `json:"title_rank"`
 	usageFields
-	Archived         bool    `json:"archived"`
-	Pinned           bool    `json:"pinned"`
-	Hidden           bool    `json:"hidden"`
-	LastReadAt       *int64  `json:"last_read_at,omitempty"`
-	RewindCount      int64   `json:"rewind_count"`
+	Archived    bool   `json:"archived"`
+	Pinned      bool   `json:"pinned"`
+	Hidden      bool   `json:"hidden"`
+	LastReadAt  *int64 `json:"last_read_at,omitempty"`
+	RewindCount int64  `json:"rewind_count"`
 }
 
 // usageFields are the token and cost counters of a session or usage
@@ -95,13 +95,13 @@ type messageRecord struct {
 }
 
 type usageRecord struct {
-	Type             string  `json:"type"`
-	SessionID        string  `json:"session_id"`
-	Model            string  `json:"model"`
-	Task             string  `json:"task"`
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Task      string `json:"task"`
 	usageFields
-	FirstSeenAt      int64   `json:"first_seen_at"`
-	LastSeenAt       int64   `json:"last_seen_at"`
+	FirstSeenAt int64 `json:"first_seen_at"`
+	LastSeenAt  int64 `json:"last_seen_at"`
 }
 
 func sessionRecordFromRow(r gen.Session) sessionRecord {
