@@ -51,3 +51,43 @@ func ExampleStore_Search() {
 	// ビルドが>>>失敗<<<する理由を検索して
 	// 0 <nil>
 }
+
+// Paging: every sort is a fixed order, so stepping Offset by Limit visits
+// each hit exactly once. Relevance ranks the newest 2000 matches (ties
+// newest first); any older ones follow, newest first.
+func ExampleStore_Search_paging() {
+	ctx := context.Background()
+	store, done := openExample(ctx)
+	defer done()
+	if _, err := store.CreateSession(ctx, db.NewSession{ID: "s1"}); err != nil {
+		log.Fatal(err)
+	}
+	_, err := store.AppendMessages(ctx, "s1", []db.NewMessage{
+		{Role: db.RoleUser, Content: "a flaky test"},
+		{Role: db.RoleAssistant, Content: "the flaky test is flaky because of a race"},
+		{Role: db.RoleUser, Content: "is it still flaky?"},
+		{Role: db.RoleAssistant, Content: "flaky flaky flaky"},
+		{Role: db.RoleUser, Content: "fixed the flaky one"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for offset := 0; ; offset += 2 {
+		hits, err := store.Search(ctx, "flaky", db.SearchOptions{Limit: 2, Offset: offset})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if len(hits) == 0 {
+			break
+		}
+		fmt.Print("page:")
+		for _, h := range hits {
+			fmt.Printf(" #%d", h.MessageID)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// page: #4 #1
+	// page: #2 #5
+	// page: #3
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
@@ -25,11 +27,16 @@ const (
 type SearchSort int
 
 const (
-	// SortRelevance: best match first (bm25). The default. A search
-	// without filters ranks the newest 2000 matches of its query (all of
-	// them when there are fewer): on a word found in thousands of
-	// messages, the best of recent conversation. Without the index (see
-	// [Store.Search]) there is no ranking and results come newest first.
+	// SortRelevance: best match first (bm25). The default. Ranking is
+	// bounded to a window: the newest 2000 matches the search returns
+	// (after the filters; rewound rows and hidden sessions never count),
+	// best first, ties newest first. Hits past the window follow it, newest
+	// first. The order is fixed, so paging with Offset visits every hit
+	// exactly once: offsets below 2000 page through the ranked window,
+	// offsets from 2000 on are the same hits as SortNewest at that offset.
+	// On a word found in thousands of messages, the first pages are the
+	// best of recent conversation. Without the index (see [Store.Search])
+	// there is no ranking and results come newest first.
 	SortRelevance SearchSort = iota
 	// SortNewest: the most recently appended message first.
 	SortNewest
@@ -51,6 +58,10 @@ func (s SearchSort) String() string {
 
 // SearchOptions filters, orders and pages [Store.Search]. The zero value
 // searches every session, best match first, 20 hits, no context.
+//
+// Every sort is a fixed order over the matching messages (see SearchSort),
+// so successive pages (Offset += Limit) neither repeat nor skip a hit while
+// the store does not change; a page is read from one snapshot.
 type SearchOptions struct {
 	Source    string // only sessions with this source
 	Roles     []Role // only these roles (empty: any)
@@ -139,9 +150,13 @@ type searchRow = struct {
 // SortRelevance for the bound on what it ranks).
 //
 // Search never fails because of the full-text index: when it is marked
-// stale or reads as damaged, Search scans the messages table instead
-// (slower, substring matching with ASCII-only case folding, no ranking)
-// and logs one warning.
+// stale, or a query through it fails for any reason other than
+// cancellation or Close (a damaged or unreadable index), Search scans the
+// messages table instead (slower, substring matching with ASCII-only case
+// folding, no ranking) and logs one warning.
+//
+// The hits, their snippets and their context are read in one snapshot: a
+// concurrent write or delete cannot leave a hit without its text.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]SearchHit, error) {
 	hits, _, err := s.search(ctx, query, opts)
 	return hits, err
@@ -204,7 +219,7 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 	if p.terms = sanitizeQuery(query); len(p.terms) == 0 {
 		return nil, routeNone, nil
 	}
-	err = s.read(ctx, op, opts.SessionID, func(q gen.DBTX) error {
+	err = s.snapshot(ctx, op, opts.SessionID, func(q gen.DBTX) error {
 		hits, route = nil, routeNone
 		var reason string
 		var cause error
@@ -216,8 +231,8 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 			return err
 		default:
 			hits, route, err = p.indexed(ctx, q)
-			if isFTSDamage(err) {
-				reason, cause = "the full-text index is damaged", err
+			if s.scanInstead(ctx, err) {
+				reason, cause = "the full-text index is damaged or unreadable", err
 			} else if err != nil {
 				return err
 			}
@@ -239,6 +254,28 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 		return nil, routeNone, err
 	}
 	return hits, route, nil
+}
+
+// scanInstead reports an error from the full-text route that the scan
+// should answer instead: any error of the driver (damage shows as CORRUPT,
+// CORRUPT_VTAB, or a plain ERROR such as "invalid fts5 file format"; the
+// message text is not a contract, so none is matched), except the search's
+// own end — its context cancelled or past its deadline, an interrupt, the
+// store closed — where a scan would only fail again, later. Writes are
+// stricter (db/tx.go): they fail open on CORRUPT_VTAB only.
+func (s *Store) scanInstead(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil || s.closed.Load() {
+		return false
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, sqlite3.INTERRUPT), errors.Is(err, ErrClosed),
+		errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
+		return false
+	}
+	var code sqlite3.ErrorCode // *sqlite3.Error converts too
+	var ext sqlite3.ExtendedErrorCode
+	return errors.As(err, &code) || errors.As(err, &ext)
 }
 
 // indexed answers from the full-text indexes: the word index first,

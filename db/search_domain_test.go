@@ -8,8 +8,9 @@ import (
 )
 
 // TestSearch_FollowsTheDomain: what search finds follows the domain's own
-// operations — compaction keeps rows findable, a carried copy is found once,
-// rewind and hide take rows out (unhide brings them back), delete and
+// operations — compaction keeps rows findable, a carried copy is found once
+// (a compression child's copy in the child, its original in the ended
+// parent), rewind and hide take rows out (unhide brings them back), delete and
 // prune remove them from the index, and imported rows are indexed. The
 // index stays consistent throughout (Verify).
 func TestSearch_FollowsTheDomain(t *testing.T) {
@@ -74,6 +75,20 @@ func TestSearch_FollowsTheDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("imported rows are indexed", "ephemeral", "gone")
+
+	newTestSession(t, s, "p")
+	appendTexts(t, s, "p", "early okapi")
+	hp := lockFor(t, s, "p")
+	wp, _ := s.ActiveWatermark(ctx, "p")
+	appendTexts(t, s, "p", "tardy okapi")
+	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: hp, Watermark: wp, Child: NewSession{ID: "c"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary of okapi talk", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Two conversations hold the row: the ended parent (its history is
+	// kept) and the child that continues it.
+	check("a compression child's carried copy is found, and the parent's original", "tardy", "p", "c")
+	check("the parent's rows below the watermark stay only in the parent", "early", "p")
 
 	if r, err := Verify(ctx, s.Path()); err != nil || r.Health != HealthVerified {
 		t.Errorf("verify after all that: %s %v %v", r.Health, r.Details, err)

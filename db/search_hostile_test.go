@@ -5,12 +5,21 @@ package db
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/ncruces/go-sqlite3"
 )
 
 // hostileFixture holds text for the hostile queries to find.
@@ -74,13 +83,18 @@ func TestSearch_HostileQueries(t *testing.T) {
 				if !errors.Is(err, tt.err) || (err != nil) != (tt.err != nil) {
 					t.Fatalf("Search(%q) sort %v: error %v, want %v", tt.query, sort, err, tt.err)
 				}
-				got := f.keys(hits)
-				if sort == SortOldest {
-					if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
-						t.Errorf("Search(%q) (-want +got):\n%s", tt.query, diff)
-					}
-				} else if len(got) != len(tt.want) {
-					t.Errorf("Search(%q) sort %v: %v, want the hits %v", tt.query, sort, got, tt.want)
+				// want is oldest first: newest is its reverse, relevance the
+				// same rows in its own order.
+				want, got := slices.Clone(tt.want), f.keys(hits)
+				switch sort {
+				case SortNewest:
+					slices.Reverse(want)
+				case SortRelevance:
+					slices.Sort(want)
+					slices.Sort(got)
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("Search(%q) sort %v (-want +got):\n%s", tt.query, sort, diff)
 				}
 			}
 		})
@@ -174,5 +188,203 @@ func TestSearch_DamagedIndexScans(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "damaged") || strings.Count(logs.String(), "level=WARN") != 1 {
 		t.Errorf("want one warning about the damage, got %q", logs.String())
+	}
+}
+
+// Every kind of damage to the index tables degrades to the scan: whatever
+// the driver reports (CORRUPT_VTAB, CORRUPT, or a plain error such as
+// "invalid fts5 file format"), Search answers, with one warning.
+func TestSearch_DamagedIndexKindsScan(t *testing.T) {
+	kinds := []struct{ name, stmt string }{
+		{"DataRowsDeleted", "DELETE FROM messages_fts_data WHERE id > 10"},
+		{"StructureZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10"},
+		{"AveragesGone", "DELETE FROM messages_fts_data WHERE id = 1"},
+		{"ConfigVersion", "UPDATE messages_fts_config SET v = 99 WHERE k = 'version'"},
+		{"IdxEmptied", "DELETE FROM messages_fts_idx"},
+		{"DocsizeEmptied", "DELETE FROM messages_fts_docsize"},
+		{"TrigramDataZeroed", "UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id > 10"},
+	}
+	filled := filledStore(t)
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			for _, suffix := range []string{"", "-wal"} { // a closed store: the WAL is normally gone
+				b, err := os.ReadFile(filled + suffix)
+				if errors.Is(err, os.ErrNotExist) && suffix != "" {
+					continue
+				}
+				if err != nil || os.WriteFile(path+suffix, b, 0o600) != nil {
+					t.Fatalf("copy the filled store: %v", err)
+				}
+			}
+			damage(t, path, k.stmt)
+			var logs bytes.Buffer
+			s, err := Open(t.Context(), path, Options{Logger: testLogger(&logs)})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer s.Close()
+			// Every message holds every word: each search fills a page.
+			for _, q := range []string{"fado", "ado", "fa", "fado alfama"} { // words, trigram, scan, words
+				for _, o := range []SearchOptions{{}, {Sort: SortNewest, Source: "test"}} {
+					logs.Reset()
+					o.Limit = MaxSearchLimit
+					hits, route, err := s.search(t.Context(), q, o)
+					if err != nil {
+						t.Errorf("Search(%q, %+v): %v", q, o, err)
+						continue
+					}
+					if len(hits) != MaxSearchLimit {
+						t.Errorf("Search(%q, %+v): %d hits by route %d, want %d", q, o, len(hits), route, MaxSearchLimit)
+					}
+					// A scan because of the damage says so once; "fa" (too short
+					// for a trigram) scans by design, silently.
+					warnings := strings.Count(logs.String(), "level=WARN")
+					if warnings > 1 || warnings == 1 && route != routeScan {
+						t.Errorf("Search(%q, %+v): route %d and %d warnings: %q", q, o, route, warnings, logs.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// scanInstead: any driver error from the full-text route degrades to the
+// scan, but not the search's own end (cancellation, interrupt, Close) and
+// not an error that is not the driver's.
+func TestScanInstead(t *testing.T) {
+	s := openTestStore(t, Options{})
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"None", t.Context(), nil, false},
+		{"CorruptVTab", t.Context(), sqlite3.CORRUPT_VTAB, true},
+		{"Corrupt", t.Context(), fmt.Errorf("step: %w", sqlite3.CORRUPT), true},
+		{"PlainError", t.Context(), sqlite3.ERROR, true},
+		{"Mapped", t.Context(), mapDriverError(sqlite3.CORRUPT), true},
+		{"Interrupt", t.Context(), sqlite3.INTERRUPT, false},
+		{"Canceled", t.Context(), context.Canceled, false},
+		{"Deadline", t.Context(), fmt.Errorf("x: %w", context.DeadlineExceeded), false},
+		{"CtxDoneDriverError", cancelled, sqlite3.CORRUPT, false},
+		{"Closed", t.Context(), ErrClosed, false},
+		{"ConnDone", t.Context(), sql.ErrConnDone, false},
+		{"NotTheDriver", t.Context(), errors.New("something else"), false},
+	}
+	for _, tt := range tests {
+		if got := s.scanInstead(tt.ctx, tt.err); got != tt.want {
+			t.Errorf("%s: scanInstead(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+	s.Close()
+	if s.scanInstead(t.Context(), sqlite3.CORRUPT) {
+		t.Error("a closed store's error degraded to the scan")
+	}
+}
+
+// populatedQueries: combining marks, joiners, bidi marks, replacement
+// characters, FTS5 syntax, unsegmented scripts, case-folding oddities,
+// symbols, full-width forms, and (below) many terms and queries at the
+// byte cap.
+var populatedQueries = []string{
+	"\u0301", "e\u0301", "cafe\u0301", "a\u200db", "\u200d", "\u200f\u05e9\u05dc\u05d5\u05dd", "\ufffd", "\ufffd\ufffd\ufffd",
+	"\x00", "\"", "\"\"", "\"\"\"", "NEAR/3", "^", "*", "\\", "\\\\\"\\", "+++", "¿¡", "¿hola?", "«»",
+	"日本 kubernetes", "Go言語", "言語 go", "kubernetes言語", "한국어 텍스트", "ไทย", "$$$", "€€€", "€", "ǅ",
+	"ß", "İstanbul", "ΣΊΣΥΦΟΣ", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "１２３", "²³", "Ⅻ", "\U000F0000\U000F0001", "\U0001F600",
+	"\"a\" OR \"b\"", "content:", ":", "content:content:foo", "tool_name:\"x y\"", "NEAR(\"a\" \"b\", 3)",
+	"a-", "-", "--", "a--b", "'", "''", "x'y", ".", "..", "...", "a.", ".a", "%", "_", "%_%",
+	"\u3000全角\u3000", "ｋｕｂｅ", "ﾃｽﾄ", "\u00a0nbsp\u00a0", "\u2028line\u2029", "\ufeffbom",
+	"\U000E0001tag", "a\u0300\u0301\u0302\u0303", "\u0e01\u0e34\u0e19", "x\x7fy", "\x1b[31mred",
+}
+
+func init() { // the long populated queries: many terms, the byte cap
+	var many strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&many, "t%d ", i)
+	}
+	// One 2047-byte word, so the cap (2048) cuts the character after it.
+	// Not one letter repeated: a trigram phrase of one trigram 2045 times
+	// costs seconds under -race.
+	long := strings.Repeat("abcdefghijklmnopqrstuvwxyz", 79)[:2047]
+	populatedQueries = append(populatedQueries, many.String(), long+"é", long+"日本", long+`"x"`, `"`+long+`"`,
+		strings.Repeat("日本語の", 175), strings.Repeat("ab 日本 ", 100))
+}
+
+// populatedFixture stores each populated query inside a user message and a
+// long tool message, over two sessions.
+func populatedFixture(t testing.TB, opts Options) *Store {
+	s := openTestStore(t, opts)
+	for _, id := range []string{"a", "b"} {
+		if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: "src" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ms []NewMessage
+	for i, q := range populatedQueries {
+		c := strings.ToValidUTF8(strings.ReplaceAll(q, "\x00", " "), " ")
+		ms = append(ms, NewMessage{Role: RoleUser, Content: fmt.Sprintf("msg %d: %s and ab kubernetes 日本語の文章 \x02 ctl \x03 x", i, c)})
+		ms = append(ms, NewMessage{Role: RoleTool, ToolName: "shell_exec", ToolCallID: fmt.Sprint("c", i), Content: strings.Repeat("é日", 100) + c})
+	}
+	if _, err := s.AppendMessages(t.Context(), "a", ms[:len(ms)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessages(t.Context(), "b", ms[len(ms)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Hostile queries against a store holding them (and the highlight
+// sentinels, control characters, long accented text): every route, sort,
+// filter and context size answers without error, with valid UTF-8
+// snippets and context.
+func TestSearch_HostileQueriesPopulated(t *testing.T) {
+	every := []SearchOptions{ // every sort, filter and paging option
+		{}, {Source: "srca", Context: 5, Limit: 200},
+		{Roles: []Role{RoleTool}, SessionID: "b", Sort: SortNewest, Context: 2, Offset: 1}, {Sort: SortOldest, Offset: 3},
+	}
+	for _, mode := range []struct {
+		name  string
+		stale bool
+		opts  []SearchOptions
+	}{
+		{"Index", false, every},
+		{"Stale", true, every[1:2]}, // the scan has one shape: the widest
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			s := populatedFixture(t, Options{Logger: testLogger(io.Discard)})
+			if mode.stale {
+				if err := s.SetMeta(t.Context(), metaFTSStale, "1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, q := range populatedQueries {
+				opts := mode.opts
+				if len(q) > 256 { // costly (a trigram per character): the widest only
+					opts = every[1:2]
+				}
+				for _, o := range opts {
+					hits, route, err := s.search(t.Context(), q, o)
+					if err != nil {
+						t.Errorf("Search(%q, %+v): %v", q, o, err)
+						continue
+					}
+					for _, h := range hits {
+						if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") {
+							t.Errorf("Search(%q) route %d: snippet %q", q, route, h.Snippet)
+						}
+						for _, c := range append(h.Before, h.After...) {
+							if !utf8.ValidString(c.Content) {
+								t.Errorf("Search(%q) route %d: context %q", q, route, c.Content)
+							}
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -13,14 +11,13 @@ import (
 // index, a scan — each a page query per sort, and the snippets of their
 // hits.
 
-// rankWindow bounds relevance ranking: bm25 costs about 2 µs a match, so
-// ranking every match of a word found in every tenth message of a million
-// would take a quarter of a second. A search without filters (source,
-// session, roles) ranks the newest rankWindow matches of its query — all
-// of them when there are fewer — and pages past the window widen it. A
-// filtered search ranks every match: a window counted before the filter
-// could miss the few messages the filter keeps.
-const rankWindow = 2000
+// rankWindow bounds relevance ranking: scoring costs a few µs a match,
+// so ranking every match of a word found in every tenth message of a
+// million would take a second. Relevance ranks the newest rankWindow
+// matches that the search returns at all (visible, through its filters),
+// then continues with the older ones newest first (see SortRelevance).
+// A variable only so that tests can shrink it (setRankWindow).
+var rankWindow = 2000
 
 // pageArgs are the arguments every page query shares.
 type pageArgs struct {
@@ -32,8 +29,26 @@ func (p *searchPlan) page(limit, offset int) pageArgs {
 	return pageArgs{source: p.source, session: p.session, roles: p.roles, limit: int64(limit), offset: int64(offset)}
 }
 
-// filtered reports a search narrowed by source, session or roles.
-func (a pageArgs) filtered() bool { return a.source != nil || a.session != nil || a.roles != nil }
+// relevancePage pages through the relevance order: positions below
+// rankWindow are the ranked window (rank), the rest the newest-first order
+// from the same position (newest), which skips exactly the window's rows —
+// both count the same matches, newest first. A page that straddles the
+// window's end takes the window's last rows and then the first older ones;
+// no row is on two pages and none is skipped.
+func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchRow, error)) ([]searchRow, error) {
+	window := int64(rankWindow)
+	if a.offset >= window {
+		return newest(a.limit, a.offset)
+	}
+	rows, err := rank(a.limit, a.offset)
+	if err != nil || int64(len(rows)) == a.limit || a.offset+a.limit <= window {
+		return rows, err
+	}
+	// The page runs past the window's end; when the window was full, the
+	// older matches follow.
+	more, err := newest(a.limit-int64(len(rows)), window)
+	return append(rows, more...), err
+}
 
 // words pages through the word index's matches.
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs) ([]SearchHit, error) {
@@ -47,14 +62,13 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		rows, err = convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match,
 			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
 	default:
-		var minID int64
-		minID, err = windowStart(a, a.filtered(), func(offset int64) (int64, error) {
-			return queries.MessageSearchWordsWindow(ctx, q, gen.MessageSearchWordsWindowParams{Query: match, RowOffset: offset})
+		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
+				Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+		}, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
+				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
-		if err == nil {
-			rows, err = convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
-				Source: a.source, SessionID: a.session, Roles: a.roles, MinID: minID, RowLimit: a.limit, RowOffset: a.offset}))
-		}
 	}
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -105,34 +119,18 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 		rows, err = convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match,
 			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
 	default:
-		var minID int64
-		minID, err = windowStart(a, a.filtered() || short != "[]", func(offset int64) (int64, error) {
-			return queries.MessageSearchTrigramWindow(ctx, q, gen.MessageSearchTrigramWindowParams{Query: match, RowOffset: offset})
+		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
+				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+		}, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
+				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
-		if err == nil {
-			rows, err = convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
-				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, MinID: minID, RowLimit: a.limit, RowOffset: a.offset}))
-		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return p.withTextSnippets(ctx, q, rows)
-}
-
-// windowStart returns the smallest message id relevance ranking considers
-// (see rankWindow): 0 for a filtered search, else the id of the newest
-// match at the window's far end (nth: the id of the nth newest match, or
-// sql.ErrNoRows when there are fewer).
-func windowStart(a pageArgs, filtered bool, nth func(offset int64) (int64, error)) (int64, error) {
-	if filtered {
-		return 0, nil
-	}
-	id, err := nth(max(rankWindow, a.offset+a.limit) - 1)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return id, err
 }
 
 // scan answers without the full-text indexes. It has no ranking:

@@ -2,6 +2,7 @@ package db
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,8 +103,10 @@ func TestSearchTerms_TrigramMatch(t *testing.T) {
 }
 
 // FuzzSanitizeQuery checks that nothing a user can type makes FTS5 report
-// a syntax error, through either index, and that the terms are valid
-// UTF-8 within the caps.
+// a syntax error, through either index, that the terms are valid UTF-8
+// within the caps, and that Search over a store with rows (so ranking,
+// snippets and context run) answers every valid query and refuses invalid
+// UTF-8 with ErrInvalidInput.
 func FuzzSanitizeQuery(f *testing.F) {
 	for _, seed := range []string{
 		"", `"foo`, `foo"bar"`, "AND OR NOT", "*", "^foo", "content:foo", "tool_name:x",
@@ -114,7 +117,7 @@ func FuzzSanitizeQuery(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	s := openTestStore(f, Options{})
+	s := populatedFixture(f, Options{})
 	f.Fuzz(func(t *testing.T, in string) {
 		if len(in) > 4*maxQueryBytes {
 			t.Skip("past the cap, more input only slows minimisation down")
@@ -157,8 +160,21 @@ func FuzzSanitizeQuery(f *testing.F) {
 				t.Fatalf("%s index: MATCH %q (from %q): %v", m.index, m.expr, in, err)
 			}
 		}
-		if _, err := s.Search(t.Context(), strings.ToValidUTF8(in, ""), SearchOptions{}); err != nil {
-			t.Fatalf("Search(%q): %v", in, err)
+		opts := SearchOptions{Sort: SearchSort(len(in) % 3), Context: 1}
+		hits, err := s.Search(t.Context(), in, opts)
+		if !utf8.ValidString(in) {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("Search(%q) = %v, want ErrInvalidInput", in, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Search(%q, %v): %v", in, opts.Sort, err)
+		}
+		for _, h := range hits {
+			if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") {
+				t.Fatalf("Search(%q): snippet %q", in, h.Snippet)
+			}
 		}
 	})
 }

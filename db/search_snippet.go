@@ -3,6 +3,7 @@ package db
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Snippet shape (Hermes's numbers): about 120 characters, starting 40
@@ -12,57 +13,31 @@ const (
 	snippetLead = 40
 	markOpen    = ">>>"
 	markClose   = "<<<"
-	// highlight() marks the word index's matches with these control
-	// characters, which Go turns into the public markers: text holds them
-	// far more rarely than ">>>".
-	hlOpen, hlClose = '\x02', '\x03'
+	// highlight() marks the word index's matches with these bytes (see
+	// MessageSearchHighlight), which Go turns into the public markers. They
+	// never occur in UTF-8, and every write path refuses text that is not
+	// UTF-8, so stored text cannot fake a mark.
+	hlOpen, hlClose = 0xff, 0xfe
 )
 
-// highlightSnippet builds a snippet from the word index's highlighted
-// text (highlight() with hlOpen and hlClose). ok is false when nothing in
-// it is marked (the match was in the other column).
-func highlightSnippet(h string) (snip string, ok bool) {
-	runes := make([]rune, 0, len(h))
-	var marks []bool
-	in := false
-	for _, r := range h {
-		switch r {
-		case hlOpen:
-			in, ok = true, true
-			continue
-		case hlClose:
-			in = false
-			continue
-		}
-		runes = append(runes, r)
-		marks = append(marks, in)
-	}
-	first := 0
-	for first < len(marks) && !marks[first] {
-		first++
-	}
-	if first == len(marks) {
-		first = 0
-	}
-	return cutSnippet(runes, marks, first), ok
-}
+// Snippets cost what they show, not what the message holds: the first
+// match is found on the stored string, in place, and only the window
+// around it (snippetLen characters) is decoded. A message of megabytes
+// costs a walk up to its first match and no copy.
+
+// matcher returns the length in bytes of a match starting at byte i of
+// text (a character boundary), or 0.
+type matcher func(text string, i int) int
 
 // substringSnippet builds a snippet from plain text around the first
 // case-folded occurrence of any term (the trigram index's and the scan's
 // matching), marking every occurrence in the snippet. ok is false when no
 // term occurs in text.
 func substringSnippet(text string, terms searchTerms) (snip string, ok bool) {
-	runes := []rune(text)
-	pats := make([][]rune, len(terms))
-	for i, t := range terms {
-		pats[i] = []rune(t)
-	}
-	return snippetOf(runes, func(i int) int {
+	return snippetOf(text, func(text string, i int) int {
 		n := 0
-		for _, p := range pats {
-			if len(p) > n && foldPrefix(runes[i:], p) {
-				n = len(p)
-			}
+		for _, t := range terms {
+			n = max(n, foldPrefix(text[i:], t))
 		}
 		return n
 	})
@@ -73,103 +48,161 @@ func substringSnippet(text string, terms searchTerms) (snip string, ok bool) {
 // case-folded. It does not fold diacritics as the index does (café for
 // cafe): ok is false when no term is found, and the caller asks the index.
 func wordSnippet(text string, terms searchTerms) (snip string, ok bool) {
-	runes := []rune(text)
-	toks := wordSpans(runes)
-	tokAt := make([]int, len(runes)) // token index + 1 at each token start
-	for k, t := range toks {
-		tokAt[t[0]] = k + 1
-	}
-	phrases := make([][][]rune, len(terms))
+	phrases := make([][]string, len(terms))
 	for i, term := range terms {
-		tr := []rune(term)
-		for _, t := range wordSpans(tr) {
-			phrases[i] = append(phrases[i], tr[t[0]:t[1]])
-		}
+		phrases[i] = strings.FieldsFunc(term, notIndexRune)
 	}
-	return snippetOf(runes, func(i int) int {
-		k := tokAt[i] - 1
-		if k < 0 {
+	return snippetOf(text, func(text string, i int) int {
+		if !wordStart(text, i) {
 			return 0
 		}
 		n := 0
-	phrase:
 		for _, ph := range phrases {
-			if len(ph) == 0 || k+len(ph) > len(toks) {
-				continue
-			}
-			for j, w := range ph {
-				t := toks[k+j]
-				if t[1]-t[0] != len(w) || !foldPrefix(runes[t[0]:t[1]], w) {
-					continue phrase
-				}
-			}
-			n = max(n, toks[k+len(ph)-1][1]-i)
+			n = max(n, phraseAt(text, i, ph))
 		}
 		return n
 	})
 }
 
-// wordSpans returns the [start, end) rune ranges of the words in runes,
-// as the unicode61 tokenizer splits them.
-func wordSpans(runes []rune) [][2]int {
-	var spans [][2]int
-	start := -1
-	for i, r := range runes {
-		switch in := isIndexRune(r); {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			spans = append(spans, [2]int{start, i})
-			start = -1
-		}
+func notIndexRune(r rune) bool { return !isIndexRune(r) }
+
+// wordStart reports whether a word (as the unicode61 tokenizer splits
+// them) starts at byte i of text.
+func wordStart(text string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	if !isIndexRune(r) {
+		return false
 	}
-	if start >= 0 {
-		spans = append(spans, [2]int{start, len(runes)})
-	}
-	return spans
+	prev, _ := utf8.DecodeLastRuneInString(text[:i])
+	return i == 0 || !isIndexRune(prev)
 }
 
-// snippetOf marks the matches (match(i): the length in runes of a match
-// starting at rune i, or 0) from the first one to the end of the snippet
-// window, and cuts the snippet around the first. The scan stops at the
-// window's end, so a long text costs only up to its first match.
-func snippetOf(runes []rune, match func(i int) int) (snip string, ok bool) {
-	marks := make([]bool, len(runes))
-	first, end := -1, len(runes)
-	for i := 0; i < end; i++ {
-		n := match(i)
+// phraseAt returns the length in bytes of the phrase (its words, side by
+// side with anything but words between them) starting at the word at byte
+// i of text, or 0. Each word must match a whole word of text.
+func phraseAt(text string, i int, phrase []string) int {
+	if len(phrase) == 0 {
+		return 0
+	}
+	pos := i
+	for k, w := range phrase {
+		if k > 0 { // skip to the next word
+			for pos < len(text) {
+				r, size := utf8.DecodeRuneInString(text[pos:])
+				if isIndexRune(r) {
+					break
+				}
+				pos += size
+			}
+		}
+		n := foldPrefix(text[pos:], w)
 		if n == 0 {
-			continue
+			return 0
 		}
-		if first < 0 {
+		pos += n
+		if r, _ := utf8.DecodeRuneInString(text[pos:]); pos < len(text) && isIndexRune(r) {
+			return 0 // the word of text goes on: not a whole-word match
+		}
+	}
+	return pos - i
+}
+
+// snippetOf finds the first match in text and cuts the snippet around it,
+// marking every match that starts in the snippet's window (to the window's
+// end). Without a match, the snippet is the start of text and ok is false.
+func snippetOf(text string, match matcher) (snip string, ok bool) {
+	first := -1
+	for i := 0; i < len(text); {
+		if match(text, i) > 0 {
 			first = i
-			end = min(len(runes), max(0, i-snippetLead)+snippetLen)
+			break
 		}
-		for k := i; k < min(end, i+n); k++ {
-			marks[k] = true
-		}
+		_, size := utf8.DecodeRuneInString(text[i:])
+		i += size
 	}
 	if first < 0 {
-		return cutSnippet(runes, marks, 0), false
+		runes, _, end := decodeWindow(text, 0)
+		return renderSnippet(runes, make([]bool, len(runes)), false, end < len(text)), false
 	}
-	return cutSnippet(runes, marks, first), true
+	start := first
+	for k := 0; k < snippetLead && start > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(text[:start])
+		start -= size
+	}
+	runes, offs, end := decodeWindow(text, start)
+	marks := make([]bool, len(runes))
+	for k, at := range offs {
+		if at < first {
+			continue
+		}
+		if n := match(text, at); n > 0 {
+			for j := k; j < len(runes) && offs[j] < at+n; j++ {
+				marks[j] = true
+			}
+		}
+	}
+	return renderSnippet(runes, marks, start > 0, end < len(text)), true
 }
 
-// cutSnippet renders about snippetLen characters starting snippetLead
-// before first: marked runs between the markers, whitespace and control
-// characters collapsed to one space, "..." where the text was cut.
-func cutSnippet(runes []rune, marks []bool, first int) string {
-	start := max(0, first-snippetLead)
-	end := min(len(runes), start+snippetLen)
+// decodeWindow decodes up to snippetLen characters of text from byte
+// start: the characters (invalid bytes as U+FFFD), the byte offset of
+// each, and the byte offset after the last.
+func decodeWindow(text string, start int) (runes []rune, offs []int, end int) {
+	runes, offs = make([]rune, 0, snippetLen), make([]int, 0, snippetLen)
+	end = start
+	for len(runes) < snippetLen && end < len(text) {
+		r, size := utf8.DecodeRuneInString(text[end:])
+		runes, offs = append(runes, r), append(offs, end)
+		end += size
+	}
+	return runes, offs, end
+}
+
+// highlightSnippet builds a snippet from the word index's highlighted
+// text (highlight() with hlOpen and hlClose). ok is false when nothing in
+// it is marked (the match was in the other column).
+func highlightSnippet(h string) (snip string, ok bool) {
+	first := strings.IndexByte(h, hlOpen)
+	start := max(first, 0)
+	for k := 0; k < snippetLead && start > 0; k++ { // no marks before the first
+		_, size := utf8.DecodeLastRuneInString(h[:start])
+		start -= size
+	}
+	runes, marks := make([]rune, 0, snippetLen), make([]bool, 0, snippetLen)
+	in, end := false, start
+	for end < len(h) {
+		switch h[end] {
+		case hlOpen:
+			in = true
+			end++
+			continue
+		case hlClose:
+			in = false
+			end++
+			continue
+		}
+		if len(runes) == snippetLen {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(h[end:])
+		runes, marks = append(runes, r), append(marks, in)
+		end += size
+	}
+	return renderSnippet(runes, marks, start > 0, end < len(h)), first >= 0
+}
+
+// renderSnippet writes a snippet's characters: marked runs between the
+// markers, whitespace and control characters collapsed to one space,
+// "..." where the text was cut before or after.
+func renderSnippet(runes []rune, marks []bool, cutBefore, cutAfter bool) string {
 	var b strings.Builder
-	if start > 0 {
+	if cutBefore {
 		b.WriteString("...")
 	}
-	space := start == 0 // no leading space
-	for i := start; i < end; i++ {
-		r := runes[i]
-		open := marks[i] && (i == start || !marks[i-1])
-		closing := marks[i] && (i == end-1 || !marks[i+1])
+	space := !cutBefore // no leading space
+	for i, r := range runes {
+		open := marks[i] && (i == 0 || !marks[i-1])
+		closing := marks[i] && (i == len(runes)-1 || !marks[i+1])
 		if unicode.IsSpace(r) || unicode.IsControl(r) {
 			if space && !open && !closing {
 				continue
@@ -187,24 +220,31 @@ func cutSnippet(runes []rune, marks []bool, first int) string {
 		}
 	}
 	out := strings.TrimRight(b.String(), " ")
-	if end < len(runes) {
+	if cutAfter {
 		out += "..."
 	}
 	return out
 }
 
-// foldPrefix reports whether s starts with p under Unicode simple case
-// folding (what the trigram index does; the scan folds ASCII only).
-func foldPrefix(s, p []rune) bool {
-	if len(p) == 0 || len(s) < len(p) {
-		return false
+// foldPrefix returns the length in bytes of the prefix of s that equals p
+// under Unicode simple case folding (what the trigram index does; the scan
+// folds ASCII only), or 0.
+func foldPrefix(s, p string) int {
+	if p == "" {
+		return 0
 	}
-	for i, r := range p {
-		if !foldEqual(s[i], r) {
-			return false
+	n := 0
+	for _, pr := range p {
+		if n == len(s) {
+			return 0
 		}
+		r, size := utf8.DecodeRuneInString(s[n:])
+		if !foldEqual(r, pr) {
+			return 0
+		}
+		n += size
 	}
-	return true
+	return n
 }
 
 func foldEqual(a, b rune) bool {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -97,5 +98,113 @@ func TestSubstringSnippet(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("substringSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// Text holding the control characters older versions used as highlight
+// marks (\x02, \x03) gets no false marks: the word index's marks are bytes
+// that UTF-8 text cannot hold.
+func TestSearch_SnippetIgnoresMarkLookalikes(t *testing.T) {
+	f := newSearchFixture(t, Options{})
+	f.session(t, NewSession{ID: "m"},
+		user("ctl", "junk \x02 marker \x03 text then un café noir"),
+		user("fake", "<<<not>>> a \x02cafe\x03 match"))
+	hits, route, err := f.s.search(t.Context(), "café", SearchOptions{Sort: SortOldest})
+	if err != nil || route != routeWords {
+		t.Fatalf("route %d, %v", route, err)
+	}
+	got := map[string]string{}
+	for _, h := range hits {
+		got[f.key[h.MessageID]] = h.Snippet
+	}
+	// "cafe" in the second message is found by the index (diacritics
+	// folded), which Go's matching does not do: its snippet comes from
+	// highlight().
+	want := map[string]string{
+		"ctl":  "junk marker text then un >>>café<<< noir",
+		"fake": "<<<not>>> a >>>cafe<<< match",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("snippets (-want +got):\n%s", diff)
+	}
+}
+
+func TestHighlightSnippet(t *testing.T) {
+	o, c := "\xff", "\xfe" // hlOpen, hlClose
+	long := strings.Repeat("lorem ", 20)
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"a " + o + "café" + c + " b", "a >>>café<<< b", true},
+		{"\x02x\x03 " + o + "y" + c, "x >>>y<<<", true},
+		{long + o + "needle" + c + " " + long + o + "needle" + c + " " + long,
+			"...rem lorem lorem lorem lorem lorem lorem >>>needle<<< lorem lorem lorem lorem lorem lorem lorem lorem lorem lorem lorem lorem l...", true},
+		{"nothing marked", "nothing marked", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := highlightSnippet(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("highlightSnippet(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// A snippet costs its window, not its message: on a message of megabytes
+// the snippet functions allocate a few kilobytes, wherever the match is
+// (building one used to decode the whole message: 33 MB for 1.2 MB).
+func TestSnippet_CostIsBoundedByTheWindow(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor ", (2<<20)/18)
+	first, last := "needle "+filler, filler+" needle"
+	marked := filler + "\xffneedle\xfe " + filler
+	terms := sanitizeQuery("needle")
+	tests := []struct {
+		name string
+		fn   func() (string, bool)
+		ok   bool
+	}{
+		{"WordsFirst", func() (string, bool) { return wordSnippet(first, terms) }, true},
+		{"WordsLast", func() (string, bool) { return wordSnippet(last, terms) }, true},
+		{"WordsNone", func() (string, bool) { return wordSnippet(filler, terms) }, false},
+		{"SubstringFirst", func() (string, bool) { return substringSnippet(first, terms) }, true},
+		{"SubstringLast", func() (string, bool) { return substringSnippet(last, terms) }, true},
+		{"SubstringNone", func() (string, bool) { return substringSnippet(filler, terms) }, false},
+		{"HighlightMiddle", func() (string, bool) { return highlightSnippet(marked) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snip, ok := tt.fn()
+			if ok != tt.ok || !utf8.ValidString(snip) || utf8.RuneCountInString(snip) > snippetLen+20 {
+				t.Fatalf("snippet %q, %v; want ok %v and a valid snippet", snip, ok, tt.ok)
+			}
+			if ok && !strings.Contains(snip, markOpen+"needle"+markClose) {
+				t.Errorf("snippet %q does not mark the match", snip)
+			}
+			if n := allocatedBytes(func() { tt.fn() }, 2); n > 16<<10 {
+				t.Errorf("%d bytes allocated for the snippet of a %d-byte message, want at most 16 KiB", n, len(filler))
+			}
+		})
+	}
+}
+
+// allocatedBytes returns the bytes fn allocates per run, averaged over n.
+func allocatedBytes(fn func(), n int) int64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		fn()
+	}
+	runtime.ReadMemStats(&after)
+	return int64(after.TotalAlloc-before.TotalAlloc) / int64(n)
+}
+
+func BenchmarkWordSnippet1MB(b *testing.B) {
+	text := "needle " + strings.Repeat("lorem ipsum dolor ", 1<<16) // ~1.2 MB, the match at the start
+	terms := sanitizeQuery("needle")
+	b.ReportAllocs()
+	for b.Loop() {
+		wordSnippet(text, terms)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -293,40 +294,106 @@ func TestSearch_Closed(t *testing.T) {
 	}
 }
 
-// Relevance without filters ranks the newest rankWindow matches; with a
-// filter, every match; paging past the window widens it.
-func TestSearch_RankWindow(t *testing.T) {
-	f := newSearchFixture(t, Options{})
-	ms := []keyedMessage{user("best", "needle needle needle")}
-	for i := range rankWindow {
-		ms = append(ms, assistant(fmt.Sprint("m", i), fmt.Sprintf("one needle among many other words, number %d of the haystack", i)))
+// A search cut short by its context fails with the context's error (typed,
+// wrapped in *Error), not with a scan's answer or a damage warning.
+func TestSearch_Cancelled(t *testing.T) {
+	var logs strings.Builder
+	s := populatedFixture(t, Options{Logger: testLogger(&logs)})
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.Search(cancelled, "kubernetes", SearchOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
-	ms = append(ms, user("good", "needle needle in a short line"))
-	f.session(t, NewSession{ID: "w", Source: "cli"}, ms...)
-	tests := []struct {
-		name string
-		opts SearchOptions
-		want []string
-	}{
-		{"Unfiltered", SearchOptions{Limit: 1}, []string{"good"}}, // "best" is past the window
-		{"Filtered", SearchOptions{Limit: 1, Source: "cli"}, []string{"best"}},
-		{"FilteredByRole", SearchOptions{Limit: 2, Roles: []Role{RoleUser}}, []string{"best", "good"}},
-		// The last of rankWindow+2 matches: the window widened to reach it.
-		{"PastTheWindow", SearchOptions{Limit: 5, Offset: rankWindow + 1}, []string{"m"}},
+	expired, cancel := context.WithTimeout(t.Context(), time.Nanosecond)
+	defer cancel()
+	<-expired.Done()
+	_, err := s.Search(expired, "zz", SearchOptions{})
+	var e *Error
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &e) {
+		t.Errorf("past the deadline: %v (%T), want an *Error wrapping DeadlineExceeded", err, err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			hits, err := f.s.Search(t.Context(), "needle", tt.opts)
+	if logs.Len() > 0 {
+		t.Errorf("a cancelled search logged %q", logs.String())
+	}
+}
+
+// Offsets far past the last hit (up to the largest int) are empty pages on
+// every route and sort, never an error or an overflow.
+func TestSearch_HugeOffset(t *testing.T) {
+	s := populatedFixture(t, Options{})
+	for _, q := range []string{"kubernetes", "ubernete", "ab", "日本語の文章", "検索"} {
+		for _, sort := range []SearchSort{SortRelevance, SortNewest, SortOldest} {
+			for _, off := range []int{math.MaxInt64, math.MaxInt64 - 5, math.MaxInt32, rankWindow * 10} {
+				hits, route, err := s.search(t.Context(), q, SearchOptions{Offset: off, Sort: sort})
+				if err != nil || len(hits) != 0 {
+					t.Errorf("Search(%q) sort %v offset %d: %d hits by route %d, %v", q, sort, off, len(hits), route, err)
+				}
+			}
+		}
+	}
+}
+
+// A search reads its hits, their snippets and their context in one
+// snapshot: sessions deleted (and appended to) while it runs never leave a
+// hit without its snippet or with a neighbour from after the hit was read.
+func TestSearch_ReadsOneSnapshot(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	done := make(chan struct{})
+	writerErr := make(chan error, 1)
+	go func() {
+		defer close(writerErr)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			id := fmt.Sprintf("churn-%d", i)
+			if _, err := s.CreateSession(ctx, NewSession{ID: id}); err != nil {
+				writerErr <- err
+				return
+			}
+			ms := make([]NewMessage, 20)
+			for k := range ms {
+				ms[k] = NewMessage{Role: RoleUser, Content: fmt.Sprintf("zebra crossing %d of %s", k, id)}
+			}
+			if _, err := s.AppendMessages(ctx, id, ms); err != nil {
+				writerErr <- err
+				return
+			}
+			if _, err := s.DeleteSession(ctx, id, DeleteOptions{}); err != nil {
+				writerErr <- err
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(time.Second)
+	searches, seen := 0, 0
+	for time.Now().Before(deadline) {
+		for _, sort := range []SearchSort{SortRelevance, SortNewest} {
+			hits, err := s.Search(ctx, "zebra", SearchOptions{Sort: sort, Limit: MaxSearchLimit, Context: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := f.keys(hits)
-			if len(got) == 1 && strings.HasPrefix(got[0], "m") {
-				got[0] = "m" // the filler messages tie; any of them will do
+			searches++
+			seen += len(hits)
+			for _, h := range hits {
+				if !strings.Contains(h.Snippet, markOpen+"zebra"+markClose) {
+					t.Fatalf("hit %d of %s: snippet %q, want the match marked", h.MessageID, h.SessionID, h.Snippet)
+				}
+				if len(h.Before)+len(h.After) == 0 {
+					t.Fatalf("hit %d of %s: no neighbours in a 20-message session", h.MessageID, h.SessionID)
+				}
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
+		}
 	}
+	close(done)
+	if err := <-writerErr; err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Fatalf("%d searches saw no hit: the test raced nothing", searches)
+	}
+	t.Logf("%d searches, %d hits", searches, seen)
 }

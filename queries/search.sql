@@ -7,32 +7,49 @@
 --
 -- Newest and oldest order by message id, which is insertion (and time)
 -- order: the index yields matches in that order and SQLite stops after one
--- page. Relevance orders by f.rank (bm25, sorted inside FTS5, so only the
--- rows of the page are joined) over the matches with id >= min_id: scoring
--- costs about 2 microseconds a match, so without filters db/search.go
--- ranks only the newest few thousand (min_id, from the Window queries).
+-- page. Relevance ranks a window: the newest window_size matches that are
+-- returned at all (visible, through every filter), scored by bm25 while
+-- they are walked newest first, then sorted best first, ties newest first.
+-- Scoring costs microseconds a match, so the window bounds the work;
+-- db/search.go continues past it with the newest-first order (see
+-- SortRelevance), which is why the window is counted over exactly the rows
+-- the newest-first query returns.
+--
+-- The window reads every match's row, and state lies after content,
+-- tool_calls_json and reasoning: on a message of kilobytes SQLite would
+-- walk its overflow pages to reach it (a 40 KB message, ten pages). So a
+-- large row's state is checked in messages_session_state instead (one
+-- index seek). octet_length reads only the record header, and both
+-- branches test the same thing: the threshold only picks the cheaper path.
 
 -- name: MessageSearchWordsRank :many
--- The word index (unicode61, content and tool name). Best match first (bm25), then newest.
+-- The word index (unicode61, content and tool name): the window (the newest
+-- window_size visible matches through the filters), best match (bm25) first,
+-- then newest.
+WITH w AS (
+  SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
+  FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
+  JOIN messages m ON m.id = f.rowid
+  JOIN sessions s ON s.id = m.session_id
+  WHERE s.hidden = 0
+    AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
+                  + COALESCE(octet_length(m.reasoning), 0) < 2048
+             THEN m.state <> 'rewound'
+             ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
+                              WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
+        END
+    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+    AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
+    AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+  ORDER BY f.rowid DESC
+  LIMIT sqlc.arg(window_size)
+)
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
-JOIN messages m ON m.id = f.rowid
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset)) p
+JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
-  AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
-  AND f.rowid >= CAST(sqlc.arg(min_id) AS INTEGER)
-ORDER BY f.rank
-LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
-
--- name: MessageSearchWordsWindow :one
--- The id of the (row_offset+1)-th newest match, before any filter: where
--- relevance ranking starts (see db/search.go, rankWindow).
-SELECT CAST(f.rowid AS INTEGER) AS id
-FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
-ORDER BY f.rowid DESC
-LIMIT 1 OFFSET sqlc.arg(row_offset);
+ORDER BY p.score, p.id DESC;
 
 -- name: MessageSearchWordsNewest :many
 -- The word index (unicode61, content and tool name). Newest first.
@@ -63,28 +80,34 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 -- name: MessageSearchTrigramRank :many
 -- The trigram index (substrings of content, for unsegmented scripts and
 -- word-index misses); terms shorter than a trigram are checked with instr.
--- Best match first (bm25), then newest.
+-- The window (the newest window_size visible matches through the filters and
+-- the short terms), best match (bm25) first, then newest.
+WITH w AS (
+  SELECT m.id, CAST(bm25(messages_fts_trigram) AS REAL) AS score
+  FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
+  JOIN messages m ON m.id = f.rowid
+  JOIN sessions s ON s.id = m.session_id
+  WHERE s.hidden = 0
+    AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
+                  + COALESCE(octet_length(m.reasoning), 0) < 2048
+             THEN m.state <> 'rewound'
+             ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
+                              WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
+        END
+    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+    AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
+    AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
+                    WHERE instr(lower(m.content), lower(t.value)) = 0)
+  ORDER BY f.rowid DESC
+  LIMIT sqlc.arg(window_size)
+)
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
-JOIN messages m ON m.id = f.rowid
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset)) p
+JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
-  AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
-  AND f.rowid >= CAST(sqlc.arg(min_id) AS INTEGER)
-ORDER BY f.rank
-LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
-
--- name: MessageSearchTrigramWindow :one
--- The id of the (row_offset+1)-th newest match, before any filter: where
--- relevance ranking starts (see db/search.go, rankWindow).
-SELECT CAST(f.rowid AS INTEGER) AS id
-FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
-ORDER BY f.rowid DESC
-LIMIT 1 OFFSET sqlc.arg(row_offset);
+ORDER BY p.score, p.id DESC;
 
 -- name: MessageSearchTrigramNewest :many
 -- The trigram index (substrings of content, for unsegmented scripts and
@@ -153,12 +176,13 @@ ORDER BY m.id ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchHighlight :many
--- The matches of the word index in content and tool name, between char(2) and
--- char(3), for the snippets of one page of hits (ids: a JSON array). The
--- CROSS JOINs keep SQLite from walking every match: the ids drive.
+-- The matches of the word index in content and tool name, between the bytes
+-- FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
+-- bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
+-- JOINs keep SQLite from walking every match: the ids drive.
 SELECT m.id,
-       CAST(COALESCE(highlight(messages_fts, 0, char(2), char(3)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, char(2), char(3)), '') AS TEXT) AS tool_name
+       CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
+       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name
 FROM json_each(CAST(sqlc.arg(ids) AS TEXT)) j
 CROSS JOIN messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
 CROSS JOIN messages m

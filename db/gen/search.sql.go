@@ -112,8 +112,8 @@ func (q *Queries) MessageContextBefore(ctx context.Context, db DBTX, arg Message
 
 const messageSearchHighlight = `-- name: MessageSearchHighlight :many
 SELECT m.id,
-       CAST(COALESCE(highlight(messages_fts, 0, char(2), char(3)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, char(2), char(3)), '') AS TEXT) AS tool_name
+       CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
+       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name
 FROM json_each(CAST(?1 AS TEXT)) j
 CROSS JOIN messages_fts(CAST(?2 AS TEXT)) f
 CROSS JOIN messages m
@@ -131,9 +131,10 @@ type MessageSearchHighlightRow struct {
 	ToolName string
 }
 
-// The matches of the word index in content and tool name, between char(2) and
-// char(3), for the snippets of one page of hits (ids: a JSON array). The
-// CROSS JOINs keep SQLite from walking every match: the ids drive.
+// The matches of the word index in content and tool name, between the bytes
+// FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
+// bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
+// JOINs keep SQLite from walking every match: the ids drive.
 func (q *Queries) MessageSearchHighlight(ctx context.Context, db DBTX, arg MessageSearchHighlightParams) ([]MessageSearchHighlightRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchHighlight, arg.Ids, arg.Query)
 	if err != nil {
@@ -505,30 +506,43 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 }
 
 const messageSearchTrigramRank = `-- name: MessageSearchTrigramRank :many
+WITH w AS (
+  SELECT m.id, CAST(bm25(messages_fts_trigram) AS REAL) AS score
+  FROM messages_fts_trigram(CAST(?3 AS TEXT)) f
+  JOIN messages m ON m.id = f.rowid
+  JOIN sessions s ON s.id = m.session_id
+  WHERE s.hidden = 0
+    AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
+                  + COALESCE(octet_length(m.reasoning), 0) < 2048
+             THEN m.state <> 'rewound'
+             ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
+                              WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
+        END
+    AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
+    AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
+    AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
+                    WHERE instr(lower(m.content), lower(t.value)) = 0)
+  ORDER BY f.rowid DESC
+  LIMIT ?8
+)
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM messages_fts_trigram(CAST(?1 AS TEXT)) f
-JOIN messages m ON m.id = f.rowid
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT ?2 OFFSET ?1) p
+JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?5 AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
-  AND f.rowid >= CAST(?6 AS INTEGER)
-ORDER BY f.rank
-LIMIT ?8 OFFSET ?7
+ORDER BY p.score, p.id DESC
 `
 
 type MessageSearchTrigramRankParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Terms     string
-	MinID     int64
-	RowOffset int64
-	RowLimit  int64
+	RowOffset  int64
+	RowLimit   int64
+	Query      string
+	Source     *string
+	SessionID  *string
+	Roles      *string
+	Terms      string
+	WindowSize int64
 }
 
 type MessageSearchTrigramRankRow struct {
@@ -544,17 +558,18 @@ type MessageSearchTrigramRankRow struct {
 
 // The trigram index (substrings of content, for unsegmented scripts and
 // word-index misses); terms shorter than a trigram are checked with instr.
-// Best match first (bm25), then newest.
+// The window (the newest window_size visible matches through the filters and
+// the short terms), best match (bm25) first, then newest.
 func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg MessageSearchTrigramRankParams) ([]MessageSearchTrigramRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchTrigramRank,
+		arg.RowOffset,
+		arg.RowLimit,
 		arg.Query,
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
 		arg.Terms,
-		arg.MinID,
-		arg.RowOffset,
-		arg.RowLimit,
+		arg.WindowSize,
 	)
 	if err != nil {
 		return nil, err
@@ -584,27 +599,6 @@ func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg Mes
 		return nil, err
 	}
 	return items, nil
-}
-
-const messageSearchTrigramWindow = `-- name: MessageSearchTrigramWindow :one
-SELECT CAST(f.rowid AS INTEGER) AS id
-FROM messages_fts_trigram(CAST(?1 AS TEXT)) f
-ORDER BY f.rowid DESC
-LIMIT 1 OFFSET ?2
-`
-
-type MessageSearchTrigramWindowParams struct {
-	Query     string
-	RowOffset int64
-}
-
-// The id of the (row_offset+1)-th newest match, before any filter: where
-// relevance ranking starts (see db/search.go, rankWindow).
-func (q *Queries) MessageSearchTrigramWindow(ctx context.Context, db DBTX, arg MessageSearchTrigramWindowParams) (int64, error) {
-	row := db.QueryRowContext(ctx, messageSearchTrigramWindow, arg.Query, arg.RowOffset)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
 }
 
 const messageSearchWordsNewest = `-- name: MessageSearchWordsNewest :many
@@ -755,27 +749,40 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 
 const messageSearchWordsRank = `-- name: MessageSearchWordsRank :many
 
+WITH w AS (
+  SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
+  FROM messages_fts(CAST(?3 AS TEXT)) f
+  JOIN messages m ON m.id = f.rowid
+  JOIN sessions s ON s.id = m.session_id
+  WHERE s.hidden = 0
+    AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
+                  + COALESCE(octet_length(m.reasoning), 0) < 2048
+             THEN m.state <> 'rewound'
+             ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
+                              WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
+        END
+    AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
+    AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
+    AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
+  ORDER BY f.rowid DESC
+  LIMIT ?7
+)
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM messages_fts(CAST(?1 AS TEXT)) f
-JOIN messages m ON m.id = f.rowid
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT ?2 OFFSET ?1) p
+JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND f.rowid >= CAST(?5 AS INTEGER)
-ORDER BY f.rank
-LIMIT ?7 OFFSET ?6
+ORDER BY p.score, p.id DESC
 `
 
 type MessageSearchWordsRankParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	MinID     int64
-	RowOffset int64
-	RowLimit  int64
+	RowOffset  int64
+	RowLimit   int64
+	Query      string
+	Source     *string
+	SessionID  *string
+	Roles      *string
+	WindowSize int64
 }
 
 type MessageSearchWordsRankRow struct {
@@ -798,20 +805,32 @@ type MessageSearchWordsRankRow struct {
 //
 // Newest and oldest order by message id, which is insertion (and time)
 // order: the index yields matches in that order and SQLite stops after one
-// page. Relevance orders by f.rank (bm25, sorted inside FTS5, so only the
-// rows of the page are joined) over the matches with id >= min_id: scoring
-// costs about 2 microseconds a match, so without filters db/search.go
-// ranks only the newest few thousand (min_id, from the Window queries).
-// The word index (unicode61, content and tool name). Best match first (bm25), then newest.
+// page. Relevance ranks a window: the newest window_size matches that are
+// returned at all (visible, through every filter), scored by bm25 while
+// they are walked newest first, then sorted best first, ties newest first.
+// Scoring costs microseconds a match, so the window bounds the work;
+// db/search.go continues past it with the newest-first order (see
+// SortRelevance), which is why the window is counted over exactly the rows
+// the newest-first query returns.
+//
+// The window reads every match's row, and state lies after content,
+// tool_calls_json and reasoning: on a message of kilobytes SQLite would
+// walk its overflow pages to reach it (a 40 KB message, ten pages). So a
+// large row's state is checked in messages_session_state instead (one
+// index seek). octet_length reads only the record header, and both
+// branches test the same thing: the threshold only picks the cheaper path.
+// The word index (unicode61, content and tool name): the window (the newest
+// window_size visible matches through the filters), best match (bm25) first,
+// then newest.
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRank,
+		arg.RowOffset,
+		arg.RowLimit,
 		arg.Query,
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
-		arg.MinID,
-		arg.RowOffset,
-		arg.RowLimit,
+		arg.WindowSize,
 	)
 	if err != nil {
 		return nil, err
@@ -841,25 +860,4 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 		return nil, err
 	}
 	return items, nil
-}
-
-const messageSearchWordsWindow = `-- name: MessageSearchWordsWindow :one
-SELECT CAST(f.rowid AS INTEGER) AS id
-FROM messages_fts(CAST(?1 AS TEXT)) f
-ORDER BY f.rowid DESC
-LIMIT 1 OFFSET ?2
-`
-
-type MessageSearchWordsWindowParams struct {
-	Query     string
-	RowOffset int64
-}
-
-// The id of the (row_offset+1)-th newest match, before any filter: where
-// relevance ranking starts (see db/search.go, rankWindow).
-func (q *Queries) MessageSearchWordsWindow(ctx context.Context, db DBTX, arg MessageSearchWordsWindowParams) (int64, error) {
-	row := db.QueryRowContext(ctx, messageSearchWordsWindow, arg.Query, arg.RowOffset)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
 }
