@@ -98,12 +98,7 @@ func backupForRepair(path, hash string) (string, error) {
 			return b, nil
 		}
 	}
-	need := int64(0)
-	for _, p := range []string{path, path + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			need += fi.Size()
-		}
-	}
+	need := fileAndWALSize(path)
 	if free, ok := freeSpace(filepath.Dir(path)); ok && free < 2*need {
 		return "", fmt.Errorf("not enough free space for a backup: %d bytes free, %d needed", free, 2*need)
 	}

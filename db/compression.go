@@ -163,10 +163,10 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 			return err
 		}
 		if parent.Title != nil { // the title moves to the tip: clear it first (it is unique)
-			if err := queries.SessionTitleInherit(ctx, tx, gen.SessionTitleInheritParams{ID: parentID}); err != nil {
+			if _, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: parentID}); err != nil {
 				return err
 			}
-			if err := queries.SessionTitleInherit(ctx, tx, gen.SessionTitleInheritParams{ID: n.ID,
+			if _, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: n.ID,
 				Title: parent.Title, TitleRank: parent.TitleRank}); err != nil {
 				return err
 			}

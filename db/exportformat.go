@@ -193,10 +193,3 @@ func (r *usageRecord) check() error {
 	}
 	return r.usage().check()
 }
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}

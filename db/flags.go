@@ -60,9 +60,6 @@ func (s *Store) setFlags(ctx context.Context, op, id string, p gen.SessionSetFla
 
 // flag is a stored 0/1 for a set flag.
 func flag(on bool) *int64 {
-	v := int64(0)
-	if on {
-		v = 1
-	}
+	v := b2i(on)
 	return &v
 }

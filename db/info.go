@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"os"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -36,11 +35,8 @@ type Info struct {
 // tables outside schema/.
 func (s *Store) Info(ctx context.Context) (Info, error) {
 	in := Info{Path: s.path}
-	for p, n := range map[string]*int64{s.path: &in.FileBytes, s.path + "-wal": &in.WALBytes} {
-		if fi, err := os.Stat(p); err == nil {
-			*n = fi.Size()
-		}
-	}
+	in.WALBytes = fileSize(s.path + "-wal")
+	in.FileBytes = fileAndWALSize(s.path) - in.WALBytes
 	err := s.snapshot(ctx, "get info", "", func(q gen.DBTX) error {
 		var err error
 		if in.Sessions, err = queries.SessionCount(ctx, q); err != nil {

@@ -294,10 +294,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 	if mq.BeforeID == 0 {
 		mq.BeforeID = math.MaxInt64
 	}
-	rewound := int64(0)
-	if mq.IncludeRewound {
-		rewound = 1
-	}
+	rewound := b2i(mq.IncludeRewound)
 	var out []Message
 	err := s.read(ctx, "list messages", sessionID, func(q gen.DBTX) error {
 		var rows []gen.Message

@@ -264,11 +264,7 @@ func (s *Store) ListSessions(ctx context.Context, f SessionFilter) ([]Session, e
 	p := gen.SessionListParams{Source: ptr(f.Source), ParentSessionID: ptr(f.ParentID),
 		RowLimit: int64(f.Limit), RowOffset: int64(f.Offset)}
 	if f.Ended != nil {
-		v := int64(0)
-		if *f.Ended {
-			v = 1
-		}
-		p.Ended = &v
+		p.Ended = flag(*f.Ended)
 	}
 	var out []Session
 	err := s.read(ctx, "list sessions", "", func(q gen.DBTX) error {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -147,12 +148,11 @@ func applyTitle(ctx context.Context, tx gen.DBTX, id, title string, rank TitleRa
 	case err != nil:
 		return false, err
 	case owner.ID != id:
-		n, err := queries.SessionTitleIsCompressionAncestor(ctx, tx, gen.SessionTitleIsCompressionAncestorParams{
-			ID: id, Ancestor: owner.ID})
+		ancestors, err := queries.SessionAncestors(ctx, tx, id)
 		if err != nil {
 			return false, err
 		}
-		if n == 0 {
+		if !slices.Contains(ancestors, owner.ID) {
 			return false, &TitleInUseError{Title: title, SessionID: owner.ID}
 		}
 		if _, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{

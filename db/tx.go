@@ -760,7 +760,8 @@ func (w *writer) lockedError(patience time.Duration, cause error) error {
 // exclusive runs fn on the writer connection outside any transaction, with
 // no write in flight and none starting until it returns: for maintenance
 // that cannot run inside a transaction (VACUUM). The file's identity is
-// checked first, as for every write.
+// checked first, as for every write, and a lock error comes back as a
+// LockedError (ErrLocked).
 func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *sql.Conn) error) error {
 	w.mu.Lock()
 	defer w.unlock()
@@ -773,5 +774,11 @@ func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *
 		}
 		return err
 	}
-	return fn(ctx, w.conn)
+	err := fn(ctx, w.conn)
+	if isLockError(err) {
+		// Another connection held the write lock past the writer's busy
+		// wait: the same typed error as a write whose patience ran out.
+		err = w.lockedError(busyTimeout[kindWriter], err)
+	}
+	return err
 }

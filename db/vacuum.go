@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -76,19 +75,17 @@ func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 		res.SizeAfter = fileAndWALSize(s.path)
 		return c.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&res.FreePagesAfter)
 	})
-	if isLockError(err) && !errors.Is(err, ErrLocked) {
-		// Another connection held the write lock past the writer's busy wait.
-		err = s.w.lockedError(busyTimeout[kindWriter], err)
-	}
 	return res, opErr(op, "", err)
 }
 
-func fileAndWALSize(path string) int64 {
-	var n int64
-	for _, p := range []string{path, path + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			n += fi.Size()
-		}
+// fileAndWALSize is the bytes of the database file plus its WAL.
+func fileAndWALSize(path string) int64 { return fileSize(path) + fileSize(path+"-wal") }
+
+// fileSize is a file's size, 0 when it is absent.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
 	}
-	return n
+	return fi.Size()
 }

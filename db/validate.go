@@ -78,3 +78,11 @@ func str(p *string) string {
 	}
 	return *p
 }
+
+// b2i stores a bool as SQLite's 0/1.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -54,12 +54,6 @@ WHERE id = sqlc.arg(id)
       'agent_close', 'ws_orphan_reap', 'superseded_by_resume', 'startup_orphan_reap',
       'tui_shutdown', 'ws_disconnect', 'idle_timeout', 'lru_evict'));
 
--- name: SessionTitleInherit :exec
--- Sets a title with its rank as they stand on another session (the title
--- moves down a compression lineage to its tip).
-UPDATE sessions SET title = sqlc.narg(title), title_rank = sqlc.arg(title_rank)
-WHERE id = sqlc.arg(id);
-
 -- name: SessionCopyFlags :exec
 -- A continuation keeps its parent's pin, archive and hidden flags.
 UPDATE sessions

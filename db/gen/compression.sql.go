@@ -203,21 +203,3 @@ func (q *Queries) SessionRecount(ctx context.Context, db DBTX, id string) error 
 	_, err := db.ExecContext(ctx, sessionRecount, id)
 	return err
 }
-
-const sessionTitleInherit = `-- name: SessionTitleInherit :exec
-UPDATE sessions SET title = ?1, title_rank = ?2
-WHERE id = ?3
-`
-
-type SessionTitleInheritParams struct {
-	Title     *string
-	TitleRank int64
-	ID        string
-}
-
-// Sets a title with its rank as they stand on another session (the title
-// moves down a compression lineage to its tip).
-func (q *Queries) SessionTitleInherit(ctx context.Context, db DBTX, arg SessionTitleInheritParams) error {
-	_, err := db.ExecContext(ctx, sessionTitleInherit, arg.Title, arg.TitleRank, arg.ID)
-	return err
-}

@@ -27,32 +27,6 @@ func (q *Queries) SessionTitleGet(ctx context.Context, db DBTX, id string) (Sess
 	return i, err
 }
 
-const sessionTitleIsCompressionAncestor = `-- name: SessionTitleIsCompressionAncestor :one
-WITH RECURSIVE chain AS (
-    SELECT p.parent_session_id AS ancestor_id, 1 AS depth FROM sessions p
-    WHERE p.id = CAST(?2 AS TEXT) AND p.parent_kind = 'compression' AND p.parent_session_id IS NOT NULL
-    UNION ALL
-    SELECT s.parent_session_id, chain.depth + 1 FROM sessions s JOIN chain ON s.id = chain.ancestor_id
-    WHERE s.parent_kind = 'compression' AND s.parent_session_id IS NOT NULL AND chain.depth < 1000
-)
-SELECT COUNT(*) FROM chain WHERE chain.ancestor_id = CAST(?1 AS TEXT)
-`
-
-type SessionTitleIsCompressionAncestorParams struct {
-	Ancestor string
-	ID       string
-}
-
-// Counts how often ancestor appears among the compression ancestors of id:
-// parent_session_id walked upward only through links whose parent_kind is
-// 'compression', at most 1000 steps (the cap also ends a cycle).
-func (q *Queries) SessionTitleIsCompressionAncestor(ctx context.Context, db DBTX, arg SessionTitleIsCompressionAncestorParams) (int64, error) {
-	row := db.QueryRowContext(ctx, sessionTitleIsCompressionAncestor, arg.Ancestor, arg.ID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const sessionTitleOwner = `-- name: SessionTitleOwner :one
 SELECT id, title_rank FROM sessions WHERE title = ?1
 `
