@@ -3,7 +3,10 @@
 It stores messages the way the Python store sessiondb succeeds does: one
 shared sqlite3 connection behind a threading.Lock, WAL, synchronous=FULL,
 BEGIN IMMEDIATE per append (session check, insert with FTS triggers,
-counter update), on sessiondb's own schema (schema/schema.sql).
+counter update), on sessiondb's own schema (schema/schema.sql) — with the
+Python store's insert trigger, which indexes each row as it is inserted
+(sessiondb's queues the row and indexes the queue once per transaction,
+which a writer that does not know the queue never does).
 
 usage: python_peer.py SCHEMA DB_PATH APPENDS THREADS
 prints one JSON object: {"msgs_per_s": ..., "p50_ms": ..., "p99_ms": ...}
@@ -15,6 +18,16 @@ import threading
 import time
 
 
+# The Python store's pattern: the insert trigger writes both indexes.
+INDEXING_INSERT_TRIGGER = """
+DROP TRIGGER messages_fts_insert;
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
+    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
+END;
+"""
+
+
 def main():
     schema, path, appends, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=1.0)
@@ -23,6 +36,7 @@ def main():
     conn.execute("PRAGMA foreign_keys=ON")
     with open(schema, encoding="utf-8") as f:
         conn.executescript(f.read())
+    conn.executescript(INDEXING_INSERT_TRIGGER)
     conn.execute("INSERT INTO sessions (id, source, started_at) VALUES ('bench', 'bench', ?)",
                  (int(time.time() * 1000),))
     lock = threading.Lock()

@@ -214,6 +214,10 @@ func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
 			return fmt.Errorf("rebuild full-text index: %w", err)
 		}
 	}
+	// The rebuild indexed every row: a queued one would be indexed twice.
+	if err := queries.FTSPendingClear(ctx, tx); err != nil {
+		return fmt.Errorf("rebuild full-text index: %w", err)
+	}
 	_, err := queries.MetaDelete(ctx, tx, metaFTSStale)
 	return err
 }

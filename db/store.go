@@ -157,6 +157,7 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 	}
 	w = &writer{
 		conn:            conn,
+		tx:              newStmtCache(conn),
 		pool:            pool,
 		path:            path,
 		wal:             wal,

@@ -38,6 +38,10 @@ type writer struct {
 	mu sync.Mutex
 	// +checklocks:mu
 	conn *sql.Conn
+	// tx is conn with its statements kept prepared: what callbacks and
+	// the write path run their SQL on.
+	// +checklocks:mu
+	tx *stmtCache
 	// +checklocks:mu
 	pool *sql.DB
 
@@ -108,13 +112,14 @@ type result struct {
 
 // write runs fn as part of one IMMEDIATE transaction (group commit:
 // writers that arrive while another batch commits share the next
-// transaction and its one fsync, each inside its own SAVEPOINT, so a
-// failing caller rolls back alone). A caller is acknowledged only after
+// transaction and its one fsync; a failing caller's changes never commit
+// and the others' do — see runCallbacks). A caller is acknowledged only after
 // the COMMIT that made its write durable. It waits for another process's
 // write lock for at most patience.
 //
 // Exactly-once: fn is replayed only after its changes were rolled back —
-// after a lock error (SQLite BUSY or LOCKED), or once, with indexing
+// after a lock error (SQLite BUSY or LOCKED), after another caller of its
+// batch failed (the batch is rolled back and run again), or once, with indexing
 // switched off in the same transaction, after the full-text index was
 // found damaged (the data is fine). Any other error from fn is returned
 // and a panic is re-panicked in the caller; neither is ever replayed. A
@@ -262,6 +267,7 @@ const beginSlice = 200 * time.Millisecond
 // +checklocks:w.mu
 func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	var lockErr error // the last lock error met while waiting
+	isolate := false  // set once a callback failed an optimistic run
 	for len(batch) > 0 {
 		if lockErr != nil {
 			batch = append(batch, w.takeQueue()...) // F3: arrivals share the wait and its expiry
@@ -290,7 +296,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			last = maxTime(last, r.deadline)
 		}
 		beginCtx, cancel := context.WithDeadline(context.Background(), minTime(maxTime(last, now.Add(time.Millisecond)), now.Add(beginSlice)))
-		_, err := w.conn.ExecContext(beginCtx, "BEGIN IMMEDIATE")
+		_, err := w.tx.ExecContext(beginCtx, "BEGIN IMMEDIATE")
 		expired := beginCtx.Err() != nil
 		cancel()
 		if err != nil {
@@ -322,8 +328,12 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			finish(batch, err)
 			return committed
 		}
-		ok, replay, cbLock := w.runCallbacks(batch)
+		ok, replay, cbLock, optimisticFailed := w.runCallbacks(batch, isolate)
 		batch = replay
+		if optimisticFailed { // rolled back: run the rest again, each in its own savepoint
+			isolate = true
+			continue
+		}
 		if cbLock != nil { // F2: a lock error inside a callback waits and expires like one at BEGIN
 			lockErr = cbLock
 			if len(ok) == 0 {
@@ -343,7 +353,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		}
 		// A cancelled caller must not interrupt COMMIT halfway: that would
 		// turn a clean write into an unknown one.
-		_, err = w.conn.ExecContext(context.Background(), "COMMIT")
+		err = w.commit()
 		switch {
 		case err == nil:
 			committed += len(ok)
@@ -356,12 +366,18 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				r.respond(result{})
 			}
 		case w.inTransaction():
-			// COMMIT did not happen and the transaction is still open:
-			// undo it; after a lock error every write in it is replayed.
+			// COMMIT did not happen (or indexing before it failed) and the
+			// transaction is still open: undo it; after a lock error every
+			// write in it is replayed, after index damage every write is
+			// replayed once with indexing off.
 			w.rollback()
 			if isLockError(err) {
 				lockErr = err
 				batch = append(batch, ok...)
+				continue
+			}
+			if isFTSDamage(err) {
+				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
 				continue
 			}
 			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
@@ -372,17 +388,40 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		default:
 			// SQLite rolled the transaction back itself (a constraint, a
 			// damaged index, a full disk): nothing was committed.
-			for _, r := range ok {
-				if isFTSDamage(err) && r.ftsCause == nil {
-					r.offFTS(err)
-					batch = append(batch, r)
-					continue
-				}
-				r.respond(result{err: w.classify(fmt.Errorf("commit: %w", err))})
+			if isFTSDamage(err) {
+				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
+				continue
 			}
+			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
 		}
 	}
 	return committed
+}
+
+// commit indexes the messages the transaction queued, then commits it.
+//
+// +checklocks:w.mu
+func (w *writer) commit() error {
+	if err := indexQueued(context.Background(), w.tx); err != nil {
+		return err
+	}
+	_, err := w.tx.ExecContext(context.Background(), "COMMIT")
+	return err
+}
+
+// replayWithoutFTS answers the rolled-back requests that already ran with
+// indexing off and returns the others, each set to replay once with the
+// index marked stale in its own transaction (the data is fine).
+func replayWithoutFTS(batch []*request, cause error, classify func(error) error) (replay []*request) {
+	for _, r := range batch {
+		if r.ftsCause != nil {
+			r.respond(result{err: classify(fmt.Errorf("commit: %w", cause))})
+			continue
+		}
+		r.offFTS(cause)
+		replay = append(replay, r)
+	}
+	return replay
 }
 
 // backoff sleeps between lock retries, never past the earliest deadline in
@@ -395,26 +434,38 @@ func (w *writer) backoff(batch []*request) {
 	_ = sleepJitter(context.Background(), time.Since(batch[0].start), min(beginSlice, time.Until(first)))
 }
 
-// runCallbacks runs each request's callback inside the open transaction —
-// each in its own SAVEPOINT when there are several, so that a failure
-// undoes only its own changes. It returns the requests whose changes stand
-// and those to run again in a new transaction; the others have their
-// outcome.
+// runCallbacks runs each request's callback inside the open transaction
+// and returns the requests whose changes stand and those to run again in a
+// new transaction; the others have their outcome.
+//
+// A batch first runs optimistically, every callback straight in the
+// transaction: a SAVEPOINT makes FTS5 flush its pending index, so one per
+// caller would write one index segment per message and cost a group of
+// sixteen about a quarter of its CPU. When a callback fails that way, the
+// whole transaction is rolled back; a plain error or a panic is that
+// caller's outcome (it saw the state the others will commit, and none of
+// its changes stay), and the rest of the batch is returned to run again —
+// isolated: each callback in its own SAVEPOINT, so a further failure
+// undoes only its own changes. isolate selects that mode; a lone request
+// never needs a savepoint.
 //
 // +checklocks:w.mu
-func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr error) {
+func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*request, lockErr error, optimisticFailed bool) {
+	if len(batch) > 1 && !isolate {
+		return w.runOptimistic(batch)
+	}
 	savepoints := len(batch) > 1
 	for i, r := range batch {
 		if savepoints {
-			if _, err := w.conn.ExecContext(context.Background(), "SAVEPOINT sessiondb_call"); err != nil {
-				return ok, append(replay, batch[i:]...), lockErr // the transaction is unusable: start again
+			if _, err := w.tx.ExecContext(context.Background(), "SAVEPOINT sessiondb_call"); err != nil {
+				return ok, append(replay, batch[i:]...), lockErr, false // the transaction is unusable: start again
 			}
 		}
-		err, panicked := runCallback(r.ctx, r.fn, w.conn)
+		err, panicked := runCallback(r.ctx, r.fn, w.tx)
 		if err == nil && panicked == nil {
 			if savepoints {
-				if _, err := w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
-					return ok, append(replay, batch[i:]...), lockErr
+				if _, err := w.tx.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
+					return ok, append(replay, batch[i:]...), lockErr, false
 				}
 			}
 			ok = append(ok, r)
@@ -424,9 +475,9 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 		gone := savepoints && !w.inTransaction() // F1: SQLite rolled back everyone's changes
 		if gone {
 		} else if savepoints {
-			_, rerr := w.conn.ExecContext(context.Background(), "ROLLBACK TO sessiondb_call")
+			_, rerr := w.tx.ExecContext(context.Background(), "ROLLBACK TO sessiondb_call")
 			if rerr == nil {
-				_, rerr = w.conn.ExecContext(context.Background(), "RELEASE sessiondb_call")
+				_, rerr = w.tx.ExecContext(context.Background(), "RELEASE sessiondb_call")
 			}
 			if rerr != nil {
 				w.stop(fmt.Errorf("undo one write of a batch: %w", rerr))
@@ -448,10 +499,37 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 			r.respond(result{err: w.classify(err)})
 		}
 		if gone {
-			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr
+			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr, false
 		}
 	}
-	return ok, replay, lockErr
+	return ok, replay, lockErr, false
+}
+
+// runOptimistic runs a batch's callbacks with no savepoints (see
+// runCallbacks). On the first failure it rolls the transaction back,
+// answers a caller whose error is its outcome, and returns everyone else
+// for an isolated run.
+//
+// +checklocks:w.mu
+func (w *writer) runOptimistic(batch []*request) (ok, replay []*request, lockErr error, failed bool) {
+	for i, r := range batch {
+		err, panicked := runCallback(r.ctx, r.fn, w.tx)
+		if err == nil && panicked == nil {
+			continue
+		}
+		w.rollback()
+		rest := append(slices.Clone(batch[:i]), batch[i+1:]...)
+		switch {
+		case panicked != nil:
+			r.respond(result{panicked: panicked})
+		case isLockError(err) || (isFTSDamage(err) && r.ftsCause == nil):
+			rest = batch // the isolated run sorts it out
+		default:
+			r.respond(result{err: w.classify(err)})
+		}
+		return nil, rest, nil, true
+	}
+	return batch, nil, nil, false
 }
 
 func (w *writer) requeueFront(batch []*request) {
@@ -572,7 +650,7 @@ func runCallback(ctx context.Context, fn txFunc, tx gen.DBTX) (err error, panick
 
 // +checklocks:w.mu
 func (w *writer) rollback() {
-	if _, err := w.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil && w.inTransaction() {
+	if _, err := w.tx.ExecContext(context.Background(), "ROLLBACK"); err != nil && w.inTransaction() {
 		// The connection would hold the write lock forever: stop writing.
 		w.stop(fmt.Errorf("rollback failed; the writer is stuck in a transaction: %w", err))
 	}
@@ -600,7 +678,7 @@ func (w *writer) read(ctx context.Context, fn func(gen.DBTX) error) error {
 	if w.conn == nil {
 		return ErrClosed
 	}
-	return fn(w.conn)
+	return fn(w.tx)
 }
 
 // due counts committed writes and reports (resetting the count) when
@@ -664,7 +742,7 @@ func (w *writer) maintenance(checkpoint, merge bool) error {
 			"INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)",
 			"INSERT INTO messages_fts_trigram (messages_fts_trigram, rank) VALUES ('merge', ?)",
 		} {
-			_, err := w.conn.ExecContext(ctx, stmt, ftsMergePages)
+			_, err := w.tx.ExecContext(ctx, stmt, ftsMergePages)
 			errs = append(errs, err)
 		}
 	}
@@ -719,14 +797,14 @@ func (w *writer) close() error {
 		}
 		cancel()
 	}
-	errs = append(errs, w.conn.Close(), w.pool.Close())
+	errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
 	if w.id.header != nil {
 		errs = append(errs, w.id.header.Close())
 	}
 	if errors.Is(w.halted(), ErrReplaced) {
 		w.id.retireWAL(w.path, w.log)
 	}
-	w.conn, w.pool = nil, nil
+	w.conn, w.tx, w.pool = nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -133,20 +133,29 @@ CREATE TABLE session_model_usage (
 
 CREATE INDEX session_model_usage_model ON session_model_usage (model);
 
+CREATE TABLE fts_pending (
+    id INTEGER PRIMARY KEY NOT NULL
+);
+
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
-    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
+    INSERT INTO fts_pending (id) VALUES (new.id);
 END;
 
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name)
+        SELECT 'delete', old.id, old.content, old.tool_name
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content)
+        SELECT 'delete', old.id, old.content
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    DELETE FROM fts_pending WHERE id = old.id;
 END;
 
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+ AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
     INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
     INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);

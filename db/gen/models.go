@@ -11,6 +11,10 @@ type CompressionLock struct {
 	ExpiresAt  int64
 }
 
+type FtsPending struct {
+	ID int64
+}
+
 type Message struct {
 	ID             int64
 	SessionID      string

@@ -1,0 +1,159 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// ftsConsistent runs FTS5's integrity check of both indexes against the
+// messages table (rank 1: compare with the external content).
+func ftsConsistent(t *testing.T, s *Store) {
+	t.Helper()
+	err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+		for _, stmt := range []string{
+			"INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)",
+			"INSERT INTO messages_fts_trigram (messages_fts_trigram, rank) VALUES ('integrity-check', 1)",
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("%s: %w", stmt, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("full-text index out of step with the messages: %v", err)
+	}
+}
+
+// queued counts the rows waiting in fts_pending.
+func queued(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.readers.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM fts_pending").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func searchContents(t *testing.T, s *Store, q string) []string {
+	t.Helper()
+	hits, err := s.Search(t.Context(), q, SearchOptions{})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	out := []string{}
+	for _, h := range hits {
+		out = append(out, h.SessionID+"/"+fmt.Sprint(h.MessageID))
+	}
+	return out
+}
+
+// Rows inserted, updated and deleted inside one transaction, before the
+// writer indexes its queue at COMMIT: the index ends exactly in step.
+func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sql      []string // after inserting message 1 ('alpha') in the same transaction
+		findOld  bool
+		findNew  bool
+		wantRows int
+	}{
+		{"insert only", nil, true, false, 1},
+		{"insert then update", []string{"UPDATE messages SET content = 'omega' WHERE id = 1"}, false, true, 1},
+		{"insert then delete", []string{"DELETE FROM messages WHERE id = 1"}, false, false, 0},
+		{"insert, update, delete", []string{"UPDATE messages SET content = 'omega' WHERE id = 1", "DELETE FROM messages WHERE id = 1"}, false, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			newTestSession(t, s, "q")
+			err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO messages (id, session_id, role, content, created_at) VALUES (1, 'q', 'user', 'alpha', 0)"); err != nil {
+					return err
+				}
+				for _, stmt := range tc.sql {
+					if _, err := tx.ExecContext(ctx, stmt); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := queued(t, s); n != 0 {
+				t.Errorf("%d rows still queued after the commit", n)
+			}
+			ftsConsistent(t, s)
+			if got := len(searchContents(t, s, "alpha")) == 1; got != tc.findOld {
+				t.Errorf("finds the inserted text: %v, want %v", got, tc.findOld)
+			}
+			if got := len(searchContents(t, s, "omega")) == 1; got != tc.findNew {
+				t.Errorf("finds the updated text: %v, want %v", got, tc.findNew)
+			}
+		})
+	}
+}
+
+// A batch of appends is searchable the moment each caller is acknowledged,
+// and a later update and delete find the rows indexed.
+func TestFTSQueue_IndexedAtEveryCommit(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "q")
+	ids, err := s.AppendMessages(t.Context(), "q", []NewMessage{
+		{Role: RoleUser, Content: "first zebra"}, {Role: RoleAssistant, Content: "second zebra"}, {Role: RoleUser, Content: "third giraffe"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := searchContents(t, s, "zebra"), []string{fmt.Sprint("q/", ids[1]), fmt.Sprint("q/", ids[0])}; len(got) != 2 {
+		t.Errorf("zebra: %v, want both of %v", got, want)
+	}
+	if got, want := searchContents(t, s, "iraf"), []string{fmt.Sprint("q/", ids[2])}; !cmp.Equal(got, want) {
+		t.Errorf("trigram iraf: %v, want %v", got, want)
+	}
+	if err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+		_, err := tx.ExecContext(ctx, "UPDATE messages SET content = 'third okapi' WHERE id = ?", ids[2])
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteSession(t.Context(), "q", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ftsConsistent(t, s)
+	if got := searchContents(t, s, "zebra"); len(got) != 0 {
+		t.Errorf("deleted rows still found: %v", got)
+	}
+}
+
+// A writer that knows nothing of the queue (another tool inserting rows
+// by hand) leaves its rows queued; the next sessiondb commit, of any kind,
+// indexes them.
+func TestFTSQueue_ForeignInsertIndexedByNextCommit(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "q")
+	other, err := openDB(s.Path(), kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(t.Context(), "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'hand written kiwi', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if n := queued(t, s); n != 1 {
+		t.Fatalf("%d rows queued by the foreign insert, want 1", n)
+	}
+	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
+		t.Fatal(err)
+	}
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d rows queued after a sessiondb commit", n)
+	}
+	if got := searchContents(t, s, "kiwi"); len(got) != 1 {
+		t.Errorf("kiwi: %v, want the foreign row", got)
+	}
+	ftsConsistent(t, s)
+}

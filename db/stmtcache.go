@@ -1,0 +1,99 @@
+package db
+
+// stmtcache.go keeps the writer's prepared statements.
+//
+// database/sql prepares, runs and finalizes a statement on every
+// ExecContext or QueryContext; for an INSERT into messages that also
+// compiles its triggers, and it was a tenth of an append's CPU (a sixth of a
+// group commit's). The writer runs the same few dozen sqlc queries all day on
+// one connection, so each is prepared once and kept. SQLite re-prepares a
+// kept statement by itself after a schema change.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// stmtCacheSize bounds the statements kept: sqlc's queries and the write
+// path's own are far fewer, so a query text built at run time cannot grow
+// the cache without bound — past the bound, statements run uncached.
+const stmtCacheSize = 256
+
+// stmtCache is a gen.DBTX on one connection that prepares each query text
+// once. A text that does not prepare as one statement (several statements,
+// an error) runs uncached, so the connection reports its own error.
+type stmtCache struct {
+	conn *sql.Conn
+
+	mu sync.Mutex
+	// +checklocks:mu
+	stmts map[string]*sql.Stmt
+}
+
+var _ gen.DBTX = (*stmtCache)(nil)
+
+func newStmtCache(conn *sql.Conn) *stmtCache {
+	return &stmtCache{conn: conn, stmts: make(map[string]*sql.Stmt)}
+}
+
+// stmt returns the kept statement for query, preparing it the first time;
+// nil means run query uncached.
+func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
+		return st
+	}
+	if len(c.stmts) >= stmtCacheSize {
+		return nil
+	}
+	st, err := c.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	c.stmts[query] = st
+	return st
+}
+
+func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return c.conn.ExecContext(ctx, query, args...)
+}
+
+func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return c.conn.QueryContext(ctx, query, args...)
+}
+
+func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := c.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return c.conn.QueryRowContext(ctx, query, args...)
+}
+
+// PrepareContext hands out a statement of the caller's own, uncached: the
+// caller closes it.
+func (c *stmtCache) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return c.conn.PrepareContext(ctx, query)
+}
+
+// close finalizes every kept statement; the connection closes after.
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, st := range c.stmts {
+		errs = append(errs, st.Close())
+		delete(c.stmts, q)
+	}
+	return errors.Join(errs...)
+}
