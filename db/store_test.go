@@ -96,7 +96,7 @@ func TestConnPragmas(t *testing.T) {
 		{"darwin", kindWriter, []string{"busy_timeout(5000)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)", "fullfsync(1)", "checkpoint_fullfsync(1)"}},
 		{"darwin", kindRepair, []string{"busy_timeout(5000)", "writable_schema(1)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)", "fullfsync(1)", "checkpoint_fullfsync(1)"}},
 		{"windows", kindRepair, []string{"busy_timeout(5000)", "writable_schema(1)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)"}},
-		{"linux", kindReader, []string{"busy_timeout(5000)", "query_only(1)"}},
+		{"linux", kindReader, []string{"busy_timeout(5000)", "cache_size(-16384)", "query_only(1)"}},
 		{"darwin", kindProbe, []string{"busy_timeout(1000)", "query_only(1)"}},
 	}
 	for _, tt := range tests {
