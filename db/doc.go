@@ -115,7 +115,8 @@
 // Every error wraps at most one sentinel ([ErrNotFound], [ErrExists],
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
-// [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed]) inside
+// [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
+// [ErrSchemaTooNew]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is.
 package db

@@ -55,6 +55,11 @@ var (
 	// change; a session compressed into a continuation takes no more
 	// messages — write to its compression tip instead.
 	ErrSessionClosed = errors.New("session is closed")
+	// ErrSchemaTooNew: a newer sessiondb has migrated the file past the
+	// schema this one knows. Writing with the older rules could leave the
+	// file inconsistent (since version 4, new messages are indexed by the
+	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
+	ErrSchemaTooNew = errors.New("database schema is newer than this sessiondb")
 )
 
 // Error is the one typed error of the package: what was being done (Op),

@@ -26,11 +26,14 @@ func indexQueued(ctx context.Context, tx gen.DBTX) error {
 	if err != nil || !queued {
 		return err
 	}
+	// One error text for both statements: the trigram statement's
+	// savepoint is where the word index's pending data reaches disk, so a
+	// failure there may be either index's.
 	if err := queries.FTSIndexPending(ctx, tx); err != nil {
 		return fmt.Errorf("index new messages: %w", err)
 	}
 	if err := queries.FTSTrigramIndexPending(ctx, tx); err != nil {
-		return fmt.Errorf("index new messages (trigram): %w", err)
+		return fmt.Errorf("index new messages: %w", err)
 	}
 	return queries.FTSPendingClear(ctx, tx)
 }

@@ -1,8 +1,10 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,5 +157,72 @@ func TestFTSQueue_ForeignInsertIndexedByNextCommit(t *testing.T) {
 	if got := searchContents(t, s, "kiwi"); len(got) != 1 {
 		t.Errorf("kiwi: %v, want the foreign row", got)
 	}
+	ftsConsistent(t, s)
+}
+
+// Open indexes rows a queue-unaware writer left behind, before any write.
+func TestFTSQueue_OpenIndexesForeignRows(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "q")
+	path := s.Path()
+	s.Close()
+	other, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(t.Context(), "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'left behind papaya', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	s, err = Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d rows still queued after Open", n)
+	}
+	if got := searchContents(t, s, "papaya"); len(got) != 1 {
+		t.Errorf("papaya: %v, want the row written behind sessiondb's back", got)
+	}
+	ftsConsistent(t, s)
+}
+
+// Salvage copies rows into a fresh file, whose trigger queues them: the
+// repaired file must come back fully indexed, with an empty queue.
+func TestFTSQueue_SalvageIndexesCopiedRows(t *testing.T) {
+	path := filledStore(t)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil || r.Strategy != "salvage" {
+		t.Fatalf("Repair = %+v, %v; want the salvage strategy", r, err)
+	}
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending, unindexed int
+	if err := d.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM fts_pending").Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM messages
+		WHERE id NOT IN (SELECT id FROM messages_fts_docsize)`).Scan(&unindexed); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if pending != 0 || unindexed != 0 {
+		t.Errorf("after salvage: %d rows queued, %d messages not indexed; want 0 and 0", pending, unindexed)
+	}
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	ftsConsistent(t, s)
 }

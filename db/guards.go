@@ -175,20 +175,27 @@ func isStructuralDamage(err error) bool {
 	return (errors.Is(err, sqlite3.CORRUPT) && !isFTSDamage(err)) || errors.Is(err, sqlite3.NOTADB)
 }
 
-// rebuildStaleFTS rebuilds the full-text indexes at open when a write
-// marked them damaged. The common case costs one read, no write lock.
-func rebuildStaleFTS(ctx context.Context, w *writer, patience time.Duration) error {
-	stale := false
+// reconcileFTS rebuilds the full-text indexes at open when a write
+// marked them damaged, and indexes rows that a writer which does not know
+// the index queue (the sqlite3 shell) left in it. The common case costs
+// two reads, no write lock.
+func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
+	stale, queued := false, false
 	err := w.read(ctx, func(q gen.DBTX) error {
 		_, err := queries.MetaGet(ctx, q, metaFTSStale)
 		stale = err == nil
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
+		queued, err = queries.FTSPendingAny(ctx, q)
 		return err
 	})
-	if err != nil || !stale {
+	if err != nil || (!stale && !queued) {
 		return err
+	}
+	if !stale {
+		// Every commit indexes the queue (runBatch): an empty write will do.
+		return w.write(ctx, patience, func(context.Context, gen.DBTX) error { return nil })
 	}
 	if err := w.write(ctx, patience, rebuildFTSIfStale); err != nil {
 		return err

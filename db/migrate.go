@@ -20,6 +20,15 @@ func migrate(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
+	// goose ignores versions it does not know: check for a newer file first.
+	have, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read the schema version: %w", err)
+	}
+	sources := p.ListSources()
+	if known := sources[len(sources)-1].Version; have > known {
+		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have, known)
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}

@@ -24,8 +24,9 @@ import (
 const stmtCacheSize = 256
 
 // stmtCache is a gen.DBTX on one connection that prepares each query text
-// once. A text that does not prepare as one statement (several statements,
-// an error) runs uncached, so the connection reports its own error.
+// of ExecContext and QueryRowContext once. A text that does not prepare as
+// one statement (several statements, an error) runs uncached, so the
+// connection reports its own error.
 type stmtCache struct {
 	conn *sql.Conn
 
@@ -66,10 +67,12 @@ func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) 
 	return c.conn.ExecContext(ctx, query, args...)
 }
 
+// QueryContext runs uncached: its rows stay open while the caller
+// iterates, and a kept statement would be rebound under them if the caller
+// ran the same text inside its loop. A QueryRowContext row is scanned (and
+// closed) at once by every caller — sqlc's code and ours — so it can share
+// one.
 func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := c.stmt(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
 	return c.conn.QueryContext(ctx, query, args...)
 }
 

@@ -75,9 +75,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 	}
 	tightenSidecars(abs)
-	if err := rebuildStaleFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
+	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
 		w.close()
-		return nil, opErr("open", "", fmt.Errorf("rebuild the full-text index: %w", err))
+		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", err))
 	}
 
 	s := &Store{path: abs, opts: opts, w: w}

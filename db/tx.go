@@ -24,9 +24,10 @@ import (
 )
 
 // txFunc is a write callback. It runs inside an open IMMEDIATE transaction
-// and must not commit, roll back or keep tx. It is replayed only after a
-// lock error rolled its transaction back, so it must be a pure function of
-// its inputs and the database (no side effects outside tx).
+// and must not commit, roll back or keep tx, nor ignore an error from it. It
+// may run more than once — again whenever its changes were rolled back (a
+// lock error, another callback of its batch failing) — so it must be a pure
+// function of its inputs and the database (no side effects outside tx).
 type txFunc func(ctx context.Context, tx gen.DBTX) error
 
 // writer owns the Store's one read-write connection. Every use of conn
@@ -351,9 +352,24 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			finish(ok, err)
 			continue
 		}
+		// New messages are indexed once, in the transaction (ftsqueue.go).
+		// Nothing is committed yet, so a failure here is never unknown.
+		if err := indexQueued(context.Background(), w.tx); err != nil {
+			w.rollback()
+			switch {
+			case isLockError(err):
+				lockErr = err
+				batch = append(batch, ok...)
+			case isFTSDamage(err):
+				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
+			default:
+				finish(ok, w.classify(err))
+			}
+			continue
+		}
 		// A cancelled caller must not interrupt COMMIT halfway: that would
 		// turn a clean write into an unknown one.
-		err = w.commit()
+		_, err = w.tx.ExecContext(context.Background(), "COMMIT")
 		switch {
 		case err == nil:
 			committed += len(ok)
@@ -366,10 +382,10 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				r.respond(result{})
 			}
 		case w.inTransaction():
-			// COMMIT did not happen (or indexing before it failed) and the
-			// transaction is still open: undo it; after a lock error every
-			// write in it is replayed, after index damage every write is
-			// replayed once with indexing off.
+			// COMMIT did not happen and the transaction is still open: undo
+			// it; after a lock error every write in it is replayed, after
+			// index damage (flushed at COMMIT) every write is replayed once
+			// with indexing off.
 			w.rollback()
 			if isLockError(err) {
 				lockErr = err
@@ -396,17 +412,6 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		}
 	}
 	return committed
-}
-
-// commit indexes the messages the transaction queued, then commits it.
-//
-// +checklocks:w.mu
-func (w *writer) commit() error {
-	if err := indexQueued(context.Background(), w.tx); err != nil {
-		return err
-	}
-	_, err := w.tx.ExecContext(context.Background(), "COMMIT")
-	return err
 }
 
 // replayWithoutFTS answers the rolled-back requests that already ran with
@@ -442,12 +447,14 @@ func (w *writer) backoff(batch []*request) {
 // transaction: a SAVEPOINT makes FTS5 flush its pending index, so one per
 // caller would write one index segment per message and cost a group of
 // sixteen about a quarter of its CPU. When a callback fails that way, the
-// whole transaction is rolled back; a plain error or a panic is that
-// caller's outcome (it saw the state the others will commit, and none of
-// its changes stay), and the rest of the batch is returned to run again —
-// isolated: each callback in its own SAVEPOINT, so a further failure
-// undoes only its own changes. isolate selects that mode; a lone request
-// never needs a savepoint.
+// whole transaction is rolled back and the batch runs again isolated: each
+// callback in its own SAVEPOINT, so a failure undoes only its own changes.
+// isolate selects that mode; a lone request never needs a savepoint.
+//
+// After every callback the transaction must still be open: a callback that
+// ignored an error which made SQLite roll everything back (a statement
+// with OR ROLLBACK, a full disk, an interrupt) gets errRolledBack — its
+// changes are gone — and the others run again.
 //
 // +checklocks:w.mu
 func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*request, lockErr error, optimisticFailed bool) {
@@ -462,6 +469,9 @@ func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*req
 			}
 		}
 		err, panicked := runCallback(r.ctx, r.fn, w.tx)
+		if err == nil && panicked == nil && !w.inTransaction() {
+			err = errRolledBack
+		}
 		if err == nil && panicked == nil {
 			if savepoints {
 				if _, err := w.tx.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
@@ -506,15 +516,20 @@ func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*req
 }
 
 // runOptimistic runs a batch's callbacks with no savepoints (see
-// runCallbacks). On the first failure it rolls the transaction back,
-// answers a caller whose error is its outcome, and returns everyone else
-// for an isolated run.
+// runCallbacks). On the first failure it rolls the transaction back and
+// returns the batch for an isolated run, less a caller whose outcome is
+// known now: a panic (a bug, never replayed), a callback that let the
+// transaction be rolled back under it, and the first caller's own error
+// (it saw only committed state). A later caller's error is not its outcome
+// yet: it saw earlier callers' changes, which may not commit (one may be
+// cancelled or fail on the isolated run), so it runs again, against what
+// will.
 //
 // +checklocks:w.mu
 func (w *writer) runOptimistic(batch []*request) (ok, replay []*request, lockErr error, failed bool) {
 	for i, r := range batch {
 		err, panicked := runCallback(r.ctx, r.fn, w.tx)
-		if err == nil && panicked == nil {
+		if err == nil && panicked == nil && w.inTransaction() {
 			continue
 		}
 		w.rollback()
@@ -522,15 +537,24 @@ func (w *writer) runOptimistic(batch []*request) (ok, replay []*request, lockErr
 		switch {
 		case panicked != nil:
 			r.respond(result{panicked: panicked})
-		case isLockError(err) || (isFTSDamage(err) && r.ftsCause == nil):
-			rest = batch // the isolated run sorts it out
-		default:
+		case err == nil:
+			r.respond(result{err: errRolledBack})
+		case isLockError(err):
+			w.lockRetries.Add(1)
+			rest = batch
+		case i == 0 && !(isFTSDamage(err) && r.ftsCause == nil):
 			r.respond(result{err: w.classify(err)})
+		default:
+			rest = batch
 		}
 		return nil, rest, nil, true
 	}
 	return batch, nil, nil, false
 }
+
+// errRolledBack answers a callback that returned success although its
+// transaction had been rolled back under it: none of its changes stand.
+var errRolledBack = errors.New("the write's transaction was rolled back under it (an error inside it was ignored); nothing was written")
 
 func (w *writer) requeueFront(batch []*request) {
 	w.qmu.Lock()

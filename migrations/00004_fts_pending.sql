@@ -13,9 +13,13 @@
 --
 -- A row updated or deleted while still queued has no index entries yet:
 -- the update and delete triggers skip it (the queue entry of a deleted row
--- goes with it). Every rebuild empties the queue in its transaction.
--- A writer that does not know the queue (the sqlite3 shell) leaves its
--- rows queued; the next sessiondb commit indexes them.
+-- goes with it). Every rebuild empties the queue in its transaction — a
+-- rebuild run by hand must too (DELETE FROM fts_pending), or the queued
+-- rows are indexed twice. A writer that does not know the queue (the
+-- sqlite3 shell) leaves its rows queued; the next sessiondb commit, or
+-- Open, indexes them. From this version on sessiondb refuses a file
+-- migrated past what it knows (ErrSchemaTooNew); earlier builds did not
+-- check, and would leave their appends queued until a newer one commits.
 
 -- +goose Up
 CREATE TABLE fts_pending (
