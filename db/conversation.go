@@ -83,7 +83,8 @@ func visibleMessages(ctx context.Context, q gen.DBTX, sessionID string, rewound 
 		if err != nil {
 			return err
 		}
-		for _, r := range rows {
+		for i := range rows {
+			r := &rows[i]
 			m, err := messageFromRow(r)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,9 +45,11 @@ type VerifyReport struct {
 const maxVerifyDetails = 20
 
 // Verify checks the database at path without changing it: the file
-// header, PRAGMA integrity_check (which also checks the FTS5 indexes
-// against their content) and an FTS read probe. It returns an error only
-// when the check itself could not run (for example, no permission).
+// header, PRAGMA integrity_check (which checks the FTS5 indexes' own
+// structure, not that they match the messages), an FTS read probe, and
+// that each index holds exactly the messages it should (none missing but
+// those queued for indexing, none extra). It returns an error only when
+// the check itself could not run (for example, no permission).
 func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -103,7 +106,10 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		return r, nil
 	}
 	r.FTS = ftsProbe(ctx, probe)
-	if len(r.Details) == 1 && r.Details[0] == "ok" && (r.FTS == "ok" || strings.HasPrefix(r.FTS, "absent")) {
+	if r.FTS == "ok" {
+		r.FTS = ftsCoverage(ctx, probe)
+	}
+	if len(r.Details) == 1 && r.Details[0] == "ok" && (r.FTS == "ok" || strings.HasPrefix(r.FTS, "absent") || strings.HasPrefix(r.FTS, "stale")) {
 		r.Health, r.Details = HealthVerified, nil
 	} else {
 		r.Health = HealthCorrupt
@@ -127,6 +133,43 @@ func ftsProbe(ctx context.Context, q gen.DBTX) string {
 	}
 	if _, err := queries.FTSTrigramProbe(ctx, q, "sessiondb"); err != nil {
 		return "messages_fts_trigram: " + err.Error()
+	}
+	return "ok"
+}
+
+// ftsCoverage checks that each full-text index holds one document per
+// message — none missing except rows still queued for indexing
+// (migration 4), none left over from a deleted row — by comparing the
+// index's document-size table with messages. It cannot check the
+// postings themselves; it catches the ways the queue could go wrong (a row
+// never indexed, one indexed after it was deleted). An index marked stale
+// is reported as such: the next writable open rebuilds it.
+func ftsCoverage(ctx context.Context, q *sql.DB) string {
+	if _, err := queries.MetaGet(ctx, q, metaFTSStale); err == nil {
+		return "stale: marked damaged by a write; the next writable open rebuilds it"
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err.Error()
+	}
+	// Hand-written: sqlc cannot see FTS5's shadow tables or sqlite_schema.
+	var queue int64
+	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'fts_pending'").Scan(&queue); err != nil {
+		return err.Error()
+	}
+	notQueued := "" // a file from before migration 4 has no queue
+	if queue != 0 {
+		notQueued = "AND NOT EXISTS (SELECT 1 FROM fts_pending p WHERE p.id = m.id)"
+	}
+	for _, index := range []string{"messages_fts", "messages_fts_trigram"} {
+		var missing, extra int64
+		err := q.QueryRowContext(ctx, `SELECT
+			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+notQueued+`),
+			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id))`).Scan(&missing, &extra)
+		switch {
+		case err != nil:
+			return index + ": " + err.Error()
+		case missing != 0 || extra != 0:
+			return fmt.Sprintf("%s: %d messages not indexed, %d index entries without a message", index, missing, extra)
+		}
 	}
 	return "ok"
 }

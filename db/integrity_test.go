@@ -59,41 +59,64 @@ func TestVerify(t *testing.T) {
 		setup  func(t *testing.T) string
 		health Health
 		detail string // substring of the first detail line
+		fts    string // substring of the FTS line; "" means "ok" when verified
 	}{
-		{"Absent", func(t *testing.T) string { return filepath.Join(dir, "absent.db") }, HealthAbsent, ""},
+		{"Absent", func(t *testing.T) string { return filepath.Join(dir, "absent.db") }, HealthAbsent, "", ""},
 		{"Empty", func(t *testing.T) string {
 			p := filepath.Join(dir, "empty.db")
 			os.WriteFile(p, nil, 0o600)
 			return p
-		}, HealthEmpty, ""},
-		{"Verified", filledStore, HealthVerified, ""},
+		}, HealthEmpty, "", ""},
+		{"Verified", filledStore, HealthVerified, "", ""},
 		{"Zeroed", func(t *testing.T) string {
 			p := filledStore(t)
 			fi, _ := os.Stat(p)
 			os.WriteFile(p, make([]byte, fi.Size()), 0o600)
 			return p
-		}, HealthCorrupt, "zeroed"},
+		}, HealthCorrupt, "zeroed", ""},
 		{"Garbage", func(t *testing.T) string {
 			p := filepath.Join(dir, "garbage.db")
 			os.WriteFile(p, []byte(strings.Repeat("hello world ", 1000)), 0o600)
 			return p
-		}, HealthCorrupt, "not a SQLite database"},
+		}, HealthCorrupt, "not a SQLite database", ""},
 		{"TruncatedHeader", func(t *testing.T) string {
 			p := filledStore(t)
 			os.Truncate(p, 50)
 			return p
-		}, HealthCorrupt, "truncated"},
+		}, HealthCorrupt, "truncated", ""},
 		{"TruncatedPages", func(t *testing.T) string {
 			p := filledStore(t)
 			fi, _ := os.Stat(p)
 			os.Truncate(p, fi.Size()/2)
 			return p
-		}, HealthCorrupt, ""},
+		}, HealthCorrupt, "", ""},
 		{"CorruptFTSShadowTable", func(t *testing.T) string {
 			p := filledStore(t)
 			damage(t, p, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
 			return p
-		}, HealthCorrupt, ""},
+		}, HealthCorrupt, "", ""},
+		{"FTSEntryWithoutMessage", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "INSERT INTO messages_fts (rowid, content, tool_name) VALUES (99999, 'phantom', NULL)")
+			return p
+		}, HealthCorrupt, "", "1 index entries without a message"},
+		{"MessageNeverIndexed", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "DROP TRIGGER messages_fts_insert",
+				"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'unindexed', 0)")
+			return p
+		}, HealthCorrupt, "", "1 messages not indexed"},
+		{"QueuedByAnotherWriter", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'queued', 0)")
+			return p
+		}, HealthVerified, "", ""},
+		{"MarkedStale", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "INSERT INTO meta (key, value, updated_at) VALUES ('fts_stale', '1', 0)",
+				"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'while stale', 0)")
+			return p
+		}, HealthVerified, "", "stale"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,8 +132,11 @@ func TestVerify(t *testing.T) {
 			if tt.detail != "" && (len(r.Details) == 0 || !strings.Contains(r.Details[0], tt.detail)) {
 				t.Errorf("details %q lack %q", r.Details, tt.detail)
 			}
-			if tt.health == HealthVerified && (r.FTS != "ok" || len(r.Details) != 0) {
+			if tt.health == HealthVerified && ((tt.fts == "" && r.FTS != "ok") || len(r.Details) != 0) {
 				t.Errorf("verified report carries fts %q details %q", r.FTS, r.Details)
+			}
+			if !strings.Contains(r.FTS, tt.fts) {
+				t.Errorf("fts %q lacks %q", r.FTS, tt.fts)
 			}
 			after, _ := os.ReadFile(path)
 			if diff := cmp.Diff(before, after); diff != "" && tt.health != HealthAbsent {

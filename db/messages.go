@@ -315,8 +315,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 			return sessionMustExist(ctx, q, sessionID)
 		}
 		out = make([]Message, len(rows))
-		for i, r := range rows {
-			if out[i], err = messageFromRow(r); err != nil {
+		for i := range rows {
+			if out[i], err = messageFromRow(&rows[i]); err != nil {
 				return err
 			}
 		}
@@ -325,7 +325,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 	return out, err
 }
 
-func messageFromRow(r gen.Message) (Message, error) {
+func messageFromRow(r *gen.Message) (Message, error) {
 	m := Message{
 		ID: r.ID, SessionID: r.SessionID, Role: Role(r.Role), Content: r.Content,
 		ToolName: str(r.ToolName), ToolCallID: str(r.ToolCallID), Reasoning: str(r.Reasoning),

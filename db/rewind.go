@@ -62,7 +62,7 @@ func (s *Store) RewindTo(ctx context.Context, sessionID string, target int64, o 
 		if err != nil {
 			return err
 		}
-		if res.Target, err = messageFromRow(row); err != nil {
+		if res.Target, err = messageFromRow(&row); err != nil {
 			return err
 		}
 		switch {
