@@ -151,11 +151,19 @@ func TestFTSQueue_ForeignInsertIndexedByNextCommit(t *testing.T) {
 	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
 		t.Fatal(err)
 	}
+	wantForeignRowIndexed(t, s, "kiwi")
+}
+
+// wantForeignRowIndexed checks that the queue is empty, that word finds
+// the one row written behind sessiondb's back, and that the indexes match
+// the messages.
+func wantForeignRowIndexed(t *testing.T, s *Store, word string) {
+	t.Helper()
 	if n := queued(t, s); n != 0 {
-		t.Errorf("%d rows queued after a sessiondb commit", n)
+		t.Errorf("%d rows still queued", n)
 	}
-	if got := searchContents(t, s, "kiwi"); len(got) != 1 {
-		t.Errorf("kiwi: %v, want the foreign row", got)
+	if got := searchContents(t, s, word); len(got) != 1 {
+		t.Errorf("%s: %v, want the row written behind sessiondb's back", word, got)
 	}
 	ftsConsistent(t, s)
 }
@@ -166,26 +174,13 @@ func TestFTSQueue_OpenIndexesForeignRows(t *testing.T) {
 	newTestSession(t, s, "q")
 	path := s.Path()
 	s.Close()
-	other, err := openDB(path, kindRepair, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.ExecContext(t.Context(), "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'left behind papaya', 0)"); err != nil {
-		t.Fatal(err)
-	}
-	other.Close()
-	s, err = Open(t.Context(), path, Options{})
+	damage(t, path, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'left behind papaya', 0)")
+	s, err := Open(t.Context(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := queued(t, s); n != 0 {
-		t.Errorf("%d rows still queued after Open", n)
-	}
-	if got := searchContents(t, s, "papaya"); len(got) != 1 {
-		t.Errorf("papaya: %v, want the row written behind sessiondb's back", got)
-	}
-	ftsConsistent(t, s)
+	wantForeignRowIndexed(t, s, "papaya")
 }
 
 // Salvage copies rows into a fresh file, whose trigger queues them: the

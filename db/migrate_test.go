@@ -15,14 +15,7 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	d, err := openDB(path, kindRepair, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.ExecContext(t.Context(), "INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)"); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
+	damage(t, path, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)")
 	s, err = Open(t.Context(), path, Options{})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		if s != nil {

@@ -119,11 +119,12 @@ type result struct {
 // write lock for at most patience.
 //
 // Exactly-once: fn is replayed only after its changes were rolled back —
-// after a lock error (SQLite BUSY or LOCKED), after another caller of its
-// batch failed (the batch is rolled back and run again), or once, with indexing
+// after a lock error (SQLite BUSY or LOCKED); after its batch failed in
+// the savepoint-free first run (fn's own error there is final only if fn
+// ran first, having seen nothing uncommitted); or once, with indexing
 // switched off in the same transaction, after the full-text index was
-// found damaged (the data is fine). Any other error from fn is returned
-// and a panic is re-panicked in the caller; neither is ever replayed. A
+// found damaged (the data is fine). Otherwise an error from fn is returned
+// and a panic is re-panicked in the caller; neither is replayed. A
 // COMMIT whose outcome is unknown returns ErrCommitUnknown and is not
 // retried. A caller whose ctx ends before its batch starts is removed
 // cleanly; once its batch started it waits for the outcome.
@@ -446,8 +447,8 @@ func (w *writer) backoff(batch []*request) {
 // A batch first runs optimistically, every callback straight in the
 // transaction: a SAVEPOINT makes FTS5 flush its pending index, so one per
 // caller would write one index segment per message and cost a group of
-// sixteen about a quarter of its CPU. When a callback fails that way, the
-// whole transaction is rolled back and the batch runs again isolated: each
+// sixteen about a quarter of its CPU. When a callback fails in that run,
+// the whole transaction is rolled back and the batch runs again isolated: each
 // callback in its own SAVEPOINT, so a failure undoes only its own changes.
 // isolate selects that mode; a lone request never needs a savepoint.
 //
