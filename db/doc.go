@@ -93,9 +93,9 @@
 // Writes from many goroutines that arrive while a transaction commits are
 // grouped into the next one (one fsync for all, and one full-text indexing
 // step: new messages are indexed just before each COMMIT, in the same
-// transaction, so a message is searchable once its append returns). One
-// caller's failure never undoes another's write: the batch is rolled back
-// and the others run again, each in its own SAVEPOINT.
+// transaction, so a message is searchable once its append returns), each
+// in its own SAVEPOINT, so one caller's failure never undoes another's
+// write.
 // Reads use a separate pool of read-only connections and never touch the
 // writer.
 //
@@ -105,9 +105,9 @@
 // error matching [ErrLocked] that says the database itself is healthy and,
 // on Linux, which processes held the lock.
 //
-// A write is replayed only after its changes were rolled back — by a lock
-// error, or by another write of its batch failing. Its own failure — and a
-// panic — rolls back and is returned (or re-panicked), never replayed; a COMMIT whose outcome is unknown returns
+// A write is replayed only after a lock error rolled it back. Any other
+// failure — and a panic — rolls back and is returned (or re-panicked),
+// never replayed; a COMMIT whose outcome is unknown returns
 // [ErrCommitUnknown].
 //
 // # Errors

@@ -25,9 +25,9 @@ import (
 
 // txFunc is a write callback. It runs inside an open IMMEDIATE transaction
 // and must not commit, roll back or keep tx, nor ignore an error from it. It
-// may run more than once — again whenever its changes were rolled back (a
-// lock error, another callback of its batch failing) — so it must be a pure
-// function of its inputs and the database (no side effects outside tx).
+// is replayed only after a lock error rolled its transaction back, so it
+// must be a pure function of its inputs and the database (no side effects
+// outside tx).
 type txFunc func(ctx context.Context, tx gen.DBTX) error
 
 // writer owns the Store's one read-write connection. Every use of conn
@@ -113,18 +113,16 @@ type result struct {
 
 // write runs fn as part of one IMMEDIATE transaction (group commit:
 // writers that arrive while another batch commits share the next
-// transaction and its one fsync; a failing caller's changes never commit
-// and the others' do — see runCallbacks). A caller is acknowledged only after
+// transaction and its one fsync, each inside its own SAVEPOINT, so a
+// failing caller rolls back alone). A caller is acknowledged only after
 // the COMMIT that made its write durable. It waits for another process's
 // write lock for at most patience.
 //
 // Exactly-once: fn is replayed only after its changes were rolled back —
-// after a lock error (SQLite BUSY or LOCKED); after its batch failed in
-// the savepoint-free first run (fn's own error there is final only if fn
-// ran first, having seen nothing uncommitted); or once, with indexing
+// after a lock error (SQLite BUSY or LOCKED), or once, with indexing
 // switched off in the same transaction, after the full-text index was
-// found damaged (the data is fine). Otherwise an error from fn is returned
-// and a panic is re-panicked in the caller; neither is replayed. A
+// found damaged (the data is fine). Any other error from fn is returned
+// and a panic is re-panicked in the caller; neither is ever replayed. A
 // COMMIT whose outcome is unknown returns ErrCommitUnknown and is not
 // retried. A caller whose ctx ends before its batch starts is removed
 // cleanly; once its batch started it waits for the outcome.
@@ -269,7 +267,6 @@ const beginSlice = 200 * time.Millisecond
 // +checklocks:w.mu
 func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	var lockErr error // the last lock error met while waiting
-	isolate := false  // set once a callback failed an optimistic run
 	for len(batch) > 0 {
 		if lockErr != nil {
 			batch = append(batch, w.takeQueue()...) // F3: arrivals share the wait and its expiry
@@ -330,12 +327,8 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			finish(batch, err)
 			return committed
 		}
-		ok, replay, cbLock, optimisticFailed := w.runCallbacks(batch, isolate)
+		ok, replay, cbLock := w.runCallbacks(batch)
 		batch = replay
-		if optimisticFailed { // rolled back: run the rest again, each in its own savepoint
-			isolate = true
-			continue
-		}
 		if cbLock != nil { // F2: a lock error inside a callback waits and expires like one at BEGIN
 			lockErr = cbLock
 			if len(ok) == 0 {
@@ -440,33 +433,26 @@ func (w *writer) backoff(batch []*request) {
 	_ = sleepJitter(context.Background(), time.Since(batch[0].start), min(beginSlice, time.Until(first)))
 }
 
-// runCallbacks runs each request's callback inside the open transaction
-// and returns the requests whose changes stand and those to run again in a
-// new transaction; the others have their outcome.
-//
-// A batch first runs optimistically, every callback straight in the
-// transaction: a SAVEPOINT makes FTS5 flush its pending index, so one per
-// caller would write one index segment per message and cost a group of
-// sixteen about a quarter of its CPU. When a callback fails in that run,
-// the whole transaction is rolled back and the batch runs again isolated: each
-// callback in its own SAVEPOINT, so a failure undoes only its own changes.
-// isolate selects that mode; a lone request never needs a savepoint.
+// runCallbacks runs each request's callback inside the open transaction —
+// each in its own SAVEPOINT when there are several, so that a failure
+// undoes only its own changes. It returns the requests whose changes stand
+// and those to run again in a new transaction; the others have their
+// outcome. (The savepoints cost little: callbacks write no full-text index
+// — FTS5 flushes its pending index at every savepoint — because new
+// messages are only queued until indexQueued runs before COMMIT.)
 //
 // After every callback the transaction must still be open: a callback that
 // ignored an error which made SQLite roll everything back (a statement
 // with OR ROLLBACK, a full disk, an interrupt) gets errRolledBack — its
-// changes are gone — and the others run again.
+// changes are gone — and the others run again, their changes gone too.
 //
 // +checklocks:w.mu
-func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*request, lockErr error, optimisticFailed bool) {
-	if len(batch) > 1 && !isolate {
-		return w.runOptimistic(batch)
-	}
+func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr error) {
 	savepoints := len(batch) > 1
 	for i, r := range batch {
 		if savepoints {
 			if _, err := w.tx.ExecContext(context.Background(), "SAVEPOINT sessiondb_call"); err != nil {
-				return ok, append(replay, batch[i:]...), lockErr, false // the transaction is unusable: start again
+				return ok, append(replay, batch[i:]...), lockErr // the transaction is unusable: start again
 			}
 		}
 		err, panicked := runCallback(r.ctx, r.fn, w.tx)
@@ -476,7 +462,7 @@ func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*req
 		if err == nil && panicked == nil {
 			if savepoints {
 				if _, err := w.tx.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
-					return ok, append(replay, batch[i:]...), lockErr, false
+					return ok, append(replay, batch[i:]...), lockErr
 				}
 			}
 			ok = append(ok, r)
@@ -510,47 +496,10 @@ func (w *writer) runCallbacks(batch []*request, isolate bool) (ok, replay []*req
 			r.respond(result{err: w.classify(err)})
 		}
 		if gone {
-			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr, false
+			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr
 		}
 	}
-	return ok, replay, lockErr, false
-}
-
-// runOptimistic runs a batch's callbacks with no savepoints (see
-// runCallbacks). On the first failure it rolls the transaction back and
-// returns the batch for an isolated run, less a caller whose outcome is
-// known now: a panic (a bug, never replayed), a callback that let the
-// transaction be rolled back under it, and the first caller's own error
-// (it saw only committed state). A later caller's error is not its outcome
-// yet: it saw earlier callers' changes, which may not commit (one may be
-// cancelled or fail on the isolated run), so it runs again, against what
-// will.
-//
-// +checklocks:w.mu
-func (w *writer) runOptimistic(batch []*request) (ok, replay []*request, lockErr error, failed bool) {
-	for i, r := range batch {
-		err, panicked := runCallback(r.ctx, r.fn, w.tx)
-		if err == nil && panicked == nil && w.inTransaction() {
-			continue
-		}
-		w.rollback()
-		rest := append(slices.Clone(batch[:i]), batch[i+1:]...)
-		switch {
-		case panicked != nil:
-			r.respond(result{panicked: panicked})
-		case err == nil:
-			r.respond(result{err: errRolledBack})
-		case isLockError(err):
-			w.lockRetries.Add(1)
-			rest = batch
-		case i == 0 && !(isFTSDamage(err) && r.ftsCause == nil):
-			r.respond(result{err: w.classify(err)})
-		default:
-			rest = batch
-		}
-		return nil, rest, nil, true
-	}
-	return batch, nil, nil, false
+	return ok, replay, lockErr
 }
 
 // errRolledBack answers a callback that returned success although its
