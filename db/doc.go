@@ -105,9 +105,11 @@
 // error matching [ErrLocked] that says the database itself is healthy and,
 // on Linux, which processes held the lock.
 //
-// A write is replayed only after a lock error rolled it back. Any other
-// failure — and a panic — rolls back and is returned (or re-panicked),
-// never replayed; a COMMIT whose outcome is unknown returns
+// A write is replayed only after it was rolled back through no fault of
+// its own — by a lock error, by another write of its batch whose failure
+// made SQLite undo the whole transaction, or once, with indexing off,
+// when the full-text index turned out damaged. Its own failure — and a
+// panic — rolls back and is returned (or re-panicked), never replayed; a COMMIT whose outcome is unknown returns
 // [ErrCommitUnknown].
 //
 // # Errors

@@ -29,11 +29,35 @@ func indexQueued(ctx context.Context, tx gen.DBTX) error {
 	// One error text for both statements: the trigram statement's
 	// savepoint is where the word index's pending data reaches disk, so a
 	// failure there may be either index's.
-	if err := queries.FTSIndexPending(ctx, tx); err != nil {
-		return fmt.Errorf("index new messages: %w", err)
-	}
-	if err := queries.FTSTrigramIndexPending(ctx, tx); err != nil {
-		return fmt.Errorf("index new messages: %w", err)
+	for _, stmt := range indexQueuedSQL {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("index new messages: %w", err)
+		}
 	}
 	return queries.FTSPendingClear(ctx, tx)
+}
+
+// indexQueuedSQL indexes the queued rows into each index, skipping a row
+// the index already holds (a rebuild run by hand that left the queue
+// alone) and doing nothing while the index is marked stale. Hand-written:
+// sqlc cannot see FTS5's shadow tables (*_docsize, one row per indexed
+// message).
+var indexQueuedSQL = []string{
+	`INSERT INTO messages_fts (rowid, content, tool_name)
+	 SELECT m.id, m.content, m.tool_name FROM fts_pending p JOIN messages m ON m.id = p.id
+	 WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id)`,
+	`INSERT INTO messages_fts_trigram (rowid, content)
+	 SELECT m.id, m.content FROM fts_pending p JOIN messages m ON m.id = p.id
+	 WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)`,
+}
+
+// hasQueue reports whether the file has the index queue: one from before
+// migration 4 (repair and Verify see those) indexes from its triggers.
+// Hand-written: sqlc cannot see sqlite_schema.
+func hasQueue(ctx context.Context, q gen.DBTX) (bool, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fts_pending'").Scan(&n)
+	return n != 0, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pressly/goose/v3"
 )
 
 // ftsConsistent runs FTS5's integrity check of both indexes against the
@@ -220,4 +221,107 @@ func TestFTSQueue_SalvageIndexesCopiedRows(t *testing.T) {
 	}
 	defer s.Close()
 	ftsConsistent(t, s)
+}
+
+// Index damage that shows up as an ordinary error when the queue is
+// indexed (the word index's structure record lost: its next segment clashes
+// with rows it forgot) must not stop appends: they go through with
+// indexing off, the index is marked stale, and the next open rebuilds it.
+func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.AppendMessage(t.Context(), "b", NewMessage{Role: RoleUser, Content: fmt.Sprint("zanzibar ", i)}); err != nil {
+			t.Fatalf("append %d over a damaged index: %v", i, err)
+		}
+	}
+	if _, err := s.Meta(t.Context(), metaFTSStale); err != nil {
+		t.Errorf("the index was not marked stale: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := searchContents(t, s, "zanzibar"); len(got) != 3 {
+		t.Errorf("after the rebuild at open, zanzibar: %v, want the 3 appends", got)
+	}
+	ftsConsistent(t, s)
+}
+
+// A rebuild run by hand that leaves the queue alone must not make the
+// next commit index a queued row a second time.
+func TestFTSQueue_HandRebuildThenCommitIndexesOnce(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "q")
+	path := s.Path()
+	s.Close()
+	damage(t, path,
+		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'rebuilt by hand mango', 0)",
+		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
+		t.Fatal(err)
+	}
+	wantForeignRowIndexed(t, s, "mango")
+}
+
+// A file from before migration 4 (no queue) that Repair mends by
+// rebuilding its index keeps its own triggers and gets no queue.
+func TestFTSQueue_RepairOfAnOlderFile(t *testing.T) {
+	path := filledStore(t)
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), 3); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Strategy == "salvage" || r.Strategy == "none" {
+		t.Errorf("Repair of a version-3 file used %q; want an index rebuild", r.Strategy)
+	}
+	v, err := Verify(t.Context(), path)
+	if err != nil || v.Health != HealthVerified {
+		t.Errorf("after repair: %s %v %s %v", v.Health, v.Details, v.FTS, err)
+	}
+}
+
+// Open finds rows queued over a damaged index: indexing them marks the
+// index stale, and the same Open rebuilds it.
+func TestFTSQueue_OpenRebuildsWhenTheQueueFindsDamage(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path,
+		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'queued over damage quince', 0)",
+		"UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
+	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Meta(t.Context(), metaFTSStale); err == nil {
+		t.Error("Open left the index marked stale")
+	}
+	wantForeignRowIndexed(t, s, "quince")
 }

@@ -180,8 +180,34 @@ func isStructuralDamage(err error) bool {
 // the index queue (the sqlite3 shell) left in it. The common case costs
 // two reads, no write lock.
 func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
-	stale, queued := false, false
-	err := w.read(ctx, func(q gen.DBTX) error {
+	stale, queued, err := ftsState(ctx, w)
+	if err != nil {
+		return err
+	}
+	if queued && !stale {
+		// Every commit indexes the queue (runBatch): an empty write will
+		// do. It may find the index damaged and mark it stale: look again.
+		if err := w.write(ctx, patience, func(context.Context, gen.DBTX) error { return nil }); err != nil {
+			return err
+		}
+		if stale, _, err = ftsState(ctx, w); err != nil {
+			return err
+		}
+	}
+	if !stale {
+		return nil
+	}
+	if err := w.write(ctx, patience, rebuildFTSIfStale); err != nil {
+		return err
+	}
+	w.log.Warn("sessiondb: the full-text index was rebuilt after damage", "path", w.path)
+	return nil
+}
+
+// ftsState reads whether the full-text index is marked stale and whether
+// rows wait in its queue.
+func ftsState(ctx context.Context, w *writer) (stale, queued bool, err error) {
+	err = w.read(ctx, func(q gen.DBTX) error {
 		_, err := queries.MetaGet(ctx, q, metaFTSStale)
 		stale = err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -190,18 +216,7 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 		queued, err = queries.FTSPendingAny(ctx, q)
 		return err
 	})
-	if err != nil || (!stale && !queued) {
-		return err
-	}
-	if !stale {
-		// Every commit indexes the queue (runBatch): an empty write will do.
-		return w.write(ctx, patience, func(context.Context, gen.DBTX) error { return nil })
-	}
-	if err := w.write(ctx, patience, rebuildFTSIfStale); err != nil {
-		return err
-	}
-	w.log.Warn("sessiondb: the full-text index was rebuilt after damage", "path", w.path)
-	return nil
+	return stale, queued, err
 }
 
 // rebuildFTSIfStale rebuilds both full-text indexes from the messages table
@@ -222,8 +237,12 @@ func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
 		}
 	}
 	// The rebuild indexed every row: a queued one would be indexed twice.
-	if err := queries.FTSPendingClear(ctx, tx); err != nil {
+	if queue, err := hasQueue(ctx, tx); err != nil {
 		return fmt.Errorf("rebuild full-text index: %w", err)
+	} else if queue {
+		if err := queries.FTSPendingClear(ctx, tx); err != nil {
+			return fmt.Errorf("rebuild full-text index: %w", err)
+		}
 	}
 	_, err := queries.MetaDelete(ctx, tx, metaFTSStale)
 	return err

@@ -21,7 +21,9 @@ const (
 	HealthAbsent Health = "absent"
 	// HealthEmpty: a zero-length file (SQLite treats it as a new database).
 	HealthEmpty Health = "empty"
-	// HealthVerified: integrity_check and the FTS probe passed.
+	// HealthVerified: integrity_check, the FTS probe and the index coverage
+	// check passed (or the index is marked stale: the data is fine and the
+	// next writable open rebuilds it).
 	HealthVerified Health = "verified"
 	// HealthCorrupt: not a SQLite file, or SQLite reports damage.
 	HealthCorrupt Health = "corrupt"
@@ -37,7 +39,9 @@ type VerifyReport struct {
 	// Details holds the first lines of PRAGMA integrity_check (or why the
 	// file is not a database) when Health is not verified.
 	Details []string
-	// FTS is the full-text index probe's result: "ok", or what failed.
+	// FTS is the full-text indexes' result: "ok"; "stale: …" when a write
+	// marked them damaged (rebuilt at the next writable open); "absent …"
+	// before the schema exists; otherwise what failed.
 	FTS string
 }
 
@@ -107,7 +111,14 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	}
 	r.FTS = ftsProbe(ctx, probe)
 	if r.FTS == "ok" {
-		r.FTS = ftsCoverage(ctx, probe)
+		var err error
+		if r.FTS, err = ftsCoverage(ctx, probe); err != nil {
+			if isLockError(err) {
+				r.Health, r.Details = HealthBusy, []string{err.Error()}
+				return r, nil
+			}
+			r.FTS = err.Error()
+		}
 	}
 	if len(r.Details) == 1 && r.Details[0] == "ok" && (r.FTS == "ok" || strings.HasPrefix(r.FTS, "absent") || strings.HasPrefix(r.FTS, "stale")) {
 		r.Health, r.Details = HealthVerified, nil
@@ -140,36 +151,44 @@ func ftsProbe(ctx context.Context, q gen.DBTX) string {
 // ftsCoverage checks that each full-text index holds one document per
 // message — none missing except rows still queued for indexing
 // (migration 4), none left over from a deleted row — by comparing the
-// index's document-size table with messages. It cannot check the
-// postings themselves; it catches the ways the queue could go wrong (a row
-// never indexed, one indexed after it was deleted). An index marked stale
-// is reported as such: the next writable open rebuilds it.
-func ftsCoverage(ctx context.Context, q *sql.DB) string {
-	if _, err := queries.MetaGet(ctx, q, metaFTSStale); err == nil {
-		return "stale: marked damaged by a write; the next writable open rebuilds it"
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return err.Error()
+// index's document-size table with messages, all in one read snapshot (a
+// writer committing between two counts must not look like damage). It
+// cannot check the postings themselves; it catches the ways the queue
+// could go wrong (a row never indexed, one indexed after it was deleted).
+// An index marked stale is reported as such: the next writable open
+// rebuilds it. An error means the check could not run.
+func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
+	//sessiondb:allow txonly -- a read-only snapshot on Verify's read-only probe; no write can run in it
+	tx, err := d.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return "", err
 	}
-	// Hand-written: sqlc cannot see FTS5's shadow tables or sqlite_schema.
-	var queue int64
-	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'fts_pending'").Scan(&queue); err != nil {
-		return err.Error()
+	defer tx.Rollback()
+	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); err == nil {
+		return "stale: marked damaged by a write; the next writable open rebuilds it", nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	queue, err := hasQueue(ctx, tx)
+	if err != nil {
+		return "", err
 	}
 	notQueued := "" // a file from before migration 4 has no queue
-	if queue != 0 {
+	if queue {
 		notQueued = "AND NOT EXISTS (SELECT 1 FROM fts_pending p WHERE p.id = m.id)"
 	}
 	for _, index := range []string{"messages_fts", "messages_fts_trigram"} {
+		// Hand-written: sqlc cannot see FTS5's shadow tables.
 		var missing, extra int64
-		err := q.QueryRowContext(ctx, `SELECT
+		err := tx.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+notQueued+`),
 			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id))`).Scan(&missing, &extra)
 		switch {
 		case err != nil:
-			return index + ": " + err.Error()
+			return "", fmt.Errorf("%s: %w", index, err)
 		case missing != 0 || extra != 0:
-			return fmt.Sprintf("%s: %d messages not indexed, %d index entries without a message", index, missing, extra)
+			return fmt.Sprintf("%s: %d messages not indexed, %d index entries without a message", index, missing, extra), nil
 		}
 	}
-	return "ok"
+	return "ok", nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/pressly/goose/v3"
 
@@ -25,8 +27,7 @@ func migrate(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("read the schema version: %w", err)
 	}
-	sources := p.ListSources()
-	if known := sources[len(sources)-1].Version; have > known {
+	if known := latestMigration(); have > known {
 		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have, known)
 	}
 	if _, err := p.Up(ctx); err != nil {
@@ -36,3 +37,38 @@ func migrate(ctx context.Context, pool *sql.DB) error {
 }
 
 func migrationFS() fs.FS { return migrations.FS }
+
+// latestMigration is the newest schema version this build knows: the
+// number that starts the last migration file's name.
+func latestMigration() int64 {
+	entries, _ := fs.ReadDir(migrationFS(), ".")
+	var latest int64
+	for _, e := range entries {
+		digits, _, _ := strings.Cut(e.Name(), "_")
+		if v, err := strconv.ParseInt(digits, 10, 64); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest
+}
+
+// refuseNewerFile returns ErrSchemaTooNew when the file at path records a
+// schema version past latestMigration. It is best effort — a file too
+// damaged to read its version passes — for Repair, which must not rebuild
+// a newer file into this build's schema.
+func refuseNewerFile(ctx context.Context, path string) error {
+	probe, err := openDB(path, kindProbe, 1, "")
+	if err != nil {
+		return nil
+	}
+	defer probe.Close()
+	var have sql.NullInt64
+	// Hand-written: goose's table is not part of the schema sqlc reads.
+	if err := probe.QueryRowContext(ctx, "SELECT MAX(version_id) FROM goose_db_version WHERE is_applied").Scan(&have); err != nil {
+		return nil
+	}
+	if known := latestMigration(); have.Int64 > known {
+		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have.Int64, known)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -24,4 +25,25 @@ func TestOpen_RefusesNewerSchema(t *testing.T) {
 		t.Fatalf("Open of a version-99 file = %v, want ErrSchemaTooNew", err)
 	}
 	t.Log(err)
+}
+
+// Repair refuses a newer file too: it would rebuild it into this build's
+// schema.
+func TestRepair_RefusesNewerSchema(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)",
+		"UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+	if _, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))}); !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Repair of a version-99 file = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestLatestMigration(t *testing.T) {
+	files, err := filepath.Glob("../migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := latestMigration(); got != int64(len(files)) {
+		t.Errorf("latestMigration() = %d, want %d (one file per version)", got, len(files))
+	}
 }

@@ -123,6 +123,9 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	}
 	defer openLock.release()
 
+	if err := refuseNewerFile(ctx, abs); err != nil {
+		return fail(err)
+	}
 	before, err := Verify(ctx, abs)
 	if err != nil {
 		return fail(err)
@@ -409,6 +412,17 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	}
 	defer c.Close()
 	isFTS := func(name string) bool { return strings.HasPrefix(name, "messages_fts") }
+	// The file's own triggers come back, not the newest ones: a file from
+	// before migration 4 has no index queue for them to fill.
+	triggers, err := ftsTriggers(ctx, c)
+	if err != nil || len(triggers) == 0 {
+		triggers = nil
+		for _, o := range fresh {
+			if isFTS(o.name) && o.kind == "trigger" {
+				triggers = append(triggers, o)
+			}
+		}
+	}
 	// Drop the indexes and their triggers; a vtable too damaged to drop is
 	// removed from the schema with its shadow tables.
 	for _, stmt := range []string{
@@ -443,14 +457,32 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 			}
 		}
 	}
-	for _, o := range fresh {
-		if isFTS(o.name) && o.kind == "trigger" {
-			if _, err := c.ExecContext(ctx, o.sql); err != nil {
-				return fmt.Errorf("recreate %s: %w", o.name, err)
-			}
+	for _, o := range triggers {
+		if _, err := c.ExecContext(ctx, o.sql); err != nil {
+			return fmt.Errorf("recreate %s: %w", o.name, err)
 		}
 	}
 	return rebuildFTSIfStaleOrForced(ctx, c)
+}
+
+// ftsTriggers reads the full-text triggers a file has. Hand-written: sqlc
+// cannot see sqlite_schema.
+func ftsTriggers(ctx context.Context, c *sql.Conn) ([]schemaObject, error) {
+	rows, err := c.QueryContext(ctx, `SELECT type, name, sql FROM sqlite_schema
+		WHERE type = 'trigger' AND name LIKE 'messages\_fts\_%' ESCAPE '\' AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemaObject
+	for rows.Next() {
+		var o schemaObject
+		if err := rows.Scan(&o.kind, &o.name, &o.sql); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
 }
 
 // rebuildFTSIfStaleOrForced rebuilds both full-text indexes and clears

@@ -25,9 +25,9 @@ import (
 
 // txFunc is a write callback. It runs inside an open IMMEDIATE transaction
 // and must not commit, roll back or keep tx, nor ignore an error from it. It
-// is replayed only after a lock error rolled its transaction back, so it
-// must be a pure function of its inputs and the database (no side effects
-// outside tx).
+// is replayed whenever its changes were rolled back under it (see write),
+// so it must be a pure function of its inputs and the database (no side
+// effects outside tx).
 type txFunc func(ctx context.Context, tx gen.DBTX) error
 
 // writer owns the Store's one read-write connection. Every use of conn
@@ -119,10 +119,12 @@ type result struct {
 // write lock for at most patience.
 //
 // Exactly-once: fn is replayed only after its changes were rolled back —
-// after a lock error (SQLite BUSY or LOCKED), or once, with indexing
-// switched off in the same transaction, after the full-text index was
-// found damaged (the data is fine). Any other error from fn is returned
-// and a panic is re-panicked in the caller; neither is ever replayed. A
+// after a lock error (SQLite BUSY or LOCKED); after another caller's
+// statement made SQLite roll back the whole shared transaction; or once,
+// with indexing switched off in the same transaction, after the full-text
+// index was found damaged (the data is fine). An error from fn itself is
+// returned and a panic is re-panicked in the caller; neither is ever
+// replayed. A
 // COMMIT whose outcome is unknown returns ErrCommitUnknown and is not
 // retried. A caller whose ctx ends before its batch starts is removed
 // cleanly; once its batch started it waits for the outcome.
@@ -352,9 +354,10 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			w.rollback()
 			switch {
 			case isLockError(err):
+				w.lockRetries.Add(1)
 				lockErr = err
 				batch = append(batch, ok...)
-			case isFTSDamage(err):
+			case isIndexFailure(err):
 				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
 			default:
 				finish(ok, w.classify(err))
@@ -408,6 +411,27 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	return committed
 }
 
+// isIndexFailure reports an error of indexQueued that says the full-text
+// index itself is damaged. Its statements only read messages and the queue
+// and only write the indexes, so anything but a lock, an I/O or resource
+// error, an interrupt or damage to the file proper — a constraint clash in
+// the index's own tables when its structure record was lost, say — is the
+// index's: the writes go through with indexing off (the data is fine) and
+// the next open rebuilds it, rather than every append failing.
+func isIndexFailure(err error) bool {
+	var code sqlite3.ErrorCode // SQLite's own error, whichever form the driver gave it
+	if !errors.As(err, &code) {
+		return false
+	}
+	for _, transient := range []error{sqlite3.BUSY, sqlite3.LOCKED, sqlite3.IOERR, sqlite3.FULL,
+		sqlite3.NOMEM, sqlite3.INTERRUPT, sqlite3.CANTOPEN, sqlite3.READONLY} {
+		if errors.Is(err, transient) {
+			return false
+		}
+	}
+	return isFTSDamage(err) || !isStructuralDamage(err)
+}
+
 // replayWithoutFTS answers the rolled-back requests that already ran with
 // indexing off and returns the others, each set to replay once with the
 // index marked stale in its own transaction (the data is fine).
@@ -437,9 +461,10 @@ func (w *writer) backoff(batch []*request) {
 // each in its own SAVEPOINT when there are several, so that a failure
 // undoes only its own changes. It returns the requests whose changes stand
 // and those to run again in a new transaction; the others have their
-// outcome. (The savepoints cost little: callbacks write no full-text index
-// — FTS5 flushes its pending index at every savepoint — because new
-// messages are only queued until indexQueued runs before COMMIT.)
+// outcome. (The savepoints cost little: FTS5 flushes its pending index at
+// every savepoint, but appends write no index inside callbacks — new
+// messages are only queued until indexQueued runs before COMMIT; only the
+// rare update or delete of an indexed row touches an index there.)
 //
 // After every callback the transaction must still be open: a callback that
 // ignored an error which made SQLite roll everything back (a statement
@@ -462,7 +487,10 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 		if err == nil && panicked == nil {
 			if savepoints {
 				if _, err := w.tx.ExecContext(context.Background(), "RELEASE sessiondb_call"); err != nil {
-					return ok, append(replay, batch[i:]...), lockErr
+					// This caller's changes may still be in the transaction:
+					// undo everyone's and run them all again.
+					w.rollback()
+					return nil, append(append(replay, ok...), batch[i:]...), lockErr
 				}
 			}
 			ok = append(ok, r)
@@ -504,7 +532,7 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 
 // errRolledBack answers a callback that returned success although its
 // transaction had been rolled back under it: none of its changes stand.
-var errRolledBack = errors.New("the write's transaction was rolled back under it (an error inside it was ignored); nothing was written")
+var errRolledBack = errors.New("the write's transaction was rolled back under it (an error inside it was ignored): its changes up to that error were undone, and any statement it ran after it ran outside the transaction")
 
 func (w *writer) requeueFront(batch []*request) {
 	w.qmu.Lock()

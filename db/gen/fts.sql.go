@@ -9,19 +9,6 @@ import (
 	"context"
 )
 
-const fTSIndexPending = `-- name: FTSIndexPending :exec
-INSERT INTO messages_fts (rowid, content, tool_name)
-SELECT m.id, m.content, m.tool_name FROM fts_pending p JOIN messages m ON m.id = p.id
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-`
-
-// The writer indexes the rows its transaction queued (migration 4), once,
-// just before COMMIT.
-func (q *Queries) FTSIndexPending(ctx context.Context, db DBTX) error {
-	_, err := db.ExecContext(ctx, fTSIndexPending)
-	return err
-}
-
 const fTSPendingAny = `-- name: FTSPendingAny :one
 SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued
 `
@@ -52,17 +39,6 @@ func (q *Queries) FTSProbe(ctx context.Context, db DBTX, query string) (int64, e
 	var count int64
 	err := row.Scan(&count)
 	return count, err
-}
-
-const fTSTrigramIndexPending = `-- name: FTSTrigramIndexPending :exec
-INSERT INTO messages_fts_trigram (rowid, content)
-SELECT m.id, m.content FROM fts_pending p JOIN messages m ON m.id = p.id
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-`
-
-func (q *Queries) FTSTrigramIndexPending(ctx context.Context, db DBTX) error {
-	_, err := db.ExecContext(ctx, fTSTrigramIndexPending)
-	return err
 }
 
 const fTSTrigramProbe = `-- name: FTSTrigramProbe :one
