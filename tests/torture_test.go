@@ -136,10 +136,7 @@ func TestTorture(t *testing.T) {
 	rows := 0
 	for i := range tortureSessions {
 		id := fmt.Sprintf("t%d", i)
-		msgs, err := s.Messages(ctx, id, db.MessageQuery{Limit: 100000})
-		if err != nil {
-			t.Fatal(err)
-		}
+		msgs := allMessages(t, s, id)
 		active := 0
 		for _, m := range msgs {
 			if m.State == db.StateActive {
@@ -248,4 +245,22 @@ func (p *tortureProc) kill() (acked, inFlight []string) {
 		inFlight = append(inFlight, k)
 	}
 	return p.acked, inFlight
+}
+
+// allMessages pages through a whole session (Messages returns at most
+// 100,000 rows a call; an hour of torture writes more).
+func allMessages(t *testing.T, s *db.Store, id string) []db.Message {
+	t.Helper()
+	var all []db.Message
+	for after := int64(0); ; {
+		page, err := s.Messages(t.Context(), id, db.MessageQuery{Limit: 100000, AfterID: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < 100000 {
+			return all
+		}
+		after = page[len(page)-1].ID
+	}
 }
