@@ -169,18 +169,26 @@ func wantForeignRowIndexed(t *testing.T, s *Store, word string) {
 	ftsConsistent(t, s)
 }
 
-// Open indexes rows a queue-unaware writer left behind, before any write.
-func TestFTSQueue_OpenIndexesForeignRows(t *testing.T) {
+// reopenAfterForeignSQL makes a store with session "q", closes it, runs
+// stmts on the file behind sessiondb's back, and opens it again.
+func reopenAfterForeignSQL(t *testing.T, stmts ...string) *Store {
+	t.Helper()
 	s := openTestStore(t, Options{})
 	newTestSession(t, s, "q")
 	path := s.Path()
 	s.Close()
-	damage(t, path, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'left behind papaya', 0)")
+	damage(t, path, stmts...)
 	s, err := Open(t.Context(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Open indexes rows a queue-unaware writer left behind, before any write.
+func TestFTSQueue_OpenIndexesForeignRows(t *testing.T) {
+	s := reopenAfterForeignSQL(t, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'left behind papaya', 0)")
 	wantForeignRowIndexed(t, s, "papaya")
 }
 
@@ -259,19 +267,10 @@ func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 // A rebuild run by hand that leaves the queue alone must not make the
 // next commit index a queued row a second time.
 func TestFTSQueue_HandRebuildThenCommitIndexesOnce(t *testing.T) {
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "q")
-	path := s.Path()
-	s.Close()
-	damage(t, path,
+	s := reopenAfterForeignSQL(t,
 		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'rebuilt by hand mango', 0)",
 		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
 		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')")
-	s, err := Open(t.Context(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
 		t.Fatal(err)
 	}
