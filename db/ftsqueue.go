@@ -53,11 +53,12 @@ var indexQueuedSQL = []string{
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)`,
 }
 
-// hasQueue reports whether the file has the index queue: one from before
-// migration 4 (repair and Verify see those) indexes from its triggers.
+// hasTable reports whether the file has a table or virtual table of that
+// name — fts_pending (migration 4: repair and Verify see older files,
+// which index from their triggers) or the indexes themselves.
 // Hand-written: sqlc cannot see sqlite_schema.
-func hasQueue(ctx context.Context, q gen.DBTX) (bool, error) {
+func hasTable(ctx context.Context, q gen.DBTX, name string) (bool, error) {
 	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fts_pending'").Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", name).Scan(&n)
 	return n != 0, err
 }

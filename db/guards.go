@@ -170,6 +170,27 @@ func quarantineTorn(path string, log *slog.Logger) error {
 // isFTSDamage reports damage confined to a full-text index.
 func isFTSDamage(err error) bool { return errors.Is(err, sqlite3.CORRUPT_VTAB) }
 
+// isIndexFailure reports an error of indexQueued that says the full-text
+// index itself is damaged. Its statements only read messages and the queue
+// and only write the indexes, so anything but a lock, an I/O or resource
+// error, an interrupt or damage to the file proper — a constraint clash in
+// the index's own tables when its structure record was lost, say — is the
+// index's: the writes go through with indexing off (the data is fine) and
+// the next open rebuilds it, rather than every append failing.
+func isIndexFailure(err error) bool {
+	var code sqlite3.ErrorCode // SQLite's own error, whichever form the driver gave it
+	if !errors.As(err, &code) {
+		return false
+	}
+	for _, transient := range []error{sqlite3.BUSY, sqlite3.LOCKED, sqlite3.IOERR, sqlite3.FULL,
+		sqlite3.NOMEM, sqlite3.INTERRUPT, sqlite3.CANTOPEN, sqlite3.READONLY} {
+		if errors.Is(err, transient) {
+			return false
+		}
+	}
+	return isFTSDamage(err) || !isStructuralDamage(err)
+}
+
 // isStructuralDamage reports damage to the database itself.
 func isStructuralDamage(err error) bool {
 	return (errors.Is(err, sqlite3.CORRUPT) && !isFTSDamage(err)) || errors.Is(err, sqlite3.NOTADB)
@@ -237,7 +258,7 @@ func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
 		}
 	}
 	// The rebuild indexed every row: a queued one would be indexed twice.
-	if queue, err := hasQueue(ctx, tx); err != nil {
+	if queue, err := hasTable(ctx, tx, "fts_pending"); err != nil {
 		return fmt.Errorf("rebuild full-text index: %w", err)
 	} else if queue {
 		if err := queries.FTSPendingClear(ctx, tx); err != nil {

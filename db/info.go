@@ -50,7 +50,7 @@ func (s *Store) Info(ctx context.Context) (Info, error) {
 			"PRAGMA page_count":     &in.PageCount,
 			"PRAGMA freelist_count": &in.FreePages,
 			"PRAGMA journal_mode":   &in.JournalMode,
-			"SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied": &in.SchemaVersion,
+			schemaVersionSQL:        &in.SchemaVersion,
 		} {
 			if err := q.QueryRowContext(ctx, stmt).Scan(dst); err != nil {
 				return err

@@ -130,13 +130,11 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 
 // ftsProbe runs one full-text query through each index.
 func ftsProbe(ctx context.Context, q gen.DBTX) string {
-	var tables int64
-	// Hand-written: sqlc cannot see sqlite_schema.
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('messages_fts', 'messages_fts_trigram')").Scan(&tables)
+	indexed, err := hasTable(ctx, q, "messages_fts")
 	switch {
 	case err != nil:
 		return err.Error()
-	case tables == 0:
+	case !indexed:
 		return "absent (no sessiondb schema yet)"
 	}
 	if _, err := queries.FTSProbe(ctx, q, "sessiondb"); err != nil {
@@ -169,7 +167,7 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return "", err
 	}
-	queue, err := hasQueue(ctx, tx)
+	queue, err := hasTable(ctx, tx, "fts_pending")
 	if err != nil {
 		return "", err
 	}

@@ -27,8 +27,8 @@ func migrate(ctx context.Context, pool *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("read the schema version: %w", err)
 	}
-	if known := latestMigration(); have > known {
-		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have, known)
+	if err := refuseNewerVersion(have); err != nil {
+		return err
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
@@ -62,13 +62,21 @@ func refuseNewerFile(ctx context.Context, path string) error {
 		return nil
 	}
 	defer probe.Close()
-	var have sql.NullInt64
-	// Hand-written: goose's table is not part of the schema sqlc reads.
-	if err := probe.QueryRowContext(ctx, "SELECT MAX(version_id) FROM goose_db_version WHERE is_applied").Scan(&have); err != nil {
+	var have int64
+	if err := probe.QueryRowContext(ctx, schemaVersionSQL).Scan(&have); err != nil {
 		return nil
 	}
-	if known := latestMigration(); have.Int64 > known {
-		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have.Int64, known)
+	return refuseNewerVersion(have)
+}
+
+// schemaVersionSQL reads a file's schema version (Info shows it too).
+// Hand-written: goose's table is not part of the schema sqlc reads.
+const schemaVersionSQL = "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied"
+
+// refuseNewerVersion is ErrSchemaTooNew for a version past latestMigration.
+func refuseNewerVersion(have int64) error {
+	if known := latestMigration(); have > known {
+		return fmt.Errorf("%w: the file is at schema version %d, this sessiondb knows up to %d", ErrSchemaTooNew, have, known)
 	}
 	return nil
 }

@@ -465,24 +465,10 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	return rebuildFTSIfStaleOrForced(ctx, c)
 }
 
-// ftsTriggers reads the full-text triggers a file has. Hand-written: sqlc
-// cannot see sqlite_schema.
+// ftsTriggers reads the full-text triggers a file has.
 func ftsTriggers(ctx context.Context, c *sql.Conn) ([]schemaObject, error) {
-	rows, err := c.QueryContext(ctx, `SELECT type, name, sql FROM sqlite_schema
+	return querySchemaObjects(ctx, c, `SELECT type, name, sql FROM sqlite_schema
 		WHERE type = 'trigger' AND name LIKE 'messages\_fts\_%' ESCAPE '\' AND sql IS NOT NULL ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []schemaObject
-	for rows.Next() {
-		var o schemaObject
-		if err := rows.Scan(&o.kind, &o.name, &o.sql); err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
 }
 
 // rebuildFTSIfStaleOrForced rebuilds both full-text indexes and clears

@@ -273,3 +273,18 @@ func TestRepair_CrashAfterTheRenameLeavesNoForeignWAL(t *testing.T) {
 		t.Errorf("repaired file: %s %v", v.Health, v.Details)
 	}
 }
+
+// An index that holds an entry without a message (Verify's coverage
+// check calls it corrupt; integrity_check does not see it) is mended by
+// rebuilding the index.
+func TestRepair_MendsIndexCoverage(t *testing.T) {
+	path := filledStore(t)
+	damage(t, path, "INSERT INTO messages_fts (rowid, content, tool_name) VALUES (99999, 'phantom', NULL)")
+	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Before != HealthCorrupt || r.After != HealthVerified || r.Strategy != "fts-rebuild" {
+		t.Errorf("Repair = %+v; want corrupt → verified by fts-rebuild", r)
+	}
+}

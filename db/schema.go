@@ -37,27 +37,36 @@ type schemaObject struct{ kind, name, sql string }
 func (s *Store) schemaObjects(ctx context.Context) ([]schemaObject, error) {
 	var out []schemaObject
 	err := s.read(ctx, "dump schema", "", func(q gen.DBTX) error {
-		// Hand-written: sqlc cannot see sqlite_schema or pragma_table_list.
-		rows, err := q.QueryContext(ctx, `
+		var err error
+		out, err = querySchemaObjects(ctx, q, `
 			SELECT m.type, m.name, m.sql FROM sqlite_schema m
 			LEFT JOIN pragma_table_list t ON t.schema = 'main' AND t.name = m.name
 			WHERE m.sql IS NOT NULL AND m.name NOT LIKE 'sqlite_%'
 			  AND m.name <> 'goose_db_version' AND COALESCE(t.type, '') <> 'shadow'
 			ORDER BY m.rowid`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var o schemaObject
-			if err := rows.Scan(&o.kind, &o.name, &o.sql); err != nil {
-				return err
-			}
-			out = append(out, o)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
+}
+
+// querySchemaObjects runs a query of (type, name, sql) rows of
+// sqlite_schema. Hand-written SQL only: sqlc cannot see sqlite_schema or
+// pragma_table_list.
+func querySchemaObjects(ctx context.Context, q gen.DBTX, query string) ([]schemaObject, error) {
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemaObject
+	for rows.Next() {
+		var o schemaObject
+		if err := rows.Scan(&o.kind, &o.name, &o.sql); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
 }
 
 // freshSchemaObjects returns the schema a new database gets, from a

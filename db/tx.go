@@ -358,7 +358,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				lockErr = err
 				batch = append(batch, ok...)
 			case isIndexFailure(err):
-				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
+				batch = append(batch, w.replayWithoutFTS(ok, err)...)
 			default:
 				finish(ok, w.classify(err))
 			}
@@ -390,7 +390,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				continue
 			}
 			if isFTSDamage(err) {
-				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
+				batch = append(batch, w.replayWithoutFTS(ok, err)...)
 				continue
 			}
 			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
@@ -402,7 +402,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			// SQLite rolled the transaction back itself (a constraint, a
 			// damaged index, a full disk): nothing was committed.
 			if isFTSDamage(err) {
-				batch = append(batch, replayWithoutFTS(ok, err, w.classify)...)
+				batch = append(batch, w.replayWithoutFTS(ok, err)...)
 				continue
 			}
 			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
@@ -411,34 +411,13 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	return committed
 }
 
-// isIndexFailure reports an error of indexQueued that says the full-text
-// index itself is damaged. Its statements only read messages and the queue
-// and only write the indexes, so anything but a lock, an I/O or resource
-// error, an interrupt or damage to the file proper — a constraint clash in
-// the index's own tables when its structure record was lost, say — is the
-// index's: the writes go through with indexing off (the data is fine) and
-// the next open rebuilds it, rather than every append failing.
-func isIndexFailure(err error) bool {
-	var code sqlite3.ErrorCode // SQLite's own error, whichever form the driver gave it
-	if !errors.As(err, &code) {
-		return false
-	}
-	for _, transient := range []error{sqlite3.BUSY, sqlite3.LOCKED, sqlite3.IOERR, sqlite3.FULL,
-		sqlite3.NOMEM, sqlite3.INTERRUPT, sqlite3.CANTOPEN, sqlite3.READONLY} {
-		if errors.Is(err, transient) {
-			return false
-		}
-	}
-	return isFTSDamage(err) || !isStructuralDamage(err)
-}
-
 // replayWithoutFTS answers the rolled-back requests that already ran with
 // indexing off and returns the others, each set to replay once with the
 // index marked stale in its own transaction (the data is fine).
-func replayWithoutFTS(batch []*request, cause error, classify func(error) error) (replay []*request) {
+func (w *writer) replayWithoutFTS(batch []*request, cause error) (replay []*request) {
 	for _, r := range batch {
 		if r.ftsCause != nil {
-			r.respond(result{err: classify(fmt.Errorf("commit: %w", cause))})
+			r.respond(result{err: w.classify(fmt.Errorf("commit: %w", cause))})
 			continue
 		}
 		r.offFTS(cause)
