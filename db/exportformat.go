@@ -64,11 +64,7 @@ type usageFields struct {
 	ActualCostUSD    float64 `json:"actual_cost_usd"`
 }
 
-func (u usageFields) usage() Usage {
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens, APICalls: u.APICalls,
-		EstimatedCostUSD: u.EstimatedCostUSD, ActualCostUSD: u.ActualCostUSD}
-}
+func (u usageFields) usage() Usage { return Usage(u) }
 
 type messageRef struct {
 	SessionID string `json:"session_id"`

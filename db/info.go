@@ -35,8 +35,7 @@ type Info struct {
 // tables outside schema/.
 func (s *Store) Info(ctx context.Context) (Info, error) {
 	in := Info{Path: s.path}
-	in.WALBytes = fileSize(s.path + "-wal")
-	in.FileBytes = fileAndWALSize(s.path) - in.WALBytes
+	in.FileBytes, in.WALBytes = fileSize(s.path), fileSize(s.path+"-wal")
 	err := s.snapshot(ctx, "get info", "", func(q gen.DBTX) error {
 		var err error
 		if in.Sessions, err = queries.SessionCount(ctx, q); err != nil {

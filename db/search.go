@@ -257,25 +257,20 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 }
 
 // scanInstead reports an error from the full-text route that the scan
-// should answer instead: any error of the driver (damage shows as CORRUPT,
+// should answer instead: an error of the driver (damage shows as CORRUPT,
 // CORRUPT_VTAB, or a plain ERROR such as "invalid fts5 file format"; the
-// message text is not a contract, so none is matched), except the search's
-// own end — its context cancelled or past its deadline, an interrupt, the
-// store closed — where a scan would only fail again, later. Writes are
-// stricter (db/tx.go): they fail open on CORRUPT_VTAB only.
+// message text is not a contract, so none is matched), except where a scan
+// would only fail again, later: the search's own end (its context done,
+// an interrupt, the store closed) or another process's lock. Anything that
+// is not the driver's (a context error, ErrClosed, sql.ErrConnDone) is
+// returned as it is. Writes are stricter (db/tx.go): they fail open on
+// index damage only.
 func (s *Store) scanInstead(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil || s.closed.Load() {
+	if err == nil || ctx.Err() != nil || s.closed.Load() || errors.Is(err, sqlite3.INTERRUPT) || isLockError(err) {
 		return false
 	}
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, sqlite3.INTERRUPT), errors.Is(err, ErrClosed),
-		errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
-		return false
-	}
-	var code sqlite3.ErrorCode // *sqlite3.Error converts too
-	var ext sqlite3.ExtendedErrorCode
-	return errors.As(err, &code) || errors.As(err, &ext)
+	var code sqlite3.ErrorCode // *sqlite3.Error and ExtendedErrorCode convert too
+	return errors.As(err, &code)
 }
 
 // indexed answers from the full-text indexes: the word index first,

@@ -268,6 +268,9 @@ func TestScanInstead(t *testing.T) {
 		{"PlainError", t.Context(), sqlite3.ERROR, true},
 		{"Mapped", t.Context(), mapDriverError(sqlite3.CORRUPT), true},
 		{"Interrupt", t.Context(), sqlite3.INTERRUPT, false},
+		{"Busy", t.Context(), fmt.Errorf("step: %w", sqlite3.BUSY), false},
+		{"LockedExtended", t.Context(), sqlite3.LOCKED_SHAREDCACHE, false},
+		{"CorruptExtended", t.Context(), sqlite3.CORRUPT_INDEX, true},
 		{"Canceled", t.Context(), context.Canceled, false},
 		{"Deadline", t.Context(), fmt.Errorf("x: %w", context.DeadlineExceeded), false},
 		{"CtxDoneDriverError", cancelled, sqlite3.CORRUPT, false},
@@ -374,8 +377,9 @@ func TestSearch_HostileQueriesPopulated(t *testing.T) {
 						continue
 					}
 					for _, h := range hits {
-						if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") {
-							t.Errorf("Search(%q) route %d: snippet %q", q, route, h.Snippet)
+						if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") ||
+							strings.Count(h.Snippet, ">>>") != strings.Count(h.Snippet, "<<<") {
+							t.Errorf("Search(%q) route %d: snippet %q (invalid, control characters, or unbalanced marks)", q, route, h.Snippet)
 						}
 						for _, c := range append(h.Before, h.After...) {
 							if !utf8.ValidString(c.Content) {

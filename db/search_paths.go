@@ -41,23 +41,25 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 		return newest(a.limit, a.offset)
 	}
 	rows, err := rank(a.limit, a.offset)
-	if err != nil || int64(len(rows)) == a.limit || a.offset+a.limit <= window {
-		return rows, err
+	if err != nil || int64(len(rows)) == a.limit || a.offset+int64(len(rows)) < window {
+		return rows, err // a full page, or the window was not full: no older matches
 	}
-	// The page runs past the window's end; when the window was full, the
-	// older matches follow.
+	// The page runs past the end of a full window: the older matches follow.
 	more, err := newest(a.limit-int64(len(rows)), window)
 	return append(rows, more...), err
 }
 
 // words pages through the word index's matches.
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs) ([]SearchHit, error) {
+	newest := func(limit, offset int64) ([]searchRow, error) {
+		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
+			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+	}
 	var rows []searchRow
 	var err error
 	switch p.opts.Sort {
 	case SortNewest:
-		rows, err = convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
-			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
+		rows, err = newest(a.limit, a.offset)
 	case SortOldest:
 		rows, err = convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match,
 			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
@@ -65,10 +67,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
 				Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
-		}, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
-				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
-		})
+		}, newest)
 	}
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -109,12 +108,15 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 // trigram pages through the trigram index's matches; short holds the
 // terms too short for a trigram, checked by instr.
 func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs) ([]SearchHit, error) {
+	newest := func(limit, offset int64) ([]searchRow, error) {
+		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
+			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+	}
 	var rows []searchRow
 	var err error
 	switch p.opts.Sort {
 	case SortNewest:
-		rows, err = convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
-			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
+		rows, err = newest(a.limit, a.offset)
 	case SortOldest:
 		rows, err = convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match,
 			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
@@ -122,10 +124,7 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
 				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
-		}, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
-				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
-		})
+		}, newest)
 	}
 	if err != nil {
 		return nil, err

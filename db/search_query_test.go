@@ -172,8 +172,9 @@ func FuzzSanitizeQuery(f *testing.F) {
 			t.Fatalf("Search(%q, %v): %v", in, opts.Sort, err)
 		}
 		for _, h := range hits {
-			if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") {
-				t.Fatalf("Search(%q): snippet %q", in, h.Snippet)
+			if !utf8.ValidString(h.Snippet) || strings.ContainsAny(h.Snippet, "\x00\x02\x03") ||
+				strings.Count(h.Snippet, ">>>") != strings.Count(h.Snippet, "<<<") {
+				t.Fatalf("Search(%q): snippet %q (invalid, control characters, or unbalanced marks)", in, h.Snippet)
 			}
 		}
 	})

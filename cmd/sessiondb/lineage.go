@@ -206,7 +206,7 @@ func runLocks(ctx context.Context, e *env, args []string) error {
 		if r.l.Live(time.Now()) {
 			state = "live, " + strconv.Itoa(int(time.Until(r.l.ExpiresAt).Seconds())) + "s left"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.kind, r.l.Key, r.l.Holder, stamp(r.l.ExpiresAt), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.kind, oneLine(r.l.Key), oneLine(r.l.Holder), stamp(r.l.ExpiresAt), state)
 	}
 	return tw.Flush()
 }

@@ -114,7 +114,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 		{"last prune", orNever(in.LastPrune)},
 		{"last vacuum", orNever(in.LastVacuum)},
 	} {
-		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
+		fmt.Fprintf(tw, "%s:\t%s\n", r[0], oneLine(r[1]))
 	}
 	return tw.Flush()
 }

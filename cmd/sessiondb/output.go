@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -115,8 +114,8 @@ func printSessions(w io.Writer, ss []db.Session) error {
 		if s.Ended() {
 			ended = s.EndReason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Source,
-			s.StartedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, ended, s.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", oneLine(s.ID), oneLine(s.Source),
+			s.StartedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, oneLine(ended), oneLine(s.Title))
 	}
 	return tw.Flush()
 }
@@ -125,7 +124,7 @@ func printSession(w io.Writer, s db.Session) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, oneLine(v))
 		}
 	}
 	row("id", s.ID)
@@ -149,7 +148,7 @@ func printMessages(w io.Writer, ms []db.Message) error {
 	for _, m := range ms {
 		head := fmt.Sprintf("#%d %s %s", m.ID, m.CreatedAt.Local().Format("15:04:05"), m.Role)
 		if m.ToolName != "" {
-			head += " (" + m.ToolName + ")"
+			head += " (" + oneLine(m.ToolName) + ")"
 		}
 		if m.Summary {
 			head += " (summary)"
@@ -161,18 +160,13 @@ func printMessages(w io.Writer, ms []db.Message) error {
 			return err
 		}
 		if m.Content != "" {
-			fmt.Fprintln(w, indent(m.Content))
+			fmt.Fprintln(w, transcript(m.Content))
 		}
 		for _, c := range m.ToolCalls {
-			fmt.Fprintf(w, "    -> %s(%s) [%s]\n", c.Name, c.Arguments, c.ID)
+			fmt.Fprintf(w, "    -> %s(%s) [%s]\n", oneLine(c.Name), oneLine(c.Arguments), oneLine(c.ID))
 		}
 	}
 	return nil
-}
-
-func indent(s string) string {
-	s = strings.ReplaceAll(s, "\x00", `\0`)
-	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
 // titleJSON, usageJSON, modelUsageJSON, usageReportJSON and handoffJSON

@@ -102,7 +102,7 @@ func printUsageTable(w io.Writer, total db.Usage, models []db.ModelUsage) error 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tTASK\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCALLS\tEST. USD\tACTUAL USD")
 	row := func(model, task string, u db.Usage) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", model, task, u.InputTokens, u.OutputTokens,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", oneLine(model), oneLine(task), u.InputTokens, u.OutputTokens,
 			u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.APICalls, u.EstimatedCostUSD, u.ActualCostUSD)
 	}
 	for _, m := range models {
@@ -141,7 +141,7 @@ func runHandoff(ctx context.Context, e *env, args []string) error {
 	for _, kv := range [][2]string{{"state", out.State}, {"platform", out.Platform}, {"holder", out.Holder},
 		{"error", out.Error}, {"updated", out.UpdatedAt}} {
 		if kv[1] != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], oneLine(kv[1]))
 		}
 	}
 	return tw.Flush()
