@@ -349,11 +349,21 @@ func TestAppendMessagesUnderLease(t *testing.T) {
 	if l, _ := s.TurnLease(ctx, "s"); !l.Live(time.Now()) || l.Holder != "w1" {
 		t.Errorf("the lease was not renewed: %+v", l)
 	}
-	// Taken over: the old worker writes nothing.
-	s.ReleaseTurnLease(ctx, "s", "w1")
-	s.AcquireTurnLease(ctx, "s", "w2", 0)
-	if _, err := s.AppendMessagesUnderLease(ctx, "s", "w1", msg); !errors.Is(err, ErrLeaseLost) {
+	// Taken over — w1's lease expired and w2 acquired it, with no
+	// release: the old worker writes nothing.
+	newTestSession(t, s, "s2")
+	if _, got, err := s.AcquireTurnLease(ctx, "s2", "w1", 30*time.Millisecond); err != nil || !got {
+		t.Fatalf("w1 acquire: %v %v", got, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, got, err := s.AcquireTurnLease(ctx, "s2", "w2", 0); err != nil || !got {
+		t.Fatalf("w2 takes the expired lease: %v %v", got, err)
+	}
+	if _, err := s.AppendMessagesUnderLease(ctx, "s2", "w1", msg); !errors.Is(err, ErrLeaseLost) {
 		t.Errorf("after a takeover: %v, want ErrLeaseLost", err)
+	}
+	if sess, _ := s.Session(ctx, "s2"); sess.MessageCount != 0 {
+		t.Errorf("the taken-over worker wrote %d messages", sess.MessageCount)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.MessageCount != 2 {
 		t.Errorf("message_count %d, want 2", sess.MessageCount)
