@@ -91,6 +91,9 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 			b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
 			b.ReportMetric(r.PerSecond, "msgs/s")
+			if st := s.Stats(); st.Transactions > 0 {
+				b.ReportMetric(float64(st.WritesCommitted)/float64(st.Transactions), "msgs/txn")
+			}
 		})
 	}
 }

@@ -257,6 +257,6 @@ func ensureWAL(ctx context.Context, c *sql.Conn) (wal bool, err error) {
 // waiting for or blocking anyone. TRUNCATE is never used on a live shared
 // file: it waits for every reader and can stall sibling processes.
 func checkpointPassive(ctx context.Context, c *sql.Conn) error {
-	_, err := c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	_, _, err := walCheckpoint(ctx, c, "PASSIVE")
 	return err
 }

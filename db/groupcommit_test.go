@@ -162,6 +162,62 @@ func TestGroupCommit_ConcurrentAppendsShareTransactions(t *testing.T) {
 	t.Logf("16 appenders: %d writes in %d transactions (%.1f per fsync)", writes, txs, float64(writes)/float64(txs))
 }
 
+// appendConcurrently has appenders goroutines append n messages each to
+// session "g" and returns the writes and transactions they took.
+func appendConcurrently(t *testing.T, s *Store, appenders, n int) (writes, txs uint64) {
+	t.Helper()
+	before := s.Stats()
+	var wg sync.WaitGroup
+	for w := range appenders {
+		wg.Go(func() {
+			for i := range n {
+				if _, err := s.AppendMessage(t.Context(), "g", NewMessage{Role: RoleUser, Content: fmt.Sprint(w, "-", i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	return st.WritesCommitted - before.WritesCommitted, st.Transactions - before.Transactions
+}
+
+// TestGroupCommit_LeaderGathersTheLastBatchsWriters: under steady
+// concurrency a leader waits (briefly) for the last batch's writers to
+// queue again, so batches stay full instead of alternating between the
+// first writer back and all the others (which averages about half of
+// them). The wait is lengthened here so a loaded machine cannot miss it.
+func TestGroupCommit_LeaderGathersTheLastBatchsWriters(t *testing.T) {
+	const appenders = 8
+	s := openTestStore(t, Options{gatherWait: 20 * time.Millisecond})
+	newTestSession(t, s, "g")
+	writes, txs := appendConcurrently(t, s, appenders, 40)
+	perTx := float64(writes) / float64(txs)
+	t.Logf("%d appenders: %d writes in %d transactions (%.1f each)", appenders, writes, txs, perTx)
+	if perTx < 0.75*appenders {
+		t.Errorf("%.1f writes a transaction with %d steady appenders; want at least %.0f (batches stay full)", perTx, appenders, 0.75*appenders)
+	}
+}
+
+// TestGroupCommit_MaintenanceCountsBatches: post-commit maintenance runs
+// every N transactions, not every N writes — a batch writes the WAL and
+// one full-text segment once for all its writes.
+func TestGroupCommit_MaintenanceCountsBatches(t *testing.T) {
+	s := openTestStore(t, Options{CheckpointEvery: 2, FTSMergeEvery: -1, gatherWait: 20 * time.Millisecond})
+	newTestSession(t, s, "g")
+	before := s.Stats().MaintenanceRuns
+	writes, txs := appendConcurrently(t, s, 8, 40)
+	runs := s.Stats().MaintenanceRuns - before
+	t.Logf("%d writes, %d transactions, %d maintenance runs", writes, txs, runs)
+	if txs > writes/2 {
+		t.Fatalf("%d transactions for %d writes: too little grouping to tell batches from writes", txs, writes)
+	}
+	if runs > txs/2+1 {
+		t.Errorf("%d maintenance runs for %d transactions (%d writes); want one every 2 transactions", runs, txs, writes)
+	}
+}
+
 // inSavepoint reports whether tx runs inside the writer's per-caller
 // SAVEPOINT: rolling back to a savepoint that does not exist is an error.
 func inSavepoint(ctx context.Context, tx genDBTX) bool {

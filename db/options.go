@@ -39,11 +39,15 @@ type Options struct {
 	ActivityPatience time.Duration
 	// ReadPoolSize is the number of read-only connections. Default 8.
 	ReadPoolSize int
-	// FTSMergeEvery runs a bounded FTS merge after every N committed
-	// writes. Default 1000; negative disables it.
+	// FTSMergeEvery runs a bounded FTS merge after every N batches (each
+	// commits one transaction that adds a segment to each full-text
+	// index: a group commit, or one AppendMessages call). Default 1000;
+	// negative disables it.
 	FTSMergeEvery int
-	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N committed
-	// writes. Default 50; negative disables it.
+	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N batches
+	// (as for FTSMergeEvery). Default 50; negative disables it, and with
+	// it the WAL's bound: when a checkpoint finds the WAL past 256 MiB it
+	// starts a RESTART in the background (see Stats.WALRestarts).
 	CheckpointEvery int
 	// VFS names a registered SQLite VFS (package
 	// github.com/ncruces/go-sqlite3/vfs) for every connection of the
@@ -57,6 +61,10 @@ type Options struct {
 	// afterCommit, when set by tests in this package, replaces the
 	// post-commit maintenance step.
 	afterCommit func() error
+	// walBound and gatherWait, when set by tests in this package, replace
+	// walBoundBytes and the gatherWait constant.
+	walBound   int64
+	gatherWait time.Duration
 }
 
 // withDefaults fills zero fields and validates the result.

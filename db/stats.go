@@ -25,6 +25,17 @@ type Stats struct {
 	// MaintenanceFailures counts post-commit maintenance steps that failed
 	// (logged; the writes they followed are committed).
 	MaintenanceFailures uint64
+	// WALRestarts counts RESTART checkpoints that started the WAL over
+	// after it had grown past its bound (256 MiB): readers that always
+	// overlap keep PASSIVE checkpoints from ever copying the whole log. A
+	// steady rise says reads never pause; each restart held writes off
+	// while the reads in flight finished (at most 3 s) and the rest of
+	// the log was copied.
+	WALRestarts uint64
+	// StrayTransactions counts transactions found open on the writer
+	// before a write and rolled back. Never expected (see the error it
+	// logs); anything but 0 is a bug to report.
+	StrayTransactions uint64
 	// ReadPool is the read pool's database/sql statistics (zero without WAL).
 	ReadPool sql.DBStats
 }
@@ -39,6 +50,8 @@ func (s *Store) Stats() Stats {
 		PatienceExhausted:   s.w.patienceExhausted.Load(),
 		MaintenanceRuns:     s.w.maintenanceRuns.Load(),
 		MaintenanceFailures: s.w.maintenanceFailures.Load(),
+		WALRestarts:         s.w.walRestarts.Load(),
+		StrayTransactions:   s.w.strayTransactions.Load(),
 	}
 	if s.readers != nil {
 		st.ReadPool = s.readers.Stats()

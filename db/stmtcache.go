@@ -33,6 +33,8 @@ type stmtCache struct {
 	mu sync.Mutex
 	// +checklocks:mu
 	stmts map[string]*sql.Stmt
+	// +checklocks:mu
+	last string // the text of the statement run last, for diagnostics
 }
 
 var _ gen.DBTX = (*stmtCache)(nil)
@@ -46,6 +48,7 @@ func newStmtCache(conn *sql.Conn) *stmtCache {
 func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.last = query
 	if st, ok := c.stmts[query]; ok {
 		return st
 	}
@@ -73,7 +76,17 @@ func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) 
 // closed) at once by every caller — sqlc's code and ours — so it can share
 // one.
 func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	c.mu.Lock()
+	c.last = query
+	c.mu.Unlock()
 	return c.conn.QueryContext(ctx, query, args...)
+}
+
+// lastStatement is the text of the statement run last through the cache.
+func (c *stmtCache) lastStatement() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
@@ -86,6 +99,9 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 // PrepareContext hands out a statement of the caller's own, uncached: the
 // caller closes it.
 func (c *stmtCache) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	c.last = query
+	c.mu.Unlock()
 	return c.conn.PrepareContext(ctx, query)
 }
 

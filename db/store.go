@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -165,6 +166,8 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		log:             opts.Logger,
 		mergeEvery:      uint64(max(opts.FTSMergeEvery, 0)),
 		checkpointEvery: uint64(max(opts.CheckpointEvery, 0)),
+		walBound:        cmp.Or(opts.walBound, walBoundBytes),
+		gatherWait:      cmp.Or(opts.gatherWait, gatherWait),
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
 	}

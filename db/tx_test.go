@@ -319,3 +319,41 @@ func TestStats_LockWaitCountsAWaitInsideBegin(t *testing.T) {
 		t.Errorf("LockWait grew by %v over a 120 ms hold", waited)
 	}
 }
+
+// TestWrite_StrayTransactionIsRolledBack: a transaction left open on the
+// writer (never expected; a torture run once met one) would fail every
+// later write with "cannot start a transaction within a transaction". The
+// next write rolls it back — what it held was never acknowledged — logs
+// it as a bug, counts it, and goes on.
+func TestWrite_StrayTransactionIsRolledBack(t *testing.T) {
+	logger, logs := debugLogs()
+	s := openTestStore(t, Options{Logger: logger})
+	newTestSession(t, s, "s")
+	err := s.w.read(t.Context(), func(q genDBTX) error {
+		//sessiondb:allow txonly -- leaves a transaction open on purpose
+		if _, err := q.ExecContext(t.Context(), "BEGIN"); err != nil {
+			return err
+		}
+		_, err := q.ExecContext(t.Context(), "INSERT INTO meta (key, value, updated_at) VALUES ('stray', 'x', 0)")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.AppendMessage(t.Context(), "s", NewMessage{Role: RoleUser, Content: "after"})
+	if err != nil {
+		t.Fatalf("append after a stray transaction: %v", err)
+	}
+	if got := s.Stats().StrayTransactions; got != 1 {
+		t.Errorf("StrayTransactions = %d, want 1", got)
+	}
+	if !strings.Contains(logs.String(), "found a transaction left open") || !strings.Contains(logs.String(), "INSERT INTO meta") {
+		t.Errorf("no error naming the last statement was logged:\n%s", logs)
+	}
+	if _, err := s.Meta(t.Context(), "stray"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the stray transaction's row: %v; want it rolled back (ErrNotFound)", err)
+	}
+	if ms, err := s.Messages(t.Context(), "s", MessageQuery{}); err != nil || len(ms) != 1 || ms[0].ID != id {
+		t.Errorf("Messages = %v, %v; want the one append", ms, err)
+	}
+}

@@ -81,6 +81,7 @@ func (w *writer) kill(t *testing.T) (acked []string, inFlight string) {
 	w.cmd.Process.Signal(syscall.SIGKILL)
 	<-w.done
 	w.cmd.Wait()
+	mustHaveBeenKilled(t, w.cmd)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.acked, w.inFlight
@@ -172,5 +173,15 @@ func checkExactlyOnce(t *testing.T, path string, acked map[string]bool) {
 		if n > 1 {
 			t.Errorf("message %s stored %d times", key, n)
 		}
+	}
+}
+
+// mustHaveBeenKilled fails the test unless cmd, which has been waited for,
+// ended by our SIGKILL: writer processes only stop when killed, so one
+// that ended by itself met an error (on its stderr, which the test shows).
+func mustHaveBeenKilled(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(ws.Signaled() && ws.Signal() == syscall.SIGKILL) {
+		t.Errorf("writer process %d ended by itself (%v) instead of being killed: see its error above", cmd.Process.Pid, cmd.ProcessState)
 	}
 }

@@ -111,7 +111,7 @@ func TestTorture(t *testing.T) {
 	for deadline := time.Now().Add(run); time.Now().Before(deadline) && !t.Failed(); {
 		time.Sleep(time.Duration(150+rng.IntN(350)) * time.Millisecond)
 		i := rng.IntN(len(procs))
-		keys, inFlight := procs[i].kill()
+		keys, inFlight := procs[i].kill(t)
 		for _, k := range keys {
 			acked[k] = true
 		}
@@ -121,7 +121,7 @@ func TestTorture(t *testing.T) {
 		procs[i].waitForAck(t)
 	}
 	for _, p := range procs {
-		keys, _ := p.kill()
+		keys, _ := p.kill(t)
 		for _, k := range keys {
 			acked[k] = true
 		}
@@ -234,11 +234,14 @@ func (p *tortureProc) waitForAck(t *testing.T) {
 }
 
 // kill sends SIGKILL and returns what the process acknowledged and what it
-// had in flight.
-func (p *tortureProc) kill() (acked, inFlight []string) {
+// had in flight. A process that had already ended by itself fails the test:
+// writers only stop when killed, so it met an error (on its stderr).
+func (p *tortureProc) kill(t *testing.T) (acked, inFlight []string) {
+	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
 	p.cmd.Wait()
+	mustHaveBeenKilled(t, p.cmd)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k := range p.inFlight {
