@@ -33,11 +33,12 @@ import (
 // readers outlast it, up to walRestartWaitMax, and halving after each
 // success, so it settles near the length of the reads in flight. After
 // the wait it still copies what PASSIVE could not, which no timeout cuts
-// short. A try the readers outlast is not an error; the next waits
-// walRestartBackoff, and once the wait is at its maximum (a long export
-// holds one snapshot throughout) the pause doubles up to
-// walRestartBackoffMax, so such a reader ends up costing writers at most
-// walRestartWaitMax in every walRestartBackoffMax.
+// short. A try the readers outlast is not an error; the next waits ten
+// times as long as it did (walRestartBackoff to walRestartBackoffMax), so
+// a reader that outlasts every try (a long export holds one snapshot
+// throughout) costs this process's writes about a tenth of the time at
+// most — each process keeps its own pace, so N writing processes can
+// cost N tenths.
 const (
 	walBoundBytes        = 4 * journalSizeLimit
 	walRestartWaitMin    = 100 * time.Millisecond
@@ -77,6 +78,10 @@ func (w *writer) restartWAL(bounds int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), wait+time.Second)
 	defer cancel()
 	if ok, err := w.maintainable(ctx); !ok || !w.restart.due(time.Now()) {
+		return err
+	}
+	// Another process may have started the log over meanwhile.
+	if _, frames, err := walCheckpoint(ctx, w.conn, "PASSIVE"); err != nil || w.walBounds(ctx, frames) == 0 {
 		return err
 	}
 	// The busy timeout is how long the RESTART holds the write lock
@@ -137,15 +142,12 @@ func (p *restartPace) succeeded(wait time.Duration) {
 	p.wait, p.backoff, p.next = wait/2, 0, time.Time{}
 }
 
-// outlasted doubles the wait, pauses walRestartBackoff before the next
-// try — doubling the pause, up to walRestartBackoffMax, once the wait is
-// at its maximum — and returns the pause.
+// outlasted doubles the wait and pauses ten times the wait just spent
+// (from walRestartBackoff up to walRestartBackoffMax) before the next try,
+// so tries the readers outlast hold this process's writes off for at most
+// about a tenth of the time; it returns the pause.
 func (p *restartPace) outlasted(wait time.Duration, now time.Time) time.Duration {
-	if wait >= walRestartWaitMax {
-		p.backoff = min(max(2*p.backoff, walRestartBackoff), walRestartBackoffMax)
-	} else {
-		p.backoff = walRestartBackoff
-	}
+	p.backoff = min(max(10*wait, walRestartBackoff), walRestartBackoffMax)
 	p.wait = min(2*wait, walRestartWaitMax)
 	p.next = now.Add(p.backoff)
 	return p.backoff

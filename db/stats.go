@@ -20,7 +20,7 @@ type Stats struct {
 	// PatienceExhausted counts writes that gave up with ErrLocked.
 	PatienceExhausted uint64
 	// MaintenanceRuns counts post-commit maintenance steps (PASSIVE
-	// checkpoints, FTS merges) run.
+	// checkpoints, FTS merges, background WAL restarts) run.
 	MaintenanceRuns uint64
 	// MaintenanceFailures counts post-commit maintenance steps that failed
 	// (logged; the writes they followed are committed).
@@ -33,8 +33,8 @@ type Stats struct {
 	// the log was copied.
 	WALRestarts uint64
 	// StrayTransactions counts transactions found open on the writer
-	// before a write and rolled back. Never expected (see the error it
-	// logs); anything but 0 is a bug to report.
+	// before a BEGIN or after a batch, and rolled back. Never expected
+	// (see the error it logs); anything but 0 is a bug to report.
 	StrayTransactions uint64
 	// ReadPool is the read pool's database/sql statistics (zero without WAL).
 	ReadPool sql.DBStats

@@ -297,6 +297,7 @@ func (w *writer) leadBatch(own *request) (committed int) {
 	defer w.unlockAfter(batch)
 	if len(batch) > 0 {
 		committed = w.runBatch(own, slices.Clone(batch))
+		w.closeStrayTransaction()
 	}
 	return committed
 }
@@ -352,9 +353,8 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		for _, r := range batch[1:] {
 			last = maxTime(last, r.deadline)
 		}
-		w.closeStrayTransaction()
 		beginCtx, cancel := context.WithDeadline(context.Background(), minTime(maxTime(last, now.Add(time.Millisecond)), now.Add(beginSlice)))
-		_, err := w.tx.ExecContext(beginCtx, "BEGIN IMMEDIATE")
+		err := w.begin(beginCtx)
 		expired := beginCtx.Err() != nil
 		cancel()
 		if err != nil {
@@ -468,22 +468,42 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	return committed
 }
 
-// closeStrayTransaction rolls back a transaction found open on the writer
-// before a batch begins. That is never expected — every path that begins
-// one ends it — but a torture run once failed an append with "cannot start
-// a transaction within a transaction", and every later write of that store
-// would fail the same way. What such a transaction holds was never
-// acknowledged (acknowledgement follows the COMMIT that closes it), so
-// rolling it back loses nothing; it is logged loudly, with the statement
-// that ran last, and counted.
+// begin runs BEGIN IMMEDIATE, ctx bounding its wait for the write lock.
+// The driver checks ctx from SQLite's progress callback, which can fire
+// after BEGIN's last step (SQLite counts steps across runs of a kept
+// statement): the transaction is then open and the lock ours although the
+// call reports INTERRUPT. Such a BEGIN took effect and is treated as one;
+// retried as a lock wait, it left a transaction open that failed the next
+// BEGIN with "cannot start a transaction within a transaction" (torture).
+// That reading needs no transaction open before: one is rolled back first.
+//
+// +checklocks:w.mu
+func (w *writer) begin(ctx context.Context) error {
+	w.closeStrayTransaction()
+	_, err := w.tx.ExecContext(ctx, "BEGIN IMMEDIATE")
+	if err != nil && w.inTransaction() {
+		return nil
+	}
+	return err
+}
+
+// closeStrayTransaction rolls back a transaction open before a BEGIN or
+// after a batch — never expected: every path of runBatch ends the
+// transaction it began, and one left open would hold the database's
+// write lock while the store sits idle and fail its next BEGIN. What it
+// holds was never acknowledged (acknowledgement follows the COMMIT that
+// closes it), so the rollback loses nothing; it is logged as the bug it
+// is, with the statement that ran last, and counted
+// (Stats.StrayTransactions). A halted store (a failed rollback halts it)
+// is left alone: it writes nothing more.
 //
 // +checklocks:w.mu
 func (w *writer) closeStrayTransaction() {
-	if !w.inTransaction() {
+	if w.conn == nil || w.halted() != nil || !w.inTransaction() {
 		return
 	}
 	w.strayTransactions.Add(1)
-	w.log.Error("sessiondb: the writer found a transaction left open before a write and rolled it back (a bug; please report it)",
+	w.log.Error("sessiondb: a write left a transaction open; it was rolled back (a bug; please report it)",
 		"path", w.path, "last_statement", w.tx.lastStatement())
 	w.rollback()
 }

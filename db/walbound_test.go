@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -252,6 +253,14 @@ func TestWAL_RestartBacksOffFromALongReader(t *testing.T) {
 	if most := int(elapsed/walRestartBackoff) + 1; tries < 2 || tries > most {
 		t.Errorf("%d outlasted restarts in %v; want 2..%d", tries, elapsed, most)
 	}
+	// Each pause is ten times the wait the readers outlasted.
+	for _, m := range regexp.MustCompile(`waited=(\S+) retry_in=(\S+)`).FindAllStringSubmatch(logs.String(), -1) {
+		waited, err1 := time.ParseDuration(m[1])
+		pause, err2 := time.ParseDuration(m[2])
+		if want := min(max(10*waited, walRestartBackoff), walRestartBackoffMax); err1 != nil || err2 != nil || pause != want {
+			t.Errorf("waited %s, then paused %s; want %v", m[1], m[2], want)
+		}
+	}
 	if st := s.Stats(); st.WALRestarts != 0 || st.MaintenanceFailures != 0 {
 		t.Errorf("with the reader: WALRestarts = %d, MaintenanceFailures = %d; want 0, 0", st.WALRestarts, st.MaintenanceFailures)
 	}
@@ -288,8 +297,8 @@ func (b *syncBuffer) String() string {
 // TestRestartPace: how long a WAL restart may wait and when the next may
 // run, step by step: the wait starts at 100 ms (doubled for each further
 // bound the log has grown past), doubles when readers outlast it, halves
-// after a success; the pause is 1 s until the wait is at its 3 s maximum,
-// then doubles up to 30 s.
+// after a success; the pause after an outlasted try is ten times its wait,
+// from 1 s up to 30 s.
 func TestRestartPace(t *testing.T) {
 	type step struct {
 		bounds    int64
@@ -303,8 +312,8 @@ func TestRestartPace(t *testing.T) {
 	}{
 		{"learns the readers' pace", []step{
 			{1, true, 100 * time.Millisecond, time.Second},
-			{1, true, 200 * time.Millisecond, time.Second},
-			{1, true, 400 * time.Millisecond, time.Second},
+			{1, true, 200 * time.Millisecond, 2 * time.Second},
+			{1, true, 400 * time.Millisecond, 4 * time.Second},
 			{1, false, 800 * time.Millisecond, 0},
 			{1, false, 400 * time.Millisecond, 0},
 			{1, false, 200 * time.Millisecond, 0},
@@ -312,7 +321,7 @@ func TestRestartPace(t *testing.T) {
 			{1, false, 100 * time.Millisecond, 0},
 		}},
 		{"further past the bound waits longer", []step{
-			{2, true, 200 * time.Millisecond, time.Second},
+			{2, true, 200 * time.Millisecond, 2 * time.Second},
 			{1, false, 400 * time.Millisecond, 0},
 			{4, false, 800 * time.Millisecond, 0},
 			{6, false, 3 * time.Second, 0},
@@ -320,14 +329,10 @@ func TestRestartPace(t *testing.T) {
 		}},
 		{"a reader that outlasts every try", []step{
 			{1, true, 100 * time.Millisecond, time.Second},
-			{1, true, 200 * time.Millisecond, time.Second},
-			{1, true, 400 * time.Millisecond, time.Second},
-			{1, true, 800 * time.Millisecond, time.Second},
-			{1, true, 1600 * time.Millisecond, time.Second},
-			{1, true, 3 * time.Second, 2 * time.Second},
-			{1, true, 3 * time.Second, 4 * time.Second},
-			{1, true, 3 * time.Second, 8 * time.Second},
-			{1, true, 3 * time.Second, 16 * time.Second},
+			{1, true, 200 * time.Millisecond, 2 * time.Second},
+			{1, true, 400 * time.Millisecond, 4 * time.Second},
+			{1, true, 800 * time.Millisecond, 8 * time.Second},
+			{1, true, 1600 * time.Millisecond, 16 * time.Second},
 			{1, true, 3 * time.Second, 30 * time.Second},
 			{1, true, 3 * time.Second, 30 * time.Second},
 			{1, false, 3 * time.Second, 0},

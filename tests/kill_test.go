@@ -5,8 +5,8 @@ package tests
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -36,7 +36,7 @@ func startWriter(t *testing.T, path, prefix, retry string) *writer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	cmd.Stderr = os.Stderr // a writer that ends by itself says why (mustHaveBeenKilled)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ func tortureWriter(ctx context.Context, path, prefix, retry string) int {
 		if _, err := s.AppendMessage(ctx, sid, db.NewMessage{Role: db.RoleUser, Content: "turn " + key, IdempotencyKey: key}); err != nil {
 			return err
 		}
+		if n := s.Stats().StrayTransactions; n > 0 { // rolled back and logged, but a bug
+			return fmt.Errorf("%d stray transactions on the writer", n)
+		}
 		say("ack", key)
 		return nil
 	}
