@@ -88,10 +88,10 @@ func (w *writer) restartWAL(bounds int64) error {
 	// waiting for readers; the writer's own comes back however it ends.
 	// These PRAGMAs go to the connection, not the statement cache: each
 	// wait is another text, and a PRAGMA is compiled on every run anyway.
+	defer w.restoreBusyTimeout() // even if setting it reports an error after taking effect
 	if err := setBusyTimeout(ctx, w.conn, wait); err != nil {
 		return err
 	}
-	defer w.restoreBusyTimeout()
 	busy, frames, err := walCheckpoint(ctx, w.conn, "RESTART")
 	if err == nil && !busy {
 		w.walRestarts.Add(1)
