@@ -48,46 +48,47 @@ const (
 	walFrameHeaderBytes  = 24
 )
 
-// checkpoint is the periodic post-commit checkpoint, PASSIVE. It returns
-// how many times its bound the log holds when a restart is due (0
-// otherwise): the caller runs it in the background (restartWAL).
+// checkpoint is the periodic post-commit checkpoint, PASSIVE. It reports
+// whether the log has outgrown its bound and a restart is due: the caller
+// runs it in the background (restartWAL).
 //
 // +checklocks:w.mu
-func (w *writer) checkpoint(ctx context.Context) (walBounds int64, err error) {
+func (w *writer) checkpoint(ctx context.Context) (restart bool, err error) {
 	_, frames, err := walCheckpoint(ctx, w.conn, "PASSIVE")
 	if err != nil {
-		return 0, err
+		return false, err
 	}
-	if bounds := w.walBounds(ctx, frames); bounds > 0 && w.restart.due(time.Now()) {
-		return bounds, nil
-	}
-	return 0, nil
+	return w.walBounds(ctx, frames) > 0 && w.restart.due(time.Now()), nil
 }
 
-// restartWAL starts over a WAL that has grown to bounds times its bound
-// (see walBoundBytes): a RESTART checkpoint that holds the write lock while
-// it waits up to the pace's wait for the readers in flight, then copies
-// what PASSIVE could not. It takes the writer lock itself; maintain runs
-// it in the background, so no caller waits for it except through the lock.
-func (w *writer) restartWAL(bounds int64) error {
+// restartWAL starts over a WAL that has outgrown its bound (see
+// walBoundBytes): a RESTART checkpoint that holds the write lock while it
+// waits up to the pace's wait for the readers in flight, then copies what
+// PASSIVE could not. It takes the writer lock itself; maintain runs it in
+// the background (one at a time), so no caller waits for it except
+// through the lock.
+func (w *writer) restartWAL() error {
 	w.mu.Lock()
 	defer w.unlock()
-	wait := w.restart.waitFor(bounds)
-	// Its context outlives the wait; maintenance's 1 s would interrupt
-	// it.
-	ctx, cancel := context.WithTimeout(context.Background(), wait+time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), walRestartWaitMax+time.Second)
 	defer cancel()
-	if ok, err := w.maintainable(ctx); !ok || !w.restart.due(time.Now()) {
+	if ok, err := w.maintainable(ctx); !ok {
 		return err
 	}
-	// Another process may have started the log over meanwhile.
-	if _, frames, err := walCheckpoint(ctx, w.conn, "PASSIVE"); err != nil || w.walBounds(ctx, frames) == 0 {
+	// Measured again under the lock: another process may have started
+	// the log over meanwhile.
+	_, frames, err := walCheckpoint(ctx, w.conn, "PASSIVE")
+	bounds := w.walBounds(ctx, frames)
+	if err != nil || bounds == 0 {
 		return err
 	}
+	wait := w.restart.waitFor(bounds)
 	// The busy timeout is how long the RESTART holds the write lock
 	// waiting for readers; the writer's own comes back however it ends.
 	// These PRAGMAs go to the connection, not the statement cache: each
 	// wait is another text, and a PRAGMA is compiled on every run anyway.
+	// The context outlives the longest wait; maintenance's 1 s would
+	// interrupt it.
 	defer w.restoreBusyTimeout() // even if setting it reports an error after taking effect
 	if err := setBusyTimeout(ctx, w.conn, wait); err != nil {
 		return err

@@ -788,11 +788,11 @@ func (w *writer) maintain() {
 			return
 		}
 		step = func() error {
-			bounds, err := w.maintenance(checkpoint, merge)
-			if bounds > 0 && w.restarting.CompareAndSwap(false, true) {
+			restart, err := w.maintenance(checkpoint, merge)
+			if restart && w.restarting.CompareAndSwap(false, true) {
 				go func() {
 					defer w.restarting.Store(false)
-					w.runMaintenance(func() error { return w.restartWAL(bounds) })
+					w.runMaintenance(w.restartWAL)
 				}()
 			}
 			return err
@@ -821,15 +821,15 @@ func (w *writer) runMaintenance(step func() error) {
 	}
 }
 
-// maintenance merges and checkpoints, and returns how many times its
-// bound the WAL holds when it has outgrown it (0 otherwise).
-func (w *writer) maintenance(checkpoint, merge bool) (walBounds int64, err error) {
+// maintenance merges and checkpoints, and reports whether the WAL has
+// outgrown its bound and is due a restart.
+func (w *writer) maintenance(checkpoint, merge bool) (restart bool, err error) {
 	w.mu.Lock()
 	defer w.unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if ok, err := w.maintainable(ctx); !ok {
-		return 0, err
+		return false, err
 	}
 	var errs []error
 	if merge {
@@ -846,10 +846,10 @@ func (w *writer) maintenance(checkpoint, merge bool) (walBounds int64, err error
 	}
 	if checkpoint {
 		var err error
-		walBounds, err = w.checkpoint(ctx)
+		restart, err = w.checkpoint(ctx)
 		errs = append(errs, err)
 	}
-	return walBounds, errors.Join(errs...)
+	return restart, errors.Join(errs...)
 }
 
 // maintainable reports whether maintenance may touch the file: the store
