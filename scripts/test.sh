@@ -9,6 +9,8 @@ need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v script >/dev/null 2>&1 || need+=(bsdutils) # script(1): a terminal for the progress-bar test
+command -v zsh >/dev/null 2>&1 || need+=(zsh)           # the completion tests drive each shell
+command -v fish >/dev/null 2>&1 || need+=(fish)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]}"

@@ -32,7 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cliPath = filepath.Join(dir, "sessiondb")
-	build := exec.Command("go", "build", "-o", cliPath, "../cmd/sessiondb")
+	// -buildvcs=auto stamps the revision (for `sessiondb version`) even
+	// where GOFLAGS turns stamping off.
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", cliPath, "../cmd/sessiondb")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build the CLI:", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,16 +25,23 @@ type env struct {
 	patience   [3]string // write, transcript, open: flag values
 	store      *db.Store
 	openedPath string
+
+	// describe asks the command's first parseArgs to hand its flag set
+	// back (in described) instead of parsing: help and completion list
+	// the flags a command really takes.
+	version   bool // --version before the command
+	describe  bool
+	described *flag.FlagSet
 }
 
 // addGlobalFlags registers the global flags on fs, so they are accepted
 // before the command and after it alike.
 func (e *env) addGlobalFlags(fs *flag.FlagSet) {
-	fs.StringVar(&e.dbPath, "db", e.dbPath, "database `path`")
+	fs.StringVar(&e.dbPath, "db", e.dbPath, "database `path` (default: $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db)")
 	fs.BoolVar(&e.json, "json", e.json, "print records as JSON (snake_case keys; a list is one array)")
-	fs.StringVar(&e.patience[0], "write-patience", e.patience[0], "how long routine writes wait for the write lock (`duration`)")
-	fs.StringVar(&e.patience[1], "transcript-patience", e.patience[1], "how long appends wait for the write lock (`duration`)")
-	fs.StringVar(&e.patience[2], "open-patience", e.patience[2], "how long opening waits for another process's lock (`duration`)")
+	fs.StringVar(&e.patience[0], "write-patience", e.patience[0], "how long a routine write (session, title, meta, flag, rewind, delete) waits for another process's write lock, a Go `duration` (default: $SESSIONDB_WRITE_PATIENCE, else 20s)")
+	fs.StringVar(&e.patience[1], "transcript-patience", e.patience[1], "how long append waits for another process's write lock; a Go `duration`, longer than the write patience, as losing a turn costs more (default: $SESSIONDB_TRANSCRIPT_PATIENCE, else 3 × the write patience when that is set, else 60s)")
+	fs.StringVar(&e.patience[2], "open-patience", e.patience[2], "how long opening waits for another process's lock, e.g. a migration or VACUUM, a Go `duration` (default: $SESSIONDB_OPEN_PATIENCE, else 20s)")
 }
 
 // parseGlobal parses the flags before the command name.
@@ -41,6 +49,7 @@ func (e *env) parseGlobal(args []string) ([]string, error) {
 	fs := flag.NewFlagSet("sessiondb", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	e.addGlobalFlags(fs)
+	fs.BoolVar(&e.version, "version", false, "print the version")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -49,13 +58,20 @@ func (e *env) parseGlobal(args []string) ([]string, error) {
 
 // parseArgs parses a command's flags (global ones included) wherever they
 // stand among its positional arguments, and checks the positional count.
+// -h or --help anywhere prints the command's help (errHelpShown).
 func (e *env) parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
+	if e.describe {
+		e.described = fs
+		return nil, errDescribed
+	}
 	fs.SetOutput(io.Discard)
 	e.addGlobalFlags(fs)
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{fs.Name() + ": " + err.Error()}
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return nil, e.helpFor(fs.Name())
+		} else if err != nil {
+			return nil, usageError{fs.Name() + ": " + err.Error() + " (`sessiondb help " + fs.Name() + "` lists its flags)"}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -68,6 +84,20 @@ func (e *env) parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]
 		return nil, usagef("%s: expected %s", fs.Name(), argCount(minPos, maxPos))
 	}
 	return pos, nil
+}
+
+// helpFor prints the help of the command named by a flag set ("search",
+// "session new") and returns errHelpShown.
+func (e *env) helpFor(name string) error {
+	cmd, sub, _ := strings.Cut(name, " ")
+	c, ok := lookup(cmd)
+	if !ok {
+		return fmt.Errorf("no command %q for flag set", name)
+	}
+	if err := printCommandHelp(e.stdout, c, sub); err != nil {
+		return err
+	}
+	return errHelpShown
 }
 
 func argCount(lo, hi int) string {
@@ -114,6 +144,11 @@ func (e *env) options() (db.Options, error) {
 			return o, usagef("%s: %q is not a positive Go duration (e.g. 30s, 2m)", from, v)
 		}
 		*target = d
+	}
+	if o.WritePatience > 0 && o.TranscriptPatience == 0 {
+		// The library's default (at least 60 s) suits a gateway; a person
+		// who asked for a short write patience expects a short append too.
+		o.TranscriptPatience = 3 * o.WritePatience
 	}
 	return o, nil
 }

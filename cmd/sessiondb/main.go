@@ -13,10 +13,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/sessiondb/sessiondb/db"
 )
@@ -64,6 +66,9 @@ func commands() []command {
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
 		{"bench", "bench [--appends N] [--appenders 1,4,16,64] [--rows N] [--dir D]", "measure appends (serial, concurrent, batched), reads and open against the raw driver, on scratch databases", runBench},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
+		{"help", "help [COMMAND [SUBCOMMAND]]", "show the commands, or one command's usage with its flags and their defaults", runHelp},
+		{"version", "version", "print the module version and the VCS revision it was built from", runVersion},
+		{"completion", "completion bash|zsh|fish", "print a shell completion script (e.g. source <(sessiondb completion bash))", runCompletion},
 	}
 }
 
@@ -78,40 +83,28 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	rest, err := e.parseGlobal(args)
-	if err != nil {
-		fmt.Fprintln(stderr, "sessiondb:", err)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout)
+		return exitOK
+	case err != nil:
+		return report(stderr, usagef("%v; `sessiondb help` lists the global flags", err))
+	case e.version:
+		return report(stderr, runVersion(ctx, e, nil))
+	case len(rest) == 0:
 		printUsage(stderr)
 		return exitUsage
 	}
-	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" {
-		printUsage(stdout)
-		if len(rest) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	c, ok := lookup(rest[0])
+	if !ok {
+		return report(stderr, unknownCommand(rest[0]))
 	}
-	for _, c := range commands() {
-		if c.name == rest[0] {
-			err := c.run(ctx, e, rest[1:])
-			e.closeStore()
-			return report(stderr, err)
-		}
+	if len(c.subcommands()) > 0 && len(rest) > 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[1]) {
+		return report(stderr, printCommandHelp(stdout, c, ""))
 	}
-	fmt.Fprintf(stderr, "sessiondb: unknown command %q\n", rest[0])
-	printUsage(stderr)
-	return exitUsage
-}
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "usage: sessiondb [--db PATH] [--json] [--write-patience D] [--transcript-patience D] [--open-patience D] COMMAND [ARGS]")
-	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
-		fmt.Fprintf(w, "  %-10s   %s\n", "", c.usage)
-	}
-	fmt.Fprintln(w, "\nThe database is --db, else $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.")
-	fmt.Fprintln(w, "Patience (Go durations): flags, else $SESSIONDB_WRITE_PATIENCE, $SESSIONDB_TRANSCRIPT_PATIENCE, $SESSIONDB_OPEN_PATIENCE.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 write lock held past patience or a live lease in the way.")
+	err = c.run(ctx, e, rest[1:])
+	e.closeStore()
+	return report(stderr, err)
 }
 
 // usageError marks a mistake in the command line (exit 2).
@@ -123,7 +116,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 // report prints err (if any) and maps it to an exit code.
 func report(stderr io.Writer, err error) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errHelpShown) {
 		return exitOK
 	}
 	var v verifyExit
