@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,8 +154,22 @@ func (e *env) options() (db.Options, error) {
 	return o, nil
 }
 
-// open opens the store once per command.
+// open opens the store once per command, creating the database (and its
+// directory) when there is none: for the commands that start one (init,
+// session new, meta set, import, demo).
 func (e *env) open(ctx context.Context) (*db.Store, error) {
+	return e.openStore(ctx, true)
+}
+
+// openExisting opens the store of a command that reads, or changes what is
+// there: where no database exists it fails with noDatabaseError and
+// creates nothing (no directory, file or lock), so a mistyped --db is not
+// mistaken for an empty store.
+func (e *env) openExisting(ctx context.Context) (*db.Store, error) {
+	return e.openStore(ctx, false)
+}
+
+func (e *env) openStore(ctx context.Context, create bool) (*db.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -166,12 +181,24 @@ func (e *env) open(ctx context.Context) (*db.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, noDatabaseError{path}
+		}
+	}
 	s, err := db.Open(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
 	e.store, e.openedPath = s, s.Path()
 	return s, nil
+}
+
+// noDatabaseError: a command that needs a database found none (exit 3).
+type noDatabaseError struct{ path string }
+
+func (n noDatabaseError) Error() string {
+	return fmt.Sprintf("no database at %s (sessiondb init creates one)", n.path)
 }
 
 func (e *env) closeStore() {

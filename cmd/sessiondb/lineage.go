@@ -17,7 +17,7 @@ func runLineage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runConversation(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 	if isSet(fs, "expect-content") {
 		o.ExpectedContent = expect
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func runFlag(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return usagef("flag: unknown flag %q (archive, unarchive, pin, unpin, hide, unhide, read, unread)", pos[1])
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runDelete(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func runLocks(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}

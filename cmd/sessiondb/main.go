@@ -19,8 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-
-	"github.com/sessiondb/sessiondb/db"
 )
 
 const (
@@ -88,23 +86,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		printUsage(stdout)
 		return exitOK
 	case err != nil:
-		return report(stderr, usagef("%v; `sessiondb help` lists the global flags", err))
+		return report(e, usagef("%v; `sessiondb help` lists the global flags", err))
 	case e.version:
-		return report(stderr, runVersion(ctx, e, nil))
+		return report(e, runVersion(ctx, e, nil))
 	case len(rest) == 0:
 		printUsage(stderr)
 		return exitUsage
 	}
 	c, ok := lookup(rest[0])
 	if !ok {
-		return report(stderr, unknownCommand(rest[0]))
+		return report(e, unknownCommand(rest[0]))
 	}
 	if len(c.subcommands()) > 0 && len(rest) > 1 && slices.Contains([]string{"-h", "-help", "--help"}, rest[1]) {
-		return report(stderr, printCommandHelp(stdout, c, ""))
+		return report(e, printCommandHelp(stdout, c, ""))
 	}
 	err = c.run(ctx, e, rest[1:])
 	e.closeStore()
-	return report(stderr, err)
+	return report(e, err)
 }
 
 // usageError marks a mistake in the command line (exit 2).
@@ -115,7 +113,7 @@ func (u usageError) Error() string { return u.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // report prints err (if any) and maps it to an exit code.
-func report(stderr io.Writer, err error) int {
+func report(e *env, err error) int {
 	if err == nil || errors.Is(err, errHelpShown) {
 		return exitOK
 	}
@@ -123,15 +121,7 @@ func report(stderr io.Writer, err error) int {
 	if errors.As(err, &v) {
 		return v.code
 	}
-	fmt.Fprintln(stderr, "sessiondb:", err)
-	var u usageError
-	switch {
-	case errors.As(err, &u), errors.Is(err, db.ErrInvalidInput):
-		return exitUsage
-	case errors.Is(err, db.ErrLocked), errors.Is(err, db.ErrLeaseHeld):
-		return exitLocked
-	case errors.Is(err, db.ErrNotFound):
-		return exitNotFound
-	}
-	return exitError
+	printError(e.stderr, e.json, err)
+	_, code := classify(err)
+	return code
 }

@@ -36,7 +36,7 @@ func runPrune(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("vacuum", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("stats", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := db.Verify(ctx, path)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "sessiondb:", err)
+		printError(e.stderr, e.json, err)
 		return verifyExit{2}
 	}
 	if e.json {
