@@ -85,7 +85,12 @@ type SearchHit struct {
 	// match (starting some 40 before it), every match in it between >>>
 	// and <<<, whitespace collapsed, "..." where it was cut. When only
 	// the tool name matched, it is the tool name, marked.
-	Snippet          string
+	Snippet string
+	// Marks are the matched runs of Snippet (the text between each >>>
+	// and its <<<), as byte offsets. The text itself may hold ">>>": a
+	// caller that shows matches its own way (bold on a terminal) reads
+	// Marks, never the markers, and cannot be fooled by stored text.
+	Marks            []Mark
 	CreatedAt        time.Time
 	Source           string // the session's
 	Model            string // the session's
@@ -94,6 +99,9 @@ type SearchHit struct {
 	// unless SearchOptions.Context asked for them).
 	Before, After []ContextMessage
 }
+
+// Mark is a matched run of a snippet: Snippet[Start:End].
+type Mark struct{ Start, End int }
 
 // ContextMessage is a neighbour of a hit, its content cut to 200
 // characters.

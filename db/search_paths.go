@@ -97,9 +97,9 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 			continue
 		}
 		if snip, ok := highlightSnippet(m.Content); ok {
-			hits[i].Snippet = snip
+			hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
 		} else if snip, ok := highlightSnippet(m.ToolName); ok {
-			hits[i].Snippet = snip
+			hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
 		}
 	}
 	return hits, nil
@@ -183,7 +183,7 @@ func addSnippets(ctx context.Context, q gen.DBTX, hits []SearchHit, find func(st
 				snip, ok = tool, true
 			}
 		}
-		hits[i].Snippet = snip
+		hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
 		if !ok {
 			missed = append(missed, i)
 		}

@@ -191,9 +191,10 @@ func highlightSnippet(h string) (snip string, ok bool) {
 	return renderSnippet(runes, marks, start > 0, end < len(h)), first >= 0
 }
 
-// renderSnippet writes a snippet's characters: marked runs between the
-// markers, whitespace and control characters collapsed to one space,
-// "..." where the text was cut before or after.
+// renderSnippet writes a snippet's characters: marked runs between hlOpen
+// and hlClose (publishSnippet turns them into the public markers and
+// SearchHit.Marks), whitespace and control characters collapsed to one
+// space, "..." where the text was cut before or after.
 func renderSnippet(runes []rune, marks []bool, cutBefore, cutAfter bool) string {
 	var b strings.Builder
 	if cutBefore {
@@ -212,11 +213,11 @@ func renderSnippet(runes []rune, marks []bool, cutBefore, cutAfter bool) string 
 			space = false
 		}
 		if open {
-			b.WriteString(markOpen)
+			b.WriteByte(hlOpen)
 		}
 		b.WriteRune(r)
 		if closing {
-			b.WriteString(markClose)
+			b.WriteByte(hlClose)
 		}
 	}
 	out := strings.TrimRight(b.String(), " ")
@@ -224,6 +225,29 @@ func renderSnippet(runes []rune, marks []bool, cutBefore, cutAfter bool) string 
 		out += "..."
 	}
 	return out
+}
+
+// publishSnippet turns a rendered snippet's hlOpen and hlClose into the
+// public markers and records where each marked run lies. The bytes cannot
+// come from stored text (it is UTF-8, and decodeWindow turns any stray
+// byte into U+FFFD), so Marks are exactly the matches, whatever ">>>" or
+// "<<<" the text itself holds.
+func publishSnippet(s string) (snip string, marks []Mark) {
+	var b strings.Builder
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case hlOpen:
+			b.WriteString(markOpen)
+			start = b.Len()
+		case hlClose:
+			marks = append(marks, Mark{Start: start, End: b.Len()})
+			b.WriteString(markClose)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), marks
 }
 
 // foldPrefix returns the length in bytes of the prefix of s that equals p

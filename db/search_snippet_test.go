@@ -76,6 +76,7 @@ func TestWordSnippet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, ok := wordSnippet(tt.text, sanitizeQuery(tt.query))
+		got, _ = publishSnippet(got)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("wordSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
 		}
@@ -95,6 +96,7 @@ func TestSubstringSnippet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, ok := substringSnippet(tt.text, sanitizeQuery(tt.query))
+		got, _ = publishSnippet(got)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("substringSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
 		}
@@ -145,6 +147,7 @@ func TestHighlightSnippet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, ok := highlightSnippet(tt.in)
+		got, _ = publishSnippet(got)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("highlightSnippet(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
@@ -175,6 +178,7 @@ func TestSnippet_CostIsBoundedByTheWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			snip, ok := tt.fn()
+			snip, _ = publishSnippet(snip)
 			if ok != tt.ok || !utf8.ValidString(snip) || utf8.RuneCountInString(snip) > snippetLen+20 {
 				t.Fatalf("snippet %q, %v; want ok %v and a valid snippet", snip, ok, tt.ok)
 			}
@@ -206,5 +210,46 @@ func BenchmarkWordSnippet1MB(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		wordSnippet(text, terms)
+	}
+}
+
+// Marks are the matches only: stored text that holds the markers itself
+// (">>>fake<<<") is shown as text and never reported as a match, on the
+// word index, the trigram index and the scan alike.
+func TestSearch_MarksCannotBeFakedByStoredText(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "m")
+	const text = "see >>>fake<<< and the real needle here, then a stray <<< and >>>"
+	if _, err := s.AppendMessage(t.Context(), "m", NewMessage{Role: RoleUser, Content: text}); err != nil {
+		t.Fatal(err)
+	}
+	routes := map[searchRoute]bool{}
+	for _, stale := range []bool{false, true} { // the indexes; the scan
+		if stale {
+			if err := s.SetMeta(t.Context(), metaFTSStale, "1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range []string{"needle", "eedl"} { // a word; a substring (trigram)
+			hits, route, err := s.search(t.Context(), q, SearchOptions{})
+			if err != nil || len(hits) != 1 {
+				t.Fatalf("search(%q) route %d: %v, %v", q, route, hits, err)
+			}
+			routes[route] = true
+			h := hits[0]
+			var got []string
+			for _, m := range h.Marks {
+				got = append(got, h.Snippet[m.Start:m.End])
+				if h.Snippet[m.Start-len(markOpen):m.Start] != markOpen || h.Snippet[m.End:m.End+len(markClose)] != markClose {
+					t.Errorf("search(%q) route %d: mark %v of %q is not between the markers", q, route, m, h.Snippet)
+				}
+			}
+			if diff := cmp.Diff([]string{q}, got); diff != "" || !strings.Contains(h.Snippet, ">>>fake<<<") {
+				t.Errorf("search(%q) route %d: snippet %q marks (-want +got):\n%s", q, route, h.Snippet, diff)
+			}
+		}
+	}
+	if len(routes) != 3 {
+		t.Errorf("routes taken %v, want the word index, the trigram index and the scan", routes)
 	}
 }

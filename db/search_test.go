@@ -181,7 +181,7 @@ func TestSearch_HitFields(t *testing.T) {
 	msgs, _ := f.s.Messages(t.Context(), "s1", MessageQuery{AfterID: f.ids["tool-out"] - 1, Limit: 1})
 	want := SearchHit{
 		MessageID: f.ids["tool-out"], SessionID: "s1", Role: RoleTool, ToolName: "shell_exec",
-		Snippet: ">>>shell_exec<<<", CreatedAt: msgs[0].CreatedAt, Source: "cli", Model: "gpt-4o",
+		Snippet: ">>>shell_exec<<<", Marks: []Mark{{3, 13}}, CreatedAt: msgs[0].CreatedAt, Source: "cli", Model: "gpt-4o",
 		SessionStartedAt: sess.StartedAt,
 	}
 	if diff := cmp.Diff(want, hits[0], cmpopts.EquateEmpty()); diff != "" {

@@ -942,12 +942,10 @@ func sleepJitter(ctx context.Context, waited, left time.Duration) error {
 }
 
 // lockedError reports exhausted patience: who held the lock (where the OS
-// can tell) and that the database itself is healthy.
+// can tell) and that the database itself is healthy. It is returned, not
+// logged: the caller reports it, and a log line too would say it twice.
 func (w *writer) lockedError(patience time.Duration, cause error) error {
-	holders := lockHolders(w.path)
-	err := &LockedError{Path: w.path, Patience: patience, Holders: holders, Err: cause}
-	w.log.Warn("sessiondb: write lock unavailable", "path", w.path, "patience", patience, "holders", holders)
-	return err
+	return &LockedError{Path: w.path, Patience: patience, Holders: lockHolders(w.path), Err: cause}
 }
 
 // exclusive runs fn on the writer connection outside any transaction, with

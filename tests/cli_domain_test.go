@@ -35,9 +35,9 @@ func TestCLI_Domain(t *testing.T) {
 		{name: "RewindNoTarget", args: []string{"rewind", "p"}, code: 2, stderr: "--to"},
 		{name: "RewindToAssistant", args: []string{"rewind", "p", "--to", "2"}, code: 2, stderr: "user message"},
 		{name: "RewindStaleContent", args: []string{"rewind", "p", "--to", "3", "--expect-content", "other"}, code: 1, stderr: "the row changed since it was read"},
-		{name: "Rewind", args: []string{"rewind", "p", "--to", "3", "--expect-content", "second question"}, stdout: "rewound 1 messages; the conversation now ends at #2"},
+		{name: "Rewind", args: []string{"rewind", "p", "--to", "3", "--expect-content", "second question"}, stdout: "rewound 1 message; the conversation now ends at #2"},
 		{name: "ConversationAfterRewind", args: []string{"--json", "conversation", "p"}, stdout: `"first answer"`},
-		{name: "Pin", args: []string{"flag", "p", "pin"}, stdout: "pin: 1 sessions changed"},
+		{name: "Pin", args: []string{"flag", "p", "pin"}, stdout: "pin: 1 session changed"},
 		{name: "UnknownFlag", args: []string{"flag", "p", "sparkle"}, code: 2, stderr: "unknown flag"},
 		{name: "ShowPinned", args: []string{"--json", "session", "show", "p"}, stdout: `"pinned": true`},
 		{name: "LocksFree", args: []string{"locks", "p"}, stdout: "free"},
@@ -91,10 +91,10 @@ func TestCLI_ExportImport(t *testing.T) {
 	mustRun(a, "", "session", "new", "--id", "s", "--title", "Zürich trip")
 	mustRun(a, "", "append", "s", "--role", "user", "--content", "line one\nline two")
 	mustRun(a, "line\x00three", "append", "s", "--role", "assistant", "--content-file", "-")
-	if r := mustRun(a, "", "export", "-o", file); !strings.Contains(r.stderr, "exported 1 sessions, 2 messages") {
+	if r := mustRun(a, "", "export", "-o", file); !strings.Contains(r.stderr, "exported 1 session, 2 messages") {
 		t.Errorf("export summary: %q", r.stderr)
 	}
-	if r := mustRun(b, "", "import", file); !strings.Contains(r.stdout, "imported 1 sessions (2 messages)") {
+	if r := mustRun(b, "", "import", file); !strings.Contains(r.stdout, "imported 1 session (2 messages)") {
 		t.Errorf("import summary: %q", r.stdout)
 	}
 	ea, eb := mustRun(a, "", "export").stdout, mustRun(b, "", "export").stdout

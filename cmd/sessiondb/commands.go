@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -129,6 +130,7 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 	ended := fs.Bool("ended", false, "only ended sessions")
 	fs.IntVar(&f.Limit, "limit", 50, "at most `N` sessions (max 1000)")
 	fs.IntVar(&f.Offset, "offset", 0, "skip `N` sessions")
+	all := fs.Bool("all", false, "every session from --offset on, fetched in pages (--limit is ignored)")
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -144,15 +146,58 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *all {
+		f.Limit = maxSessionPage
+		out := &jsonStream{w: e.stdout}
+		err := streamPages(f.Limit, func(prev []db.Session) ([]db.Session, error) {
+			f.Offset += len(prev)
+			return s.ListSessions(ctx, f)
+		}, func(page []db.Session, first bool) error {
+			if e.json {
+				for _, x := range page {
+					out.add(toSessionJSON(x))
+				}
+				return out.err
+			}
+			return e.fitted(func(w io.Writer) error { return printSessionTable(w, page, first) })
+		})
+		if err != nil || !e.json {
+			return err
+		}
+		return out.close()
+	}
+	f.Limit = min(cmp.Or(f.Limit, 50), maxSessionPage)
 	ss, err := s.ListSessions(ctx, f)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, mapAll(ss, toSessionJSON))
+		err = writeJSON(e.stdout, mapAll(ss, toSessionJSON))
+	} else {
+		err = e.fitted(func(w io.Writer) error { return printSessions(w, ss) })
 	}
-	return printSessions(e.stdout, ss)
+	if err != nil || len(ss) < f.Limit {
+		return err
+	}
+	next := f
+	next.Offset, next.Limit = f.Offset+len(ss), 1
+	if probe, err := s.ListSessions(ctx, next); err != nil || len(probe) == 0 {
+		return err
+	}
+	c := cursorOffset(next.Offset)
+	if f.Source == "" && f.ParentID == "" && f.Ended == nil { // counted cheaply
+		if in, err := s.Info(ctx); err == nil {
+			c.Remaining = in.Sessions - int64(next.Offset)
+		}
+	}
+	return e.printMore("sessions", c)
 }
+
+// maxSessionPage and maxMessagePage are the library's largest pages.
+const (
+	maxSessionPage = 1000
+	maxMessagePage = 100000
+)
 
 func runAppend(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("append", flag.ContinueOnError)
@@ -215,9 +260,11 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("messages", flag.ContinueOnError)
 	var q db.MessageQuery
 	fs.Int64Var(&q.AfterID, "after", 0, "only messages with id greater than `ID`")
-	fs.IntVar(&q.Limit, "limit", 1000, "at most `N` messages")
+	fs.Int64Var(&q.BeforeID, "before", 0, "only messages with id less than `ID` (the next page of --newest-first)")
+	fs.IntVar(&q.Limit, "limit", 1000, "at most `N` messages (max 100000)")
 	fs.BoolVar(&q.NewestFirst, "newest-first", false, "newest first")
 	fs.BoolVar(&q.IncludeRewound, "include-rewound", false, "include rewound messages")
+	all := fs.Bool("all", false, "every message (after --after, before --before), fetched in pages (--limit is ignored)")
 	pos, err := e.parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -226,14 +273,61 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// advance moves q past a page: ids only grow, so the cursor is the
+	// last id shown, in whichever direction the listing runs.
+	advance := func(q *db.MessageQuery, page []db.Message) {
+		if len(page) == 0 {
+			return
+		}
+		if last := page[len(page)-1].ID; q.NewestFirst {
+			q.BeforeID = last
+		} else {
+			q.AfterID = last
+		}
+	}
+	if *all {
+		q.Limit = 1000
+		out := &jsonStream{w: e.stdout}
+		err := streamPages(q.Limit, func(prev []db.Message) ([]db.Message, error) {
+			advance(&q, prev)
+			return s.Messages(ctx, pos[0], q)
+		}, func(page []db.Message, _ bool) error {
+			if e.json {
+				for _, m := range page {
+					out.add(toMessageJSON(m))
+				}
+				return out.err
+			}
+			return printMessages(e.stdout, page)
+		})
+		if err != nil || !e.json {
+			return err
+		}
+		return out.close()
+	}
+	q.Limit = min(cmp.Or(q.Limit, 1000), maxMessagePage)
 	ms, err := s.Messages(ctx, pos[0], q)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, mapAll(ms, toMessageJSON))
+		err = writeJSON(e.stdout, mapAll(ms, toMessageJSON))
+	} else {
+		err = printMessages(e.stdout, ms)
 	}
-	return printMessages(e.stdout, ms)
+	if err != nil || len(ms) < q.Limit {
+		return err
+	}
+	next := q
+	advance(&next, ms)
+	next.Limit = 1
+	if probe, err := s.Messages(ctx, pos[0], next); err != nil || len(probe) == 0 {
+		return err
+	}
+	if q.NewestFirst {
+		return e.printMore("messages", cursorBefore(next.BeforeID))
+	}
+	return e.printMore("messages", cursorAfter(next.AfterID))
 }
 
 func runMeta(ctx context.Context, e *env, args []string) error {

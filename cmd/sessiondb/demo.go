@@ -124,7 +124,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, out)
 	}
-	fmt.Fprintf(e.stdout, "%s: %d conversations written by %d concurrent writers each\n\n", s.Path(), len(ss), *writers)
+	fmt.Fprintf(e.stdout, "%s: %s written by %s each\n\n", s.Path(), plural(int64(len(ss)), "conversation"), plural(int64(*writers), "concurrent writer"))
 	if err := printSessions(e.stdout, ss); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "\n== %s — %s (%d messages, %d tool calls)\n", x.ID, x.Title, x.MessageCount, x.ToolCallCount)
+		fmt.Fprintf(e.stdout, "\n== %s — %s (%s, %s)\n", oneLine(x.ID), oneLine(x.Title), plural(x.MessageCount, "message"), plural(x.ToolCallCount, "tool call"))
 		if err := printMessages(e.stdout, ms); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,12 +147,28 @@ func (e *env) options() (db.Options, error) {
 		}
 		*target = d
 	}
+	o.Logger = e.logger()
 	if o.WritePatience > 0 && o.TranscriptPatience == 0 {
 		// The library's default (at least 60 s) suits a gateway; a person
 		// who asked for a short write patience expects a short append too.
 		o.TranscriptPatience = 3 * o.WritePatience
 	}
 	return o, nil
+}
+
+// logger is the store's logger: warnings on stderr, as text lines
+// without a timestamp, or as JSON objects under --json.
+func (e *env) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	if e.json {
+		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
 }
 
 // open opens the store once per command, creating the database (and its

@@ -65,7 +65,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if err := os.Rename(tmp.Name(), *out); err != nil {
 			return err
 		}
-		summary := fmt.Sprintf("exported %d sessions, %d messages to %s\n", res.Sessions, res.Messages, *out)
+		summary := fmt.Sprintf("exported %s, %s to %s\n", plural(res.Sessions, "session"), plural(res.Messages, "message"), *out)
 		if e.json {
 			return writeJSON(e.stdout, map[string]any{"sessions": res.Sessions, "messages": res.Messages, "file": *out})
 		}
@@ -115,7 +115,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "imported %d sessions (%d messages); skipped %d that exist; %d without their parent link\n",
-		res.Imported, res.Messages, res.Skipped, res.Detached)
+	_, err = fmt.Fprintf(e.stdout, "imported %s (%s); skipped %d that exist; %d without their parent link\n",
+		plural(int64(res.Imported), "session"), plural(int64(res.Messages), "message"), res.Skipped, res.Detached)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,7 +29,7 @@ func runLineage(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return writeJSON(e.stdout, mapAll(chain, toSessionJSON))
 	}
-	return printSessions(e.stdout, chain)
+	return e.fitted(func(w io.Writer) error { return printSessions(w, chain) })
 }
 
 func runConversation(ctx context.Context, e *env, args []string) error {
@@ -82,7 +83,7 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, map[string]any{"rewound": res.Rewound, "head_id": res.HeadID,
 			"target": toMessageJSON(res.Target)})
 	}
-	_, err = fmt.Fprintf(e.stdout, "rewound %d messages; the conversation now ends at #%d\n", res.Rewound, res.HeadID)
+	_, err = fmt.Fprintf(e.stdout, "rewound %s; the conversation now ends at #%d\n", plural(int64(res.Rewound), "message"), res.HeadID)
 	return err
 }
 
@@ -118,7 +119,7 @@ func runFlag(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return writeJSON(e.stdout, map[string]any{"flag": pos[1], "sessions_changed": n})
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %d sessions changed\n", pos[1], n)
+	_, err = fmt.Fprintf(e.stdout, "%s: %s changed\n", pos[1], plural(int64(n), "session"))
 	return err
 }
 
@@ -141,7 +142,7 @@ func runDelete(ctx context.Context, e *env, args []string) error {
 		if e.json {
 			return writeJSON(e.stdout, map[string]any{"would_delete": set, "deleted": []string{}})
 		}
-		_, err = fmt.Fprintf(e.stdout, "would delete %d sessions: %s\n(run again with --yes to delete them)\n", len(set), strings.Join(set, ", "))
+		_, err = fmt.Fprintf(e.stdout, "would delete %s: %s\n(run again with --yes to delete them)\n", plural(int64(len(set)), "session"), oneLine(strings.Join(set, ", ")))
 		return err
 	}
 	// The set shown is the set deleted: if it changed meanwhile, refuse.
@@ -152,7 +153,7 @@ func runDelete(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return writeJSON(e.stdout, map[string]any{"deleted": deleted})
 	}
-	_, err = fmt.Fprintf(e.stdout, "deleted %d sessions: %s\n", len(deleted), strings.Join(deleted, ", "))
+	_, err = fmt.Fprintf(e.stdout, "deleted %s: %s\n", plural(int64(len(deleted)), "session"), oneLine(strings.Join(deleted, ", ")))
 	return err
 }
 

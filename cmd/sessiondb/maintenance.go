@@ -47,8 +47,8 @@ func runPrune(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return writeJSON(e.stdout, map[string]int{"pruned": res.Pruned, "spared": res.Spared, "orphaned": res.Orphaned})
 	}
-	_, err = fmt.Fprintf(e.stdout, "pruned %d sessions (spared %d: pinned, continued or leased; %d children unlinked)\n",
-		res.Pruned, res.Spared, res.Orphaned)
+	_, err = fmt.Fprintf(e.stdout, "pruned %s (spared %d: pinned, continued or leased; %s unlinked)\n",
+		plural(int64(res.Pruned), "session"), res.Spared, plural(int64(res.Orphaned), "child session"))
 	return err
 }
 
@@ -70,8 +70,8 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, map[string]int64{"bytes_before": res.SizeBefore, "bytes_after": res.SizeAfter,
 			"free_pages_before": res.FreePagesBefore, "free_pages_after": res.FreePagesAfter})
 	}
-	_, err = fmt.Fprintf(e.stdout, "vacuumed: %s -> %s (%d free pages reclaimed)\n",
-		humanBytes(res.SizeBefore), humanBytes(res.SizeAfter), res.FreePagesBefore-res.FreePagesAfter)
+	_, err = fmt.Fprintf(e.stdout, "vacuumed: %s -> %s (%s reclaimed)\n",
+		humanBytes(res.SizeBefore), humanBytes(res.SizeAfter), plural(res.FreePagesBefore-res.FreePagesAfter, "free page"))
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -91,6 +92,17 @@ func toMessageJSON(m db.Message) messageJSON {
 	return out
 }
 
+// plural writes a count with its noun: "1 tool call", "2 tool calls".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// singular turns a plural noun of the CLI's ("sessions", "hits") back.
+func singular(noun string) string { return strings.TrimSuffix(noun, "s") }
+
 // mapAll converts every element (records to their JSON form).
 func mapAll[T, U any](in []T, f func(T) U) []U {
 	out := make([]U, len(in))
@@ -100,15 +112,24 @@ func mapAll[T, U any](in []T, f func(T) U) []U {
 	return out
 }
 
+// writeJSON writes v indented, with <, > and & as themselves (stored text
+// is data, not HTML).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
-func printSessions(w io.Writer, ss []db.Session) error {
+func printSessions(w io.Writer, ss []db.Session) error { return printSessionTable(w, ss, true) }
+
+// printSessionTable prints sessions as a table, with its header line or
+// without (the pages after the first of --all).
+func printSessionTable(w io.Writer, ss []db.Session, header bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSOURCE\tSTARTED\tMESSAGES\tENDED\tTITLE")
+	if header {
+		fmt.Fprintln(tw, "ID\tSOURCE\tSTARTED\tMESSAGES\tENDED\tTITLE")
+	}
 	for _, s := range ss {
 		ended := "-"
 		if s.Ended() {

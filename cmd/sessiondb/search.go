@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -38,6 +39,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.Limit, "limit", db.DefaultSearchLimit, "at most `N` hits (max 200)")
 	fs.IntVar(&o.Offset, "offset", 0, "skip `N` hits")
 	fs.IntVar(&o.Context, "context", 0, "show `N` neighbouring messages before and after each hit (max 5)")
+	all := fs.Bool("all", false, "every hit from --offset on, fetched in pages (--limit is ignored)")
 	pos, err := e.parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -51,14 +53,46 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	hl := e.highlighter()
+	if *all {
+		o.Limit = db.MaxSearchLimit
+		out := &jsonStream{w: e.stdout}
+		err := streamPages(o.Limit, func(prev []db.SearchHit) ([]db.SearchHit, error) {
+			o.Offset += len(prev)
+			return s.Search(ctx, pos[0], o)
+		}, func(page []db.SearchHit, first bool) error {
+			if e.json {
+				for _, h := range page {
+					out.add(toSearchHitJSON(h))
+				}
+				return out.err
+			}
+			return e.fitted(func(w io.Writer) error { return printSearchHits(w, page, first, hl) })
+		})
+		if err != nil || !e.json {
+			return err
+		}
+		return out.close()
+	}
+	o.Limit = min(cmp.Or(o.Limit, db.DefaultSearchLimit), db.MaxSearchLimit)
 	hits, err := s.Search(ctx, pos[0], o)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, mapAll(hits, toSearchHitJSON))
+		err = writeJSON(e.stdout, mapAll(hits, toSearchHitJSON))
+	} else {
+		err = e.fitted(func(w io.Writer) error { return printSearchHits(w, hits, true, hl) })
 	}
-	return printSearchHits(e.stdout, hits)
+	if err != nil || len(hits) < o.Limit {
+		return err
+	}
+	next := o
+	next.Offset, next.Limit, next.Context = o.Offset+len(hits), 1, 0
+	if probe, err := s.Search(ctx, pos[0], next); err != nil || len(probe) == 0 {
+		return err
+	}
+	return e.printMore("hits", cursorOffset(next.Offset))
 }
 
 // searchHitJSON is a hit in the CLI's JSON: snake_case, RFC 3339 times.
@@ -68,6 +102,7 @@ type searchHitJSON struct {
 	Role             string        `json:"role"`
 	ToolName         string        `json:"tool_name,omitempty"`
 	Snippet          string        `json:"snippet"`
+	Marks            [][2]int      `json:"marks,omitempty"` // byte ranges of snippet that matched
 	CreatedAt        string        `json:"created_at"`
 	Source           string        `json:"source"`
 	Model            string        `json:"model,omitempty"`
@@ -92,6 +127,9 @@ func toSearchHitJSON(h db.SearchHit) searchHitJSON {
 		Snippet: h.Snippet, CreatedAt: stamp(h.CreatedAt), Source: h.Source, Model: h.Model,
 		SessionStartedAt: stamp(h.SessionStartedAt),
 	}
+	for _, m := range h.Marks {
+		out.Marks = append(out.Marks, [2]int{m.Start, m.End})
+	}
 	if len(h.Before) > 0 {
 		out.Before = mapAll(h.Before, toContextJSON)
 	}
@@ -102,15 +140,21 @@ func toSearchHitJSON(h db.SearchHit) searchHitJSON {
 }
 
 // printSearchHits prints one row per hit (session, role, time, snippet),
-// the neighbours, when asked for, indented under it. Every stored text
-// goes through oneLine: a message must not be able to drive the terminal.
-func printSearchHits(w io.Writer, hits []db.SearchHit) error {
+// the neighbours, when asked for, indented under it; the header only when
+// asked (the first page). Every stored text goes through oneLine: a
+// message must not be able to drive the terminal.
+func printSearchHits(w io.Writer, hits []db.SearchHit, header bool, hl highlighter) error {
 	if len(hits) == 0 {
+		if !header {
+			return nil
+		}
 		_, err := fmt.Fprintln(w, "no matches")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tSNIPPET")
+	if header {
+		fmt.Fprintln(tw, "SESSION\tROLE\tTIME\tSNIPPET")
+	}
 	for _, h := range hits {
 		role := string(h.Role)
 		if h.ToolName != "" {
@@ -119,7 +163,7 @@ func printSearchHits(w io.Writer, hits []db.SearchHit) error {
 		for _, c := range h.Before {
 			fmt.Fprintf(tw, "\t\t\t  %s: %s\n", oneLine(string(c.Role)), oneLine(c.Content))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(h.SessionID), oneLine(role), h.CreatedAt.Local().Format("2006-01-02 15:04"), oneLine(h.Snippet))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneLine(h.SessionID), oneLine(role), h.CreatedAt.Local().Format("2006-01-02 15:04"), hl.snippet(h.Snippet, h.Marks))
 		for _, c := range h.After {
 			fmt.Fprintf(tw, "\t\t\t  %s: %s\n", oneLine(string(c.Role)), oneLine(c.Content))
 		}

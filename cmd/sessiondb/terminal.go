@@ -91,12 +91,37 @@ func skipEscape(s string, i int) int {
 	return i
 }
 
+// inert makes one line of stored text safe to print and keeps its shape:
+// escape sequences are dropped whole, a tab becomes four spaces, every
+// other control character (and any line break) is dropped, an invalid
+// byte becomes U+FFFD; spaces, and so code indentation, stay as stored.
+func inert(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b || r == 0x9b || r == 0x9d || r == 0x90 || r == 0x98 || r == 0x9e || r == 0x9f:
+			i = skipEscape(s, i)
+			continue
+		case r == '\t':
+			b.WriteString("    ")
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
 // transcript indents a message body for printMessages, each line made
-// inert by oneLine (line breaks are kept, every other control goes).
+// inert (line breaks and indentation are kept, every other control goes).
 func transcript(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = "    " + oneLine(l)
+		lines[i] = strings.TrimRight("    "+inert(l), " ")
 	}
 	return strings.Join(lines, "\n")
 }
