@@ -58,11 +58,12 @@ type errorJSON struct {
 	Message string `json:"message"`
 }
 
-// printError prints err on stderr: "sessiondb: message", or under --json
-// {"error":"code","message":"…"}.
+// printError prints err on stderr: "sessiondb: message" on one inert line
+// (an error can quote ids, titles or a lock holder's command line), or
+// under --json {"error":"code","message":"…"}.
 func printError(stderr io.Writer, asJSON bool, err error) {
 	if !asJSON {
-		fmt.Fprintln(stderr, "sessiondb:", err)
+		fmt.Fprintln(stderr, "sessiondb:", oneLine(err.Error()))
 		return
 	}
 	code, _ := classify(err)

@@ -112,7 +112,7 @@ func fitWidth(line string, width int) string {
 			seq := rest[:end+1]
 			b.WriteString(seq)
 			styled = seq != styleReset
-			rest = rest[end+1:]
+			rest, state = rest[end+1:], -1
 			continue
 		}
 		var cluster string
