@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
 # The test command: installs what the black-box tests need (Python 3 and
-# the sqlite3 shell, as external peers; script(1) for a terminal), then runs every module's tests
-# with the race detector.
+# the sqlite3 shell, as external peers; script(1) for a terminal; zsh and
+# fish for the completion tests; gcc for the race detector, which needs
+# cgo), then runs every module's tests with the race detector.
+#
+# Without a C compiler that it can install (not root, or no apt-get) the
+# tests run without -race, after a notice; in CI (CI=true) that is an
+# error, as CI always runs with -race.
+# SESSIONDB_TEST_NO_INSTALL=1 never installs anything (a missing tool is
+# then an error, a missing compiler means no -race);
+# SESSIONDB_TEST_DRY_RUN=1 prints the test commands instead of running them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+can_install() {
+  [ "${SESSIONDB_TEST_NO_INSTALL:-}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1
+}
+have_cc() { command -v "$(go env CC)" >/dev/null 2>&1; }
 
 need=()
 command -v python3 >/dev/null 2>&1 || need+=(python3)
@@ -11,8 +24,11 @@ command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v script >/dev/null 2>&1 || need+=(bsdutils) # script(1): a terminal for the progress-bar test
 command -v zsh >/dev/null 2>&1 || need+=(zsh)           # the completion tests drive each shell
 command -v fish >/dev/null 2>&1 || need+=(fish)
+if ! have_cc && can_install; then
+  need+=(gcc)
+fi
 if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if can_install; then
     echo "installing ${need[*]}"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
@@ -21,5 +37,23 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-go test -race -count=1 ./...
-(cd lint && go test -count=1 ./...)
+race=(-race)
+if ! have_cc; then
+  if [ "${CI:-}" = true ]; then
+    echo "scripts/test.sh: no C compiler ($(go env CC)); CI runs the race detector, which needs one" >&2
+    exit 1
+  fi
+  echo "scripts/test.sh: NOTICE: no C compiler ($(go env CC)) and none can be installed here," >&2
+  echo "  so the tests run WITHOUT the race detector (it needs cgo). Install gcc to test as CI does." >&2
+  race=()
+fi
+
+run() {
+  if [ "${SESSIONDB_TEST_DRY_RUN:-}" = 1 ]; then
+    echo "$*"
+  else
+    "$@"
+  fi
+}
+run go test "${race[@]}" -count=1 ./...
+(cd lint && run go test -count=1 ./...)
