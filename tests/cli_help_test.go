@@ -130,6 +130,7 @@ func TestCLI_Completion(t *testing.T) {
 		{"sessiondb flag s1 un", "unarchive unhide unpin unread"},
 		{"sessiondb completion f", "fish"},
 		{"sessiondb messages s1 --newest", "--newest-first"},
+		{"sessiondb help sea", "search"},
 	}
 	run := func(t *testing.T, sh string, args ...string) string {
 		t.Helper()

@@ -36,6 +36,9 @@ func completionSpec() ([]completionEntry, error) {
 				return nil, err
 			}
 			en := completionEntry{cmd: c.name, sub: sub, summary: c.summary, values: c.values()}
+			if c.name == "help" {
+				en.values = commandNames()
+			}
 			fs.VisitAll(func(f *flag.Flag) { en.flags = append(en.flags, f) })
 			out = append(out, en)
 		}

@@ -27,11 +27,11 @@ type env struct {
 	patience   [3]string // write, transcript, open: flag values
 	store      *db.Store
 	openedPath string
+	version    bool // --version before the command
 
 	// describe asks the command's first parseArgs to hand its flag set
 	// back (in described) instead of parsing: help and completion list
 	// the flags a command really takes.
-	version   bool // --version before the command
 	describe  bool
 	described *flag.FlagSet
 }

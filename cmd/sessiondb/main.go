@@ -41,9 +41,9 @@ func commands() []command {
 	return []command{
 		{"init", "init", "create the database (and its directory) if needed and apply migrations", runInit},
 		{"session", "session new [--id ID] [--source S] [--title T] [--parent ID --kind K] [--model M] | show ID | end ID --reason R", "create, show or end one session", runSession},
-		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N]", "list sessions, newest first", runSessions},
+		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N] [--all]", "list sessions, newest first", runSessions},
 		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
-		{"messages", "messages SESSION_ID [--after ID] [--limit N] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
+		{"messages", "messages SESSION_ID [--after ID] [--before ID] [--limit N] [--all] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
 		{"conversation", "conversation SESSION_ID [--lineage] [--compacted]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},

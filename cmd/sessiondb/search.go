@@ -12,7 +12,7 @@ import (
 )
 
 // searchUsage is the search command's line in the usage text.
-const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--context N]"
+const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--all] [--context N]"
 
 // roleFlags collects repeated --role flags.
 type roleFlags []db.Role
