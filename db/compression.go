@@ -43,7 +43,7 @@ type Compaction struct {
 type CompactResult struct {
 	Compacted int64   // active rows that became compacted
 	IDs       []int64 // the new rows, in order
-	Carried   []int64 // copies of rows appended above the watermark, after the new rows
+	Carried   []int64 // copies of the active rows above the watermark, after the new rows (for CompactKeepingLast: the kept tail, then rows appended meanwhile)
 }
 
 // CompactSession replaces the session's active rows up to c.Watermark by
