@@ -270,11 +270,20 @@ func TestCompactKeepingLast_WritesNothingWhenItCannot(t *testing.T) {
 	}
 	// Bad arguments.
 	for name, call := range map[string]func() error{
-		"zero policy":     func() error { _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{}, summarize); return err },
-		"negative turns":  func() error { _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: -1}, summarize); return err },
-		"nil summarizer":  func() error { _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: 1}, nil); return err },
-		"empty holder":    func() error { _, err := s.CompactKeepingLast(ctx, "g", "", KeepPolicy{Turns: 1}, summarize); return err },
-		"unknown session": func() error { _, err := s.CompactKeepingLast(ctx, "nope", h, KeepPolicy{Turns: 1}, summarize); return err },
+		"zero policy": func() error { _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{}, summarize); return err },
+		"negative turns": func() error {
+			_, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: -1}, summarize)
+			return err
+		},
+		"nil summarizer": func() error { _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: 1}, nil); return err },
+		"empty holder": func() error {
+			_, err := s.CompactKeepingLast(ctx, "g", "", KeepPolicy{Turns: 1}, summarize)
+			return err
+		},
+		"unknown session": func() error {
+			_, err := s.CompactKeepingLast(ctx, "nope", h, KeepPolicy{Turns: 1}, summarize)
+			return err
+		},
 	} {
 		want := ErrInvalidInput
 		if name == "unknown session" {
