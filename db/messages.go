@@ -373,3 +373,23 @@ func messageFromRow(r *gen.Message) (Message, error) {
 	}
 	return m, nil
 }
+
+// Message returns one message by id, in whatever state it is (a search
+// hit names only the id; its session and neighbours follow from here). An
+// unknown id gives ErrNotFound.
+func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
+	const op = "get message"
+	if id <= 0 {
+		return Message{}, opErr(op, "", invalid("message id %d is not positive", id))
+	}
+	var m Message
+	err := s.read(ctx, op, "", func(q gen.DBTX) error {
+		row, err := queries.MessageGet(ctx, q, id)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", id, err)
+		}
+		m, err = messageFromRow(&row)
+		return err
+	})
+	return m, err
+}

@@ -254,3 +254,23 @@ func TestMeta(t *testing.T) {
 		t.Errorf("SetMeta(invalid UTF-8) = %v, want ErrInvalidInput", err)
 	}
 }
+
+func TestMessage_ByID(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	id, err := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleUser, Content: "find me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Message(ctx, id)
+	if err != nil || m.SessionID != "s1" || m.Content != "find me" || m.State != StateActive {
+		t.Errorf("Message(%d) = %+v, %v", id, m, err)
+	}
+	if _, err := s.Message(ctx, id+1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Message(ctx, 0); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("id 0: %v, want ErrInvalidInput", err)
+	}
+}
