@@ -64,8 +64,10 @@ type NewMessage struct {
 	FinishReason string
 	TokenCount   int64
 	// IdempotencyKey, when set, makes the append safe to retry after any
-	// failure: appending the same key to the same session again returns
-	// the first message's id and inserts nothing.
+	// failure: appending the same message under the same key to the same
+	// session again returns the first message's id and inserts nothing. A
+	// different message under a key already used is refused with an
+	// *IdempotencyConflictError (which also says what "same" compares).
 	IdempotencyKey string
 	// Summary marks a compression summary (a message that stands for the
 	// turns it replaced).

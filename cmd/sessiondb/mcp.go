@@ -36,8 +36,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	out := newLockedWriter(e.stdout)
 	guard := newLineGuard(e.stdin, out)
 	err = server.Run(ctx, &mcp.IOTransport{Reader: guard, Writer: out})
-	if guard.skipped > 0 {
-		log.Warn("mcp: answered lines that were not JSON-RPC messages", "lines", guard.skipped)
+	if n := guard.skipped.Load(); n > 0 {
+		log.Warn("mcp: answered lines that were not JSON-RPC messages", "lines", n)
 	}
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil // the client closed stdin, or an interrupt: a normal end

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,12 +34,16 @@ const maxMCPLine = 4 << 20
 // them: a client that writes its requests and closes its end still gets
 // every answer.
 type lockedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	calls   int
+	mu sync.Mutex
+	// +checklocks:mu
+	w io.Writer
+	// +checklocks:mu
+	calls int
+	// +checklocks:mu
 	settled *sync.Cond
 }
 
+// +checklocksignore: the writer is not shared yet.
 func newLockedWriter(w io.Writer) *lockedWriter {
 	l := &lockedWriter{w: w}
 	l.settled = sync.NewCond(&l.mu)
@@ -123,7 +128,7 @@ type lineGuard struct {
 	in      *bufio.Reader
 	out     *lockedWriter
 	pending []byte
-	skipped int // lines answered with an error (for the log)
+	skipped atomic.Int64 // lines answered with an error (for the log; read after the transport stops)
 	// patience bounds how long the end of stdin waits for the answers to
 	// calls still running.
 	patience time.Duration
@@ -232,7 +237,7 @@ type rpcError struct {
 // is the request's when it had a usable one (a string or a number), else
 // null.
 func (g *lineGuard) reject(id json.RawMessage, code int, msg string) {
-	g.skipped++
+	g.skipped.Add(1)
 	var v any
 	if json.Unmarshal(id, &v) != nil {
 		v = nil

@@ -69,8 +69,8 @@ func TestLineGuard(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
-	if g.skipped != len(want) {
-		t.Errorf("skipped = %d, want %d", g.skipped, len(want))
+	if n := g.skipped.Load(); n != int64(len(want)) {
+		t.Errorf("skipped = %d, want %d", n, len(want))
 	}
 }
 
