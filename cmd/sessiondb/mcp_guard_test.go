@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // The guard passes every well-formed message line on, byte for byte, and
@@ -103,4 +104,50 @@ func TestLineGuard_EOFWaitsForAnswers(t *testing.T) {
 	if err := <-eof; err != io.EOF {
 		t.Errorf("after the answer: %v, want EOF", err)
 	}
+}
+
+// Whatever arrives, the transport only ever sees lines it can decode, and
+// every other line gets exactly one JSON-RPC error.
+func FuzzLineGuard(f *testing.F) {
+	for _, s := range []string{`{"jsonrpc":"2.0","id":1,"method":"a"}`, "not json\n{}", `[{"jsonrpc":"2.0","id":1,"result":1}]`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n\n\n[]", `{"jsonrpc":"2.0","id":1.5,"method":"a"} 1`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var out bytes.Buffer
+		w := newLockedWriter(&out)
+		g := newLineGuard(strings.NewReader(in), w)
+		g.patience = 0
+		passed, err := io.ReadAll(g)
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		lines := 0
+		for _, line := range strings.Split(string(passed), "\n") {
+			if line == "" {
+				continue
+			}
+			lines++
+			if _, err := jsonrpc.DecodeMessage([]byte(line)); err != nil {
+				var batch []json.RawMessage
+				if json.Unmarshal([]byte(line), &batch) != nil || len(batch) == 0 {
+					t.Fatalf("passed %q, which the transport cannot decode: %v", line, err)
+				}
+			}
+		}
+		answers := 0
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if line == "" {
+				continue
+			}
+			answers++
+			var e rpcError
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.JSONRPC != "2.0" || (e.Error.Code != -32700 && e.Error.Code != -32600) {
+				t.Fatalf("guard wrote %q", line)
+			}
+		}
+		if int64(answers) != g.skipped.Load() {
+			t.Fatalf("%d answers for %d skipped lines", answers, g.skipped.Load())
+		}
+	})
 }
