@@ -43,7 +43,7 @@ type Compaction struct {
 type CompactResult struct {
 	Compacted int64   // active rows that became compacted
 	IDs       []int64 // the new rows, in order
-	Carried   []int64 // copies of rows appended above the watermark, after the new rows
+	Carried   []int64 // copies of the active rows above the watermark, after the new rows (for CompactKeepingLast: the kept tail, then rows appended meanwhile)
 }
 
 // CompactSession replaces the session's active rows up to c.Watermark by
@@ -73,7 +73,7 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 			SessionID: sessionID, Watermark: c.Watermark}); err != nil {
 			return err
 		}
-		if res.IDs, err = insertMessages(ctx, tx, sessionID, prepared, false); err != nil {
+		if res.IDs, err = insertMessages(ctx, tx, sessionID, prepared, nil); err != nil {
 			return err
 		}
 		for _, m := range tail {
@@ -171,7 +171,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 				return err
 			}
 		}
-		if _, err := insertMessages(ctx, tx, n.ID, prepared, false); err != nil {
+		if _, err := insertMessages(ctx, tx, n.ID, prepared, nil); err != nil {
 			return err
 		}
 		tail, err := queries.MessageActiveAbove(ctx, tx, gen.MessageActiveAboveParams{SessionID: parentID, Watermark: c.Watermark})
@@ -226,7 +226,7 @@ func openForCompression(ctx context.Context, tx gen.DBTX, sessionID, holder stri
 		return err
 	}
 	if str(reason) == compressionEndReason {
-		return fmt.Errorf("%w: already continued in a compression child", ErrSessionClosed)
+		return continuedError(ctx, tx, sessionID)
 	}
 	return compressionLocks.mustHold(ctx, tx, sessionID, holder)
 }

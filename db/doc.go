@@ -49,8 +49,12 @@
 //     [Store.CompactSession] (active rows become compacted, the summary
 //     replaces them) or [Store.PublishCompressionChild] (the conversation
 //     continues in a child; the parent takes no more messages,
-//     [ErrSessionClosed]). Appends never wait for the lock: rows that arrive
-//     meanwhile sit above the watermark and are carried over.
+//     [ErrSessionClosed], as a [*ContinuedError] naming where it went on).
+//     Appends never wait for the lock: rows that arrive meanwhile sit above
+//     the watermark and are carried over. [Store.CompactKeepingLast] does
+//     it all in one call: it keeps the last turns (or a token budget)
+//     verbatim, never splitting a tool call from its results, and replaces
+//     the rest with the summary the caller's [Summarizer] writes.
 //   - [Store.RewindTo] undoes back to before a user message (soft, guarded
 //     by what the caller saw, refused under another's live lease);
 //     [Store.Conversation] returns the live rows or the whole lineage with
@@ -118,7 +122,10 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew]) inside
+// [ErrSchemaTooNew], [ErrIdempotencyConflict]) inside
 // an [*Error] that names the operation and the session. Branch with
-// errors.Is.
+// errors.Is. Some carry what the caller needs to go on, for errors.As:
+// [*TitleInUseError] (who holds the title), [*ContinuedError] (where a
+// compressed conversation continues), [*IdempotencyConflictError] (which
+// message holds the key), [*LockedError] (who holds the write lock).
 package db

@@ -60,6 +60,10 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = errors.New("database schema is newer than this sessiondb")
+	// ErrIdempotencyConflict: an append reused an idempotency key the
+	// session already holds for a different message. A retry must resend
+	// the same message; a new message needs a new key.
+	ErrIdempotencyConflict = errors.New("idempotency key already used for a different message")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -127,7 +131,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

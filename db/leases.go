@@ -146,9 +146,22 @@ func (t leaseTable) mustHold(ctx context.Context, tx gen.DBTX, key, holder strin
 		return err
 	}
 	if cur.Holder != holder || !cur.Live(time.Now()) {
-		return ErrLeaseLost
+		return t.notHeld(key, holder, cur)
 	}
 	return nil
+}
+
+// notHeld explains an ErrLeaseLost: no one holds the lease (it was never
+// taken, or was released), someone else does, or the caller's expired.
+func (t leaseTable) notHeld(key, holder string, cur Lease) error {
+	switch {
+	case cur.Holder == "":
+		return fmt.Errorf("%w: the %s of %q is not held (acquire it first)", ErrLeaseLost, t.what, key)
+	case cur.Holder != holder:
+		return fmt.Errorf("%w: the %s of %q is held by %q, not %q", ErrLeaseLost, t.what, key, cur.Holder, holder)
+	}
+	return fmt.Errorf("%w: the %s of %q held by %q expired at %s", ErrLeaseLost, t.what, key, holder,
+		cur.ExpiresAt.UTC().Format(time.RFC3339Nano))
 }
 
 // blocks returns ErrLeaseHeld when a live lease on key is held by someone
@@ -195,7 +208,7 @@ func holdTurn(ctx context.Context, tx gen.DBTX, sessionID, holder string) error 
 	}
 	switch {
 	case cur.Holder != holder:
-		return fmt.Errorf("%w: the turn lease of %q is held by %q", ErrLeaseLost, root, cur.Holder)
+		return turnLeases.notHeld(root, holder, cur)
 	case !cur.Live(time.Now()):
 		_, err := turnLeases.extend(ctx, tx, root, holder, now()+DefaultLeaseTTL.Milliseconds())
 		return err

@@ -64,8 +64,10 @@ type NewMessage struct {
 	FinishReason string
 	TokenCount   int64
 	// IdempotencyKey, when set, makes the append safe to retry after any
-	// failure: appending the same key to the same session again returns
-	// the first message's id and inserts nothing.
+	// failure: appending the same message under the same key to the same
+	// session again returns the first message's id and inserts nothing. A
+	// different message under a key already used is refused with an
+	// *IdempotencyConflictError (which also says what "same" compares).
 	IdempotencyKey string
 	// Summary marks a compression summary (a message that stands for the
 	// turns it replaced).
@@ -175,7 +177,13 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 				return err
 			}
 		}
-		ids, err = insertMessages(ctx, tx, sessionID, prepared, str(reason) == compressionEndReason)
+		var closed error
+		if str(reason) == compressionEndReason {
+			if closed = continuedError(ctx, tx, sessionID); !errors.Is(closed, ErrSessionClosed) {
+				return closed
+			}
+		}
+		ids, err = insertMessages(ctx, tx, sessionID, prepared, closed)
 		return err
 	})
 	if err != nil {
@@ -188,6 +196,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 type preparedMessage struct {
 	params    gen.MessageInsertParams
 	toolCalls int64
+	msg       NewMessage // as given, to tell a retry from a reused key
 }
 
 // prepareMessages checks ms and turns them into insert parameters, before
@@ -202,7 +211,7 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		out[i] = preparedMessage{params: p, toolCalls: int64(len(ms[i].ToolCalls))}
+		out[i] = preparedMessage{params: p, toolCalls: int64(len(ms[i].ToolCalls)), msg: ms[i]}
 	}
 	return out, nil
 }
@@ -210,9 +219,10 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 // insertMessages inserts prepared messages into sessionID inside tx, in
 // order, and counts them on the session. A message whose idempotency key
 // the session already holds is not inserted again: its id is the first
-// row's. closed refuses new rows with ErrSessionClosed (a retry of an
-// acknowledged append still gets its id).
-func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []preparedMessage, closed bool) ([]int64, error) {
+// row's — when it is the same message; a different one is an
+// *IdempotencyConflictError. A non-nil closed refuses new rows with that
+// error (a retry of an acknowledged append still gets its id).
+func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []preparedMessage, closed error) ([]int64, error) {
 	ids := make([]int64, len(ms)) // fresh on every (re)play
 	inserted, calls := int64(0), int64(0)
 	for i, m := range ms {
@@ -222,6 +232,9 @@ func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []pre
 			id, err := queries.MessageIDByIdempotencyKey(ctx, tx, gen.MessageIDByIdempotencyKeyParams{
 				SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
 			if err == nil {
+				if err := sameMessage(ctx, tx, id, &m.msg); err != nil {
+					return nil, err
+				}
 				ids[i] = id
 				continue
 			}
@@ -229,8 +242,8 @@ func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []pre
 				return nil, err
 			}
 		}
-		if closed {
-			return nil, fmt.Errorf("%w: it continues in a compression child", ErrSessionClosed)
+		if closed != nil {
+			return nil, closed
 		}
 		p.CreatedAt = now()
 		id, err := queries.MessageInsert(ctx, tx, p)
@@ -246,6 +259,23 @@ func insertMessages(ctx context.Context, tx gen.DBTX, sessionID string, ms []pre
 	}
 	return ids, queries.SessionAddMessageCounts(ctx, tx, gen.SessionAddMessageCountsParams{
 		ID: sessionID, Messages: inserted, ToolCalls: calls})
+}
+
+// sameMessage returns an *IdempotencyConflictError unless message id,
+// which holds m's idempotency key, is the same message as m.
+func sameMessage(ctx context.Context, tx gen.DBTX, id int64, m *NewMessage) error {
+	row, err := queries.MessageGet(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	stored, err := messageFromRow(&row)
+	if err != nil {
+		return err
+	}
+	if field := differingField(stored, m); field != "" {
+		return &IdempotencyConflictError{SessionID: stored.SessionID, Key: m.IdempotencyKey, MessageID: id, Field: field}
+	}
+	return nil
 }
 
 func insertParams(sessionID string, m *NewMessage) (gen.MessageInsertParams, error) {
@@ -344,4 +374,24 @@ func messageFromRow(r *gen.Message) (Message, error) {
 		}
 	}
 	return m, nil
+}
+
+// Message returns one message by id, in whatever state it is (a search
+// hit names only the id; its session and neighbours follow from here). An
+// unknown id gives ErrNotFound.
+func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
+	const op = "get message"
+	if id <= 0 {
+		return Message{}, opErr(op, "", invalid("message id %d is not positive", id))
+	}
+	var m Message
+	err := s.read(ctx, op, "", func(q gen.DBTX) error {
+		row, err := queries.MessageGet(ctx, q, id)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", id, err)
+		}
+		m, err = messageFromRow(&row)
+		return err
+	})
+	return m, err
 }

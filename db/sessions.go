@@ -135,7 +135,8 @@ func (n *NewSession) normalize() error {
 }
 
 // CreateSession creates a session and returns it. It fails with ErrExists
-// when the id (or the title) is taken, and with ErrNotFound when ParentID
+// when the id is taken, with a *TitleInUseError (errors.Is ErrExists) when
+// another session holds the title, and with ErrNotFound when ParentID
 // names no session.
 func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
 	sess, created, err := s.ensureSession(ctx, "create session", n)
@@ -149,7 +150,9 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 // does not exist; created says which. On an existing session no field that
 // is set is overwritten: only empty ones (user, model, model config, system
 // prompt, cwd) are filled from n, and the "unknown" source placeholder is
-// replaced. Parent, kind and title are never changed by it.
+// replaced. Parent, kind and title are never changed by it. Creating a
+// session whose title another session holds fails with a *TitleInUseError,
+// as in CreateSession.
 func (s *Store) EnsureSession(ctx context.Context, n NewSession) (sess Session, created bool, err error) {
 	return s.ensureSession(ctx, "ensure session", n)
 }
@@ -172,11 +175,19 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 			}
 			n.Cwd = orDefault(n.Cwd, str(parent.Cwd))
 		}
-		rows, err := queries.SessionInsert(ctx, tx, insertSessionParams(n, now()))
+		exists, err := queries.SessionExists(ctx, tx, n.ID)
 		if err != nil {
 			return err
 		}
-		created = rows == 1
+		created = exists == 0
+		if created {
+			if err := titleFree(ctx, tx, n.Title); err != nil {
+				return err
+			}
+			if _, err := queries.SessionInsert(ctx, tx, insertSessionParams(n, now())); err != nil {
+				return err
+			}
+		}
 		if !created && op == "ensure session" {
 			if err := queries.SessionFillUnset(ctx, tx, gen.SessionFillUnsetParams{ID: n.ID, Source: n.Source,
 				UserID: ptr(n.UserID), Model: ptr(n.Model), ModelConfigJson: ptr(n.ModelConfig),

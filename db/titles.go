@@ -126,6 +126,22 @@ func (s *Store) SetAutoTitle(ctx context.Context, id, title string, rank TitleRa
 	return applied, err
 }
 
+// titleFree returns a *TitleInUseError when a session holds title (""
+// is always free): a new session's title clashes like SetTitle's.
+func titleFree(ctx context.Context, q gen.DBTX, title string) error {
+	if title == "" {
+		return nil
+	}
+	owner, err := queries.SessionTitleOwner(ctx, q, &title)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return &TitleInUseError{Title: title, SessionID: owner.ID}
+}
+
 // applyTitle sets id's title at rank inside a write transaction. Unless
 // force, it applies only over no title or a strictly lower rank. A title
 // held by a compression ancestor of id moves here; held by anyone else it

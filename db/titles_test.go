@@ -336,6 +336,40 @@ func TestCreateSession_TitleIsUserRank(t *testing.T) {
 	}
 }
 
+// A new session's title clash is the same *TitleInUseError SetTitle gives,
+// naming the holder; an existing session's title is never touched by
+// EnsureSession, so a clashing one passed to it is no error.
+func TestCreateSession_TitleClashIsTitleInUseError(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, NewSession{ID: "holder", Title: "Trip"}); err != nil {
+		t.Fatal(err)
+	}
+	newTestSession(t, s, "existing")
+	calls := map[string]func() error{
+		"CreateSession": func() error { _, err := s.CreateSession(ctx, NewSession{ID: "new", Title: "Trip"}); return err },
+		"EnsureSession": func() error { _, _, err := s.EnsureSession(ctx, NewSession{ID: "new", Title: " Trip "}); return err },
+		"SetTitle":      func() error { return s.SetTitle(ctx, "existing", "Trip") },
+	}
+	for name, call := range calls {
+		err := call()
+		var inUse *TitleInUseError
+		if !errors.As(err, &inUse) || !errors.Is(err, ErrExists) || inUse.SessionID != "holder" || inUse.Title != "Trip" {
+			t.Errorf("%s: %v (%T), want a *TitleInUseError naming holder", name, err, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+			t.Errorf("%s: %q leaks the constraint text", name, err)
+		}
+	}
+	if _, err := s.Session(ctx, "new"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a refused create left the session: %v", err)
+	}
+	sess, created, err := s.EnsureSession(ctx, NewSession{ID: "existing", Title: "Trip"})
+	if err != nil || created || sess.Title != "" {
+		t.Errorf("EnsureSession of an existing session with a taken title = %+v, %v, %v; want it unchanged", sess, created, err)
+	}
+}
+
 // Eight sessions race for one title: exactly one gets it.
 func TestSetTitle_Race(t *testing.T) {
 	s := openTestStore(t, Options{})

@@ -47,6 +47,7 @@ func commands() []command {
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
 		{"conversation", "conversation SESSION_ID [--lineage] [--compacted]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
+		{"mcp", mcpUsage, "serve the store to an agent over MCP on stdin/stdout: search and read past sessions (read-only unless --allow-notes)", runMCP},
 		{"rewind", "rewind SESSION_ID --to MESSAGE_ID [--expect-content TEXT] [--holder H]", "undo a conversation back to before a user message (soft: the rows are kept, hidden)", runRewind},
 		{"flag", "flag SESSION_ID archive|unarchive|pin|unpin|hide|unhide|read|unread", "set a flag on a session's whole lineage", runFlag},
 		{"delete", "delete SESSION_ID [--yes]", "delete a session and its delegate sessions (other children are kept, unlinked); without --yes only show what would go", runDelete},

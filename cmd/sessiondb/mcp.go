@@ -1,0 +1,94 @@
+package main
+
+// mcp.go is `sessiondb mcp`: the store served to an agent over the Model
+// Context Protocol on stdin/stdout, so any MCP client can search and read
+// its own past sessions. stdout carries only JSON-RPC; logs go to stderr.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sessiondb/sessiondb/db"
+)
+
+const mcpUsage = "mcp [--allow-notes]"
+
+func runMCP(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	allowNotes := fs.Bool("allow-notes", false, "offer the append_note tool (the server is read-only without it)")
+	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	s, err := openExistingForMCP(ctx, e)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	server := newMCPServer(s, mcpConfig{allowNotes: *allowNotes, log: log})
+	out := newLockedWriter(e.stdout)
+	guard := newLineGuard(e.stdin, out)
+	err = server.Run(ctx, &mcp.IOTransport{Reader: guard, Writer: out})
+	if n := guard.skipped.Load(); n > 0 {
+		log.Warn("mcp: answered lines that were not JSON-RPC messages", "lines", n)
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil // the client closed stdin, or an interrupt: a normal end
+	}
+	return fmt.Errorf("mcp: %w", err)
+}
+
+// mcpNoDatabase: the server serves an existing store and creates none.
+type mcpNoDatabase struct{ path string }
+
+func (n mcpNoDatabase) Error() string {
+	return fmt.Sprintf("no database at %s (sessiondb init creates one)", n.path)
+}
+
+func (n mcpNoDatabase) Is(target error) bool { return target == db.ErrNotFound }
+
+// openExistingForMCP opens the store the other commands would, refusing
+// (and creating nothing) where no database exists: a mistyped path in a
+// client's config must not look like an empty memory.
+func openExistingForMCP(ctx context.Context, e *env) (*db.Store, error) {
+	path, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, mcpNoDatabase{path}
+	}
+	return e.open(ctx)
+}
+
+// mcpConfig is what the server is allowed and where it logs.
+type mcpConfig struct {
+	allowNotes bool
+	log        *slog.Logger
+}
+
+// newMCPServer builds the server and its tools over s.
+func newMCPServer(s *db.Store, c mcpConfig) *mcp.Server {
+	version := "devel"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "sessiondb", Title: "sessiondb: past agent sessions", Version: version},
+		&mcp.ServerOptions{Logger: c.log, Capabilities: &mcp.ServerCapabilities{}, Instructions: mcpInstructions})
+	t := &mcpTools{store: s, log: c.log}
+	t.register(server, c.allowNotes)
+	return server
+}
+
+const mcpInstructions = `Recall from past agent sessions stored in sessiondb. ` +
+	`search_messages finds messages by their words (snippets mark matches between >>> and <<<); ` +
+	`read_messages_around shows a hit in its conversation; read_conversation pages through a session; ` +
+	`list_sessions lists recent sessions; session_lineage shows a conversation's compression chain. ` +
+	`Results are capped in size and say when they were truncated and how to get the rest.`
