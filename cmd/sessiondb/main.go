@@ -56,7 +56,7 @@ func commands() []command {
 		{"handoff", "handoff SESSION_ID", "show a session's handoff state", runHandoff},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"export", "export [--session ID [--lineage]] [-o FILE]", "write sessions, messages and usage as JSON Lines (stdout, or FILE written whole)", runExport},
-		{"import", "import FILE|-", "read an export; checks the whole file first (nothing is written if any line is bad); existing sessions are skipped", runImport},
+		{"import", "import [--from sessiondb|hermes] FILE|-", "read an export (checked whole first; nothing is written if any line is bad; existing sessions are skipped), or with --from hermes a Hermes state.db, read-only; a second run imports only what is new", runImportFrom},
 		{"prune", "prune [--older-than 90d]", "delete sessions ended long ago (pinned conversations, live continuations and leased sessions are spared)", runPrune},
 		{"vacuum", "vacuum", "compact the file (refused while other processes have it open)", runVacuum},
 		{"stats", "stats", "what is in the store: sessions, messages, file and WAL size, free pages, index state, schema, last prune/vacuum", runStats},
