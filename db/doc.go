@@ -118,7 +118,7 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew]) inside
+// [ErrSchemaTooNew], [ErrCoolingDown]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is.
 package db

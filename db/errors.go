@@ -60,6 +60,9 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = errors.New("database schema is newer than this sessiondb")
+	// ErrCoolingDown: the session's last compression failed and its
+	// cooldown has not passed (CompressionFailed); try again after it.
+	ErrCoolingDown = errors.New("compression is cooling down after a failure")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -127,7 +130,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed}
+	ErrLeaseLost, ErrSessionClosed, ErrCoolingDown}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

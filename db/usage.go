@@ -121,8 +121,18 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 		} else if err := sessionMustExist(ctx, tx, id); err != nil {
 			return err
 		}
+		model := u.Model
+		if model == "" {
+			// Counted under the model of the moment, so a switch
+			// (SetModel) shows in the usage rows.
+			row, err := queries.SessionGet(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			model = str(row.Model)
+		}
 		return queries.ModelUsageAdd(ctx, tx, gen.ModelUsageAddParams{
-			SessionID: id, Model: u.Model, Task: u.Task, SeenAt: now(),
+			SessionID: id, Model: model, Task: u.Task, SeenAt: now(),
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 			ReasoningTokens: u.ReasoningTokens, ApiCallCount: u.APICalls,
