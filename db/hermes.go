@@ -314,6 +314,15 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 			}
 		} else if u.first {
 			p := u.s.p
+			if u.s.parent != "" {
+				// A run stopped before it linked a child whose parent came
+				// later: the link is tried again.
+				up, err := queries.SessionParentOf(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				pending = up == nil
+			}
 			if err := queries.ForeignSessionRefresh(ctx, tx, gen.ForeignSessionRefreshParams{
 				ID: id, EndedAt: p.EndedAt, EndReason: p.EndReason, InputTokens: p.InputTokens,
 				OutputTokens: p.OutputTokens, CacheReadTokens: p.CacheReadTokens,

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -179,5 +180,44 @@ func TestImportHermesRefusesOtherFiles(t *testing.T) {
 				t.Errorf("ImportHermes(%s) = %v, want %v", tt.path, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestImportHermesResumes: an import stopped part-way (here after its
+// first batches) has committed whole batches; running it again finishes
+// the job, and the store ends exactly as after one uninterrupted import.
+func TestImportHermesResumes(t *testing.T) {
+	ctx := t.Context()
+	src := filepath.Join(hermesFixtureDir(t), "state.db")
+	s := openTestStore(t, Options{})
+	stopped, cancel := context.WithCancel(ctx)
+	_, err := s.ImportHermes(stopped, src, HermesImportOptions{BatchMessages: 2, OnProgress: func(done, _ int64) {
+		if done >= 6 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped import = %v, want context.Canceled", err)
+	}
+	res, err := s.ImportHermes(ctx, src, HermesImportOptions{BatchMessages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported+res.Updated+res.Unchanged != 7 || res.Imported == 7 || res.Messages >= 29 {
+		t.Errorf("resumed import = %+v: want the rest of the 7 sessions and 29 messages", res)
+	}
+	clean := openTestStore(t, Options{})
+	if _, err := clean.ImportHermes(ctx, src, HermesImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if _, err := s.Export(ctx, &a, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clean.Export(ctx, &b, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(b.String(), a.String()); diff != "" {
+		t.Errorf("resumed store differs from a clean import (-clean +resumed):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb/db/gen"
@@ -458,7 +459,7 @@ func cost(f float64) float64 {
 
 // hermesMetaKey maps a state_meta key, or "" for Hermes's own keys.
 func hermesMetaKey(k string) string {
-	if hermesMetaInternal[k] || len(k) > 3 && k[:4] == "fts_" {
+	if hermesMetaInternal[k] || strings.HasPrefix(k, "fts_") {
 		return ""
 	}
 	return hermesMetaPrefix + k
