@@ -170,6 +170,8 @@ func TestImportHermesFixture(t *testing.T) {
 			if want.Title != "" {
 				want.TitleRank = TitleUser // Hermes counts a title without a source as the user's
 			}
+			// The fixture's children: a sub-agent, and a continuation of a
+			// session ended by compression.
 			switch {
 			case want.ParentID == "":
 			case want.Source == "subagent":
@@ -306,8 +308,9 @@ func TestImportHermesFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(models) != 1 || models[0].Model != "anthropic/claude-sonnet-4.5" || models[0].Usage != u {
-		t.Errorf("usage of cli-20261101-a1 = %+v by model %+v", u, models)
+	wantRoute := Billing{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1"}
+	if len(models) != 1 || models[0].Model != "anthropic/claude-sonnet-4.5" || models[0].Usage != u || models[0].Billing != wantRoute {
+		t.Errorf("usage of cli-20261101-a1 = %+v by model %+v, want one row routed %+v", u, models, wantRoute)
 	}
 	if v, err := s.Meta(ctx, "hermes/fixture_note"); err != nil || v != "written by hermes_state 306e2d23" {
 		t.Errorf("meta hermes/fixture_note = %q, %v", v, err)

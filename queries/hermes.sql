@@ -109,10 +109,6 @@ INSERT INTO session_model_usage (
     cost_source = excluded.cost_source;
 
 -- name: ModelUsageBillingBySession :many
+-- The billing route of each (model, task) row, in ModelUsageBySession's order.
 SELECT model, task, billing_provider, billing_base_url, billing_mode, cost_status, cost_source
 FROM session_model_usage WHERE session_id = sqlc.arg(session_id) ORDER BY model, task;
-
--- name: MessageExtrasBySession :many
--- The columns added in version 6, by message id.
-SELECT id, reasoning_details, platform_message_id FROM messages
-WHERE session_id = sqlc.arg(session_id) ORDER BY id;

@@ -378,41 +378,6 @@ func (q *Queries) ImportedSessionPut(ctx context.Context, db DBTX, arg ImportedS
 	return err
 }
 
-const messageExtrasBySession = `-- name: MessageExtrasBySession :many
-SELECT id, reasoning_details, platform_message_id FROM messages
-WHERE session_id = ?1 ORDER BY id
-`
-
-type MessageExtrasBySessionRow struct {
-	ID                int64
-	ReasoningDetails  *string
-	PlatformMessageID *string
-}
-
-// The columns added in version 6, by message id.
-func (q *Queries) MessageExtrasBySession(ctx context.Context, db DBTX, sessionID string) ([]MessageExtrasBySessionRow, error) {
-	rows, err := db.QueryContext(ctx, messageExtrasBySession, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []MessageExtrasBySessionRow{}
-	for rows.Next() {
-		var i MessageExtrasBySessionRow
-		if err := rows.Scan(&i.ID, &i.ReasoningDetails, &i.PlatformMessageID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const messageSetState = `-- name: MessageSetState :exec
 UPDATE messages SET state = ?1 WHERE id = ?2
 `
@@ -464,6 +429,7 @@ type ModelUsageBillingBySessionRow struct {
 	CostSource      *string
 }
 
+// The billing route of each (model, task) row, in ModelUsageBySession's order.
 func (q *Queries) ModelUsageBillingBySession(ctx context.Context, db DBTX, sessionID string) ([]ModelUsageBillingBySessionRow, error) {
 	rows, err := db.QueryContext(ctx, modelUsageBillingBySession, sessionID)
 	if err != nil {
