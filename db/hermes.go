@@ -31,12 +31,12 @@ type HermesImportOptions struct {
 // HermesImportResult says what ImportHermes did. Every source session is
 // counted once, in Imported, Updated, Unchanged, Skipped or Refused.
 type HermesImportResult struct {
-	Imported  int // sessions new to the store
-	Updated   int // sessions imported before that the source changed since (new messages, states, end, usage)
-	Unchanged int // sessions imported before, unchanged in the source
-	Skipped   int // the id belongs to a session that was not imported from Hermes: left alone
-	Refused   int // sessions sessiondb cannot hold (an invalid id, no start time)
-	Messages  int64
+	Imported  int   // sessions new to the store
+	Updated   int   // sessions imported before that the source changed since (new messages, states, end, usage)
+	Unchanged int   // sessions imported before, unchanged in the source
+	Skipped   int   // the id belongs to a session that was not imported from Hermes: left alone
+	Refused   int   // sessions sessiondb cannot hold (an invalid id, no start time)
+	Messages  int64 // messages written
 	// Restated counts messages whose state changed in the source since the
 	// last import (rewound, compacted) and were updated.
 	Restated int64
