@@ -59,12 +59,12 @@ func openHermes(ctx context.Context, path string) (*hermesSource, error) {
 	tx, err := d.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		d.Close()
-		return nil, mapDriverError(err)
+		return nil, sharedMemoryHint(mapDriverError(err))
 	}
 	src := &hermesSource{db: d, tx: tx, cols: map[string]map[string]bool{}}
 	if err := src.loadSchema(ctx); err != nil {
 		src.close()
-		return nil, err
+		return nil, sharedMemoryHint(err)
 	}
 	for _, need := range []struct{ table, col string }{
 		{"sessions", "id"}, {"sessions", "source"}, {"sessions", "started_at"},
@@ -76,6 +76,17 @@ func openHermes(ctx context.Context, path string) (*hermesSource, error) {
 		}
 	}
 	return src, nil
+}
+
+// sharedMemoryHint explains a read-only refusal: even a reader of a WAL
+// database writes the -shm file beside it (read marks), so a file owned by
+// someone else, or in a directory this user cannot write, cannot be read
+// live. Reading it as immutable would ignore its WAL, so it is not tried.
+func sharedMemoryHint(err error) error {
+	if !errors.Is(err, ErrReadOnly) {
+		return err
+	}
+	return fmt.Errorf("%w (a WAL database is read through its -shm file, which this user cannot write or create: run as the file's owner, or import a copy of state.db made together with its -wal)", err)
 }
 
 func (h *hermesSource) close() {
