@@ -84,6 +84,9 @@ type BulkResult struct {
 // Done is how many sessions were deleted or archived (or would be).
 func (r BulkResult) Done() int { return len(r.IDs) }
 
+// pruneOp records meta "last_prune" when it completes, as Prune does.
+const pruneOp = "prune sessions"
+
 type bulkAction int
 
 const (
@@ -111,9 +114,9 @@ func (s *Store) DeleteSessions(ctx context.Context, f BulkFilter, o BulkOptions)
 // PruneSessions is DeleteSessions by age: f.OlderThan is required.
 func (s *Store) PruneSessions(ctx context.Context, f BulkFilter, o BulkOptions) (BulkResult, error) {
 	if f.OlderThan <= 0 {
-		return BulkResult{}, opErr("prune sessions", "", invalid("prune age must be positive, got %v", f.OlderThan))
+		return BulkResult{}, opErr(pruneOp, "", invalid("prune age must be positive, got %v", f.OlderThan))
 	}
-	return s.bulk(ctx, "prune sessions", bulkDelete, f, o)
+	return s.bulk(ctx, pruneOp, bulkDelete, f, o)
 }
 
 // DeleteGhostSessions deletes sessions that never got a message and are
@@ -204,7 +207,7 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 			return res, err
 		}
 	}
-	if action == bulkDelete && !o.DryRun {
+	if op == pruneOp && !o.DryRun {
 		return res, s.SetMeta(ctx, "last_prune", time.Now().UTC().Format(time.RFC3339))
 	}
 	return res, nil
