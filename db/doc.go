@@ -122,7 +122,7 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew], [ErrIdempotencyConflict]) inside
+// [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is. Some carry what the caller needs to go on, for errors.As:
 // [*TitleInUseError] (who holds the title), [*ContinuedError] (where a

@@ -39,13 +39,19 @@ const (
 	kindRepair
 	// kindProbe is a short-lived read-only connection for health checks.
 	kindProbe
+	// kindForeign reads another program's database (a Hermes state.db being
+	// imported) that may still be in use. mode=ro, never immutable=1: the
+	// live WAL must be read, not ignored. A read-only connection cannot
+	// checkpoint (SQLite answers SQLITE_READONLY) and closing the last one
+	// leaves the WAL as it is, so the owner's log is never touched.
+	kindForeign
 )
 
 func (k connKind) String() string {
-	return [...]string{"writer", "reader", "repair", "probe"}[k]
+	return [...]string{"writer", "reader", "repair", "probe", "foreign source"}[k]
 }
 
-func (k connKind) readOnly() bool { return k == kindReader || k == kindProbe }
+func (k connKind) readOnly() bool { return k == kindReader || k == kindProbe || k == kindForeign }
 
 // Busy timeouts per kind. The writer's is a backstop only: tx.go bounds each
 // wait for the write lock by the call's patience through the context.
@@ -54,6 +60,9 @@ var busyTimeout = map[connKind]time.Duration{
 	kindReader: 5 * time.Second,
 	kindRepair: 5 * time.Second,
 	kindProbe:  1 * time.Second,
+	// The source's owner may hold it for seconds (a VACUUM, its WAL
+	// recovery after a crash); an import has the time to wait.
+	kindForeign: 20 * time.Second,
 }
 
 // readerCacheKiB is each read connection's page cache (SQLite's default is

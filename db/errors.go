@@ -64,6 +64,9 @@ var (
 	// session already holds for a different message. A retry must resend
 	// the same message; a new message needs a new key.
 	ErrIdempotencyConflict = errors.New("idempotency key already used for a different message")
+	// ErrCoolingDown: the session's last compression failed and its
+	// cooldown has not passed (CompressionFailed); try again after it.
+	ErrCoolingDown = errors.New("compression is cooling down after a failure")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -131,7 +134,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

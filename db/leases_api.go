@@ -11,7 +11,9 @@ import (
 // (see NewHolder) for ttl (0 = DefaultLeaseTTL). It returns the lock as it
 // stands afterwards and whether holder got it; a lock held by someone else
 // is reclaimed only when it has expired or its holder process is provably
-// dead. Acquiring a lock one already holds extends it.
+// dead. Acquiring a lock one already holds extends it. While the session's
+// compression failure cooldown runs (CompressionFailed) the lock is refused
+// with ErrCoolingDown, so a failing compression is not retried in a loop.
 func (s *Store) AcquireCompressionLock(ctx context.Context, sessionID, holder string, ttl time.Duration) (Lease, bool, error) {
 	const op = "acquire compression lock"
 	if err := firstErr(checkID("session id", sessionID), checkLease(holder, ttl)); err != nil {
@@ -22,6 +24,9 @@ func (s *Store) AcquireCompressionLock(ctx context.Context, sessionID, holder st
 	err := s.write(ctx, op, sessionID, s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) (err error) {
 		l, got = Lease{}, false // fresh on every (re)play
 		if err := sessionMustExist(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if err := compressionCooling(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		l, got, err = compressionLocks.acquire(ctx, tx, sessionID, holder, leaseTTL(ttl))

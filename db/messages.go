@@ -121,6 +121,11 @@ type Message struct {
 	// OriginID is the id of the message this one was copied from by a
 	// compression (0 for an original); the two are the same turn.
 	OriginID int64
+	// ReasoningDetails is the provider's structured reasoning (JSON text:
+	// thinking blocks with their signatures), to be sent back verbatim.
+	ReasoningDetails string
+	// PlatformMessageID is the chat platform's id for the message.
+	PlatformMessageID string
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -361,6 +366,7 @@ func messageFromRow(r *gen.Message) (Message, error) {
 		ToolName: str(r.ToolName), ToolCallID: str(r.ToolCallID), Reasoning: str(r.Reasoning),
 		FinishReason: str(r.FinishReason), State: MessageState(r.State), Summary: r.IsSummary != 0,
 		IdempotencyKey: str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
+		ReasoningDetails: str(r.ReasoningDetails), PlatformMessageID: str(r.PlatformMessageID),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID

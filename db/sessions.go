@@ -47,6 +47,39 @@ type Session struct {
 	ActivityProvenance  string
 	// Usage is the session's main-loop token and cost totals (RecordUsage).
 	Usage Usage
+	// GitBranch and GitRepoRoot describe the workspace beside Cwd
+	// (SetWorkspace).
+	GitBranch   string
+	GitRepoRoot string
+	// Billing is how the session's cost is computed.
+	Billing Billing
+	// Routing is where a chat platform's gateway finds the session.
+	Routing Routing
+	// CompressionRetryAfter is when a failed compression may be tried
+	// again (zero: no cooldown), CompressionError why it failed
+	// (CompressionFailed).
+	CompressionRetryAfter time.Time
+	CompressionError      string
+}
+
+// Billing is the route a cost is computed under.
+type Billing struct {
+	Provider       string
+	BaseURL        string
+	Mode           string
+	CostStatus     string
+	CostSource     string
+	PricingVersion string // sessions only
+}
+
+// Routing is a gateway session's address on its chat platform.
+type Routing struct {
+	SessionKey  string
+	ChatID      string
+	ChatType    string
+	ThreadID    string
+	DisplayName string
+	OriginJSON  string // JSON text, as given
 }
 
 // ChildKind says what a child session is to its parent.
@@ -319,5 +352,14 @@ func sessionFromRow(r gen.Session) Session {
 	s.Usage = Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
 		APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd, ActualCostUSD: r.ActualCostUsd}
+	s.GitBranch, s.GitRepoRoot = str(r.GitBranch), str(r.GitRepoRoot)
+	s.Billing = Billing{Provider: str(r.BillingProvider), BaseURL: str(r.BillingBaseUrl), Mode: str(r.BillingMode),
+		CostStatus: str(r.CostStatus), CostSource: str(r.CostSource), PricingVersion: str(r.PricingVersion)}
+	s.Routing = Routing{SessionKey: str(r.SessionKey), ChatID: str(r.ChatID), ChatType: str(r.ChatType),
+		ThreadID: str(r.ThreadID), DisplayName: str(r.DisplayName), OriginJSON: str(r.OriginJson)}
+	if r.CompressionRetryAfter != nil {
+		s.CompressionRetryAfter = fromMillis(*r.CompressionRetryAfter)
+	}
+	s.CompressionError = str(r.CompressionError)
 	return s
 }

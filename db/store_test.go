@@ -98,6 +98,7 @@ func TestConnPragmas(t *testing.T) {
 		{"windows", kindRepair, []string{"busy_timeout(5000)", "writable_schema(1)", "synchronous(FULL)", "foreign_keys(1)", "journal_size_limit(67108864)"}},
 		{"linux", kindReader, []string{"busy_timeout(5000)", "cache_size(-16384)", "query_only(1)"}},
 		{"darwin", kindProbe, []string{"busy_timeout(1000)", "query_only(1)"}},
+		{"linux", kindForeign, []string{"busy_timeout(20000)", "query_only(1)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.goos+"/"+tt.kind.String(), func(t *testing.T) {
@@ -128,6 +129,11 @@ func TestDSN_EscapesAnyPath(t *testing.T) {
 	}
 	if strings.Contains(d, "journal_mode") {
 		t.Errorf("journal_mode belongs to the migration lock, not the DSN: %s", d)
+	}
+	// A foreign source is read live: read-only, never immutable (that
+	// would ignore its WAL).
+	if f := dsn("/x/state.db", kindForeign, ""); !strings.Contains(f, "mode=ro") || strings.Contains(f, "immutable") {
+		t.Errorf("foreign source DSN must be mode=ro and not immutable: %s", f)
 	}
 }
 

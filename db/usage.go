@@ -70,6 +70,9 @@ type ModelUsage struct {
 	Usage
 	FirstSeen time.Time
 	LastSeen  time.Time
+	// Billing is the route the row's cost was computed under, when known
+	// (SessionUsage; UsageTotals sums across routes and leaves it empty).
+	Billing Billing
 }
 
 // RecordUsage records token and cost usage on a session, in one
@@ -121,8 +124,18 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 		} else if err := sessionMustExist(ctx, tx, id); err != nil {
 			return err
 		}
+		model := u.Model
+		if model == "" {
+			// Counted under the model of the moment, so a switch
+			// (SetModel) shows in the usage rows.
+			row, err := queries.SessionGet(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			model = str(row.Model)
+		}
 		return queries.ModelUsageAdd(ctx, tx, gen.ModelUsageAddParams{
-			SessionID: id, Model: u.Model, Task: u.Task, SeenAt: now(),
+			SessionID: id, Model: model, Task: u.Task, SeenAt: now(),
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 			ReasoningTokens: u.ReasoningTokens, ApiCallCount: u.APICalls,
@@ -146,18 +159,31 @@ func sessionUsageParams(id string, u Usage) gen.SessionUsageAddParams {
 func (s *Store) SessionUsage(ctx context.Context, id string) (Usage, []ModelUsage, error) {
 	var total Usage
 	var models []ModelUsage
-	err := s.read(ctx, "get session usage", id, func(q gen.DBTX) error {
+	err := s.snapshot(ctx, "get session usage", id, func(q gen.DBTX) error {
 		r, err := queries.SessionUsageGet(ctx, q, id)
 		if err != nil {
 			return err
 		}
 		total = usageFromRow(r)
 		rows, err := queries.ModelUsageBySession(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		billing, err := queries.ModelUsageBillingBySession(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		route := make(map[[2]string]Billing, len(billing))
+		for _, b := range billing {
+			route[[2]string{b.Model, b.Task}] = Billing{Provider: str(b.BillingProvider), BaseURL: str(b.BillingBaseUrl),
+				Mode: str(b.BillingMode), CostStatus: str(b.CostStatus), CostSource: str(b.CostSource)}
+		}
 		models = make([]ModelUsage, len(rows))
 		for i, m := range rows {
 			models[i] = modelUsageFromRow(gen.ModelUsageTotalsRow(m))
+			models[i].Billing = route[[2]string{m.Model, m.Task}]
 		}
-		return err
+		return nil
 	})
 	return total, models, err
 }

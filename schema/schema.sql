@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')));
+    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -72,7 +72,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
@@ -127,7 +127,7 @@ CREATE TABLE session_model_usage (
     estimated_cost_usd REAL    NOT NULL DEFAULT 0,
     actual_cost_usd    REAL    NOT NULL DEFAULT 0,
     first_seen_at      INTEGER NOT NULL,
-    last_seen_at       INTEGER NOT NULL,
+    last_seen_at       INTEGER NOT NULL, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT,
     PRIMARY KEY (session_id, model, task)
 );
 
@@ -161,3 +161,23 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
     INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
 END;
+
+CREATE TABLE model_switches (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id       TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    from_model       TEXT,
+    to_model         TEXT    NOT NULL,
+    provider         TEXT,
+    after_message_id INTEGER NOT NULL DEFAULT 0,
+    switched_at      INTEGER NOT NULL
+);
+
+CREATE INDEX model_switches_session ON model_switches (session_id, id);
+
+CREATE TABLE imported_sessions (
+    session_id  TEXT    PRIMARY KEY NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    origin      TEXT    NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    imported_at INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);

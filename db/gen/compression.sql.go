@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
 WHERE session_id = ?1 AND state = 'active' AND id > ?2
 ORDER BY id
 `
@@ -45,6 +45,8 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.IdempotencyKey,
 			&i.CreatedAt,
 			&i.OriginID,
+			&i.ReasoningDetails,
+			&i.PlatformMessageID,
 		); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
 WHERE session_id = ?1 AND id > ?2
 ORDER BY id
 LIMIT ?3
@@ -47,6 +47,8 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.IdempotencyKey,
 			&i.CreatedAt,
 			&i.OriginID,
+			&i.ReasoningDetails,
+			&i.PlatformMessageID,
 		); err != nil {
 			return nil, err
 		}
@@ -212,7 +214,7 @@ func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageI
 
 const sessionExportPage = `-- name: SessionExportPage :many
 
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind FROM sessions
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error FROM sessions
 WHERE started_at > ?1 OR (started_at = ?1 AND id > ?2)
 ORDER BY started_at, id
 LIMIT ?3
@@ -273,6 +275,22 @@ func (q *Queries) SessionExportPage(ctx context.Context, db DBTX, arg SessionExp
 			&i.LastReadAt,
 			&i.RewindCount,
 			&i.ParentKind,
+			&i.GitBranch,
+			&i.GitRepoRoot,
+			&i.BillingProvider,
+			&i.BillingBaseUrl,
+			&i.BillingMode,
+			&i.CostStatus,
+			&i.CostSource,
+			&i.PricingVersion,
+			&i.SessionKey,
+			&i.ChatID,
+			&i.ChatType,
+			&i.ThreadID,
+			&i.DisplayName,
+			&i.OriginJson,
+			&i.CompressionRetryAfter,
+			&i.CompressionError,
 		); err != nil {
 			return nil, err
 		}

@@ -75,7 +75,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -123,6 +123,8 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.IdempotencyKey,
 			&i.CreatedAt,
 			&i.OriginID,
+			&i.ReasoningDetails,
+			&i.PlatformMessageID,
 		); err != nil {
 			return nil, err
 		}
@@ -138,7 +140,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -186,6 +188,8 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.IdempotencyKey,
 			&i.CreatedAt,
 			&i.OriginID,
+			&i.ReasoningDetails,
+			&i.PlatformMessageID,
 		); err != nil {
 			return nil, err
 		}

@@ -15,22 +15,32 @@ type FtsPending struct {
 	ID int64
 }
 
+type ImportedSession struct {
+	SessionID   string
+	Origin      string
+	Fingerprint string
+	ImportedAt  int64
+	UpdatedAt   int64
+}
+
 type Message struct {
-	ID             int64
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	State          string
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
-	OriginID       *int64
+	ID                int64
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	Reasoning         *string
+	FinishReason      *string
+	TokenCount        *int64
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	OriginID          *int64
+	ReasoningDetails  *string
+	PlatformMessageID *string
 }
 
 type MessagesFt struct {
@@ -46,6 +56,16 @@ type Meta struct {
 	Key       string
 	Value     string
 	UpdatedAt int64
+}
+
+type ModelSwitch struct {
+	ID             int64
+	SessionID      string
+	FromModel      *string
+	ToModel        string
+	Provider       *string
+	AfterMessageID int64
+	SwitchedAt     int64
 }
 
 type Session struct {
@@ -86,6 +106,22 @@ type Session struct {
 	LastReadAt              *int64
 	RewindCount             int64
 	ParentKind              *string
+	GitBranch               *string
+	GitRepoRoot             *string
+	BillingProvider         *string
+	BillingBaseUrl          *string
+	BillingMode             *string
+	CostStatus              *string
+	CostSource              *string
+	PricingVersion          *string
+	SessionKey              *string
+	ChatID                  *string
+	ChatType                *string
+	ThreadID                *string
+	DisplayName             *string
+	OriginJson              *string
+	CompressionRetryAfter   *int64
+	CompressionError        *string
 }
 
 type SessionModelUsage struct {
@@ -102,6 +138,11 @@ type SessionModelUsage struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
 }
 
 type TurnLease struct {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// runBulk is `bulk prune|archive|delete|ghosts`: operations on many
+// sessions at once, each with --dry-run to list what would be done first.
+func runBulk(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("bulk: expected prune, archive, delete or ghosts")
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("bulk "+sub, flag.ContinueOnError)
+	var f db.BulkFilter
+	var o db.BulkOptions
+	age := fs.String("older-than", "", "only sessions whose last sign of life is older than `AGE` (90d, 36h)")
+	idList := fs.String("ids", "", "only these sessions (comma-separated `IDS`)")
+	fs.StringVar(&f.Source, "source", "", "only sessions from this `SOURCE`")
+	fs.BoolVar(&f.EndedOnly, "ended", false, "only ended sessions")
+	fs.BoolVar(&f.EmptyOnly, "empty", false, "only sessions without a single message")
+	fs.BoolVar(&f.ArchivedOnly, "archived", false, "only archived sessions")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "list what would be done; change nothing")
+	fs.IntVar(&o.BatchSize, "batch", 0, "sessions weighed per transaction (default 100)")
+	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	if *age != "" {
+		d, err := parseAge(*age)
+		if err != nil {
+			return err
+		}
+		f.OlderThan = d
+	}
+	if *idList != "" {
+		for _, id := range strings.Split(*idList, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				f.IDs = append(f.IDs, id)
+			}
+		}
+	}
+	var verb string
+	var op func(context.Context, *db.Store) (db.BulkResult, error)
+	switch sub {
+	case "prune":
+		if f.OlderThan == 0 {
+			f.OlderThan = 90 * 24 * time.Hour
+		}
+		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.PruneSessions(ctx, f, o) }
+	case "delete":
+		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.DeleteSessions(ctx, f, o) }
+	case "archive":
+		verb, op = "archive", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.ArchiveSessions(ctx, f, o) }
+	case "ghosts":
+		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly {
+			return usagef("bulk ghosts: only --older-than (default 24h), --dry-run and --batch apply")
+		}
+		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) {
+			return s.DeleteGhostSessions(ctx, f.OlderThan, o)
+		}
+	default:
+		return usagef("bulk: unknown operation %q (expected prune, archive, delete or ghosts)", sub)
+	}
+	s, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := op(ctx, s)
+	if e.json {
+		spared := make([]map[string]string, len(res.Spared))
+		for i, x := range res.Spared {
+			spared[i] = map[string]string{"id": x.ID, "reason": string(x.Reason)}
+		}
+		if jerr := writeJSON(e.stdout, map[string]any{"dry_run": res.DryRun, "matched": res.Matched,
+			"done": res.Done(), "ids": res.IDs, "already": res.Already, "spared": spared,
+			"orphaned": res.Orphaned, "batches": res.Batches}); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	if err != nil {
+		printBulk(e.stdout, verb, res) // what the committed batches did
+		return err
+	}
+	return printBulk(e.stdout, verb, res)
+}
+
+// printBulk lists the sessions (would) done and spared, then the counts.
+func printBulk(w io.Writer, verb string, r db.BulkResult) error {
+	done := verb + "d"
+	if r.DryRun {
+		done = "would " + verb
+	}
+	for _, id := range r.IDs {
+		fmt.Fprintf(w, "%s %s\n", done, id)
+	}
+	for _, x := range r.Spared {
+		fmt.Fprintf(w, "spared %s (%s)\n", x.ID, x.Reason)
+	}
+	_, err := fmt.Fprintf(w, "%s %d sessions for %d selected (a conversation goes whole); spared %d; already done %d; %d children unlinked; %d batches\n",
+		done, r.Done(), r.Matched, len(r.Spared), r.Already, r.Orphaned, r.Batches)
+	return err
+}

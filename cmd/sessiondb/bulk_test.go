@@ -1,0 +1,55 @@
+package main
+
+import (
+	"crypto/sha256"
+	"os"
+	"strings"
+	"testing"
+)
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return [32]byte{} // no WAL: checkpointed and removed at close
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// TestBulkCommand: a dry run lists what would go and leaves the file as it
+// was; the run then does exactly that.
+func TestBulkCommand(t *testing.T) {
+	path := searchDB(t) // s1 with messages, s2 with one
+	for _, args := range [][]string{
+		{"session", "new", "--id", "ghost", "--source", "gateway"},
+		{"session", "new", "--id", "pinned-ghost", "--source", "gateway"},
+	} {
+		if code, _, stderr := cli(t, path, args...); code != exitOK {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+	}
+	before, wal := fileSum(t, path), fileSum(t, path+"-wal")
+	code, out, stderr := cli(t, path, "bulk", "delete", "--source", "gateway", "--empty", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "would delete ghost\n") || !strings.Contains(out, "would delete pinned-ghost\n") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, stderr)
+	}
+	if fileSum(t, path) != before || fileSum(t, path+"-wal") != wal {
+		t.Errorf("the dry run changed the database file or its WAL")
+	}
+	code, out, stderr = cli(t, path, "bulk", "delete", "--ids", "ghost")
+	if code != exitOK || !strings.Contains(out, "deleted ghost\n") || !strings.Contains(out, "deleted 1 sessions") {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, _ := cli(t, path, "session", "show", "ghost"); code == exitOK {
+		t.Errorf("ghost still there")
+	}
+	if code, _, _ := cli(t, path, "bulk", "delete"); code == exitOK {
+		t.Errorf("bulk delete without a filter succeeded")
+	}
+	if code, _, _ := cli(t, path, "bulk", "explode"); code != exitUsage {
+		t.Errorf("unknown bulk operation: exit %d, want usage", code)
+	}
+}
