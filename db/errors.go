@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -60,6 +61,14 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = errors.New("database schema is newer than this sessiondb")
+	// ErrDiskFull: the filesystem had no room for the write (ENOSPC). The
+	// write was rolled back and not acknowledged; writes succeed again once
+	// space is freed.
+	ErrDiskFull = errors.New("disk is full")
+	// ErrIO: the operating system reported an I/O error (EIO) reading or
+	// writing the database. After a failed fsync the Store halts its writes
+	// with this error until it is reopened (see writer.haltOnSyncFailure).
+	ErrIO = errors.New("disk I/O error")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -119,6 +128,12 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, sqlite3.CONSTRAINT_CHECK), errors.Is(err, sqlite3.CONSTRAINT_NOTNULL):
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
+		// Before IOERR: the driver's VFS reports a write's ENOSPC as a
+		// generic IOERR_WRITE with the errno in the chain.
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	case errors.Is(err, sqlite3.IOERR):
+		return fmt.Errorf("%w: %w", ErrIO, err)
 	}
 	return err
 }
@@ -127,7 +142,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed}
+	ErrLeaseLost, ErrSessionClosed, ErrDiskFull, ErrIO}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

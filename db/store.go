@@ -171,6 +171,7 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
 	}
+	w.watchAutoCheckpoint(conn)
 	return w, nil
 }
 

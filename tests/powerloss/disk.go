@@ -45,6 +45,8 @@ type Disk struct {
 	mainFiles map[string]bool // databases opened, whose -shm Restore drops
 	// +checklocks:mu
 	stats Stats
+	// +checklocks:mu
+	faults faultState
 }
 
 // Stats counts what the disk saw.
@@ -52,10 +54,15 @@ type Stats struct {
 	Writes, Syncs int
 	// At Restore: unsynced writes dropped, kept whole, and torn.
 	Dropped, Kept, Torn int
+	// Faults injected (see Inject); Doomed counts the writes a failed
+	// sync dropped, which no Restore brings back.
+	Faults, Doomed int
 }
 
-// op is one unsynced change and what it overwrote.
+// op is one change since the file's last clean sync and what it
+// overwrote.
 type op struct {
+	state    opState
 	truncate bool
 	off      int64  // write offset, or truncate size
 	data     []byte // bytes written
@@ -145,15 +152,19 @@ func (d *Disk) restoreFile(path string, ops []op, rng *rand.Rand, keep float64, 
 	}
 	var kept []op
 	for _, o := range ops {
-		if rng.Float64() < keep {
+		switch {
+		case o.state == durable:
 			kept = append(kept, o)
-		} else {
+		case o.state == doomed:
+		case rng.Float64() < keep:
+			kept = append(kept, o)
+		default:
 			d.stats.Dropped++
 		}
 	}
 	for i, o := range kept {
 		data := o.data
-		if tear && i == len(kept)-1 && !o.truncate && len(data) > 512 {
+		if tear && i == len(kept)-1 && o.state == pending && !o.truncate && len(data) > 512 {
 			data = data[:512*rng.IntN(len(data)/512)]
 			d.stats.Torn++
 		} else {
@@ -249,6 +260,9 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if d.cut {
 		return 0, sqlite3.IOERR_WRITE
 	}
+	if err := d.fault(f.path, Write); err != nil {
+		return 0, err
+	}
 	if err := d.record(f.path, f.File, op{off: off, data: p}); err != nil {
 		return 0, err
 	}
@@ -278,11 +292,34 @@ func (f *file) Sync(flags vfs.SyncFlag) error {
 	if d.cut {
 		return sqlite3.IOERR_FSYNC
 	}
+	if err := d.fault(f.path, Sync); err != nil {
+		return err
+	}
 	d.stats.Syncs++
 	if !d.lyingSync {
-		delete(d.files, f.path)
+		d.synced(f.path)
 	}
 	return nil
+}
+
+// synced makes a file's pending writes durable. While a failed sync's
+// dropped writes are still in the log, the log is kept (Restore undoes
+// everything and replays the durable writes without them).
+//
+// +checklocks:d.mu
+func (d *Disk) synced(path string) {
+	ops := d.files[path]
+	for _, o := range ops {
+		if o.state == doomed {
+			for i := range ops {
+				if ops[i].state == pending {
+					ops[i].state = durable
+				}
+			}
+			return
+		}
+	}
+	delete(d.files, path)
 }
 
 // DeviceCharacteristics promises nothing that would let SQLite skip a
