@@ -982,6 +982,7 @@ func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *
 		return err
 	}
 	err := fn(ctx, w.conn)
+	w.haltOnSyncFailure(err) // VACUUM and its checkpoints sync too
 	if isLockError(err) {
 		// Another connection held the write lock past the writer's busy
 		// wait: the same typed error as a write whose patience ran out.

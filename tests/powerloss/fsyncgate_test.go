@@ -336,3 +336,27 @@ func TestFaults_OpenSurvivesFailedSync(t *testing.T) {
 	}
 	t.Logf("%d of %d failed fsyncs during Open failed it", failed, count.Calls(Sync, WAL)+count.Calls(Sync, Main))
 }
+
+// TestFaults_VacuumFsyncFailureHalts: Vacuum checkpoints and syncs on
+// the writer too; its failed fsync halts writes like a commit's.
+func TestFaults_VacuumFsyncFailureHalts(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	disk := New(false)
+	defer disk.Close()
+	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, db.NewSession{ID: "p", Source: "vacuum"}); err != nil {
+		t.Fatal(err)
+	}
+	disk.Inject(Fault{Kind: EIO, Call: Sync, Target: Main, At: disk.Calls(Sync, Main) + 1})
+	if _, err := s.Vacuum(ctx); !errors.Is(err, db.ErrIO) {
+		t.Fatalf("Vacuum over a failed fsync = %v, want ErrIO", err)
+	}
+	if _, err := s.AppendMessage(ctx, "p", db.NewMessage{Role: db.RoleUser, Content: "x", IdempotencyKey: "x"}); !errors.Is(err, db.ErrIO) {
+		t.Errorf("append after Vacuum's failed fsync = %v, want ErrIO (halted)", err)
+	}
+}
