@@ -19,7 +19,7 @@ import (
 
 var (
 	faultSeed   = flag.Uint64("faults.seed", 9, "seed choosing the fault points of TestFaults")
-	faultPoints = flag.Int("faults.points", 0, "fault points per fault class (default 6; 40 with -long)")
+	faultPoints = flag.Int("faults.points", 0, "fault points per fault class (default 2; 40 with -long)")
 	long        = flag.Bool("long", false, "try many more fault points")
 )
 
@@ -27,15 +27,15 @@ var (
 // faultWriters x faultBatches issues of each call (a point past the run's
 // calls injects nothing, and the table says so).
 var faultRange = map[callKey]int{
-	{Write, WAL}:  2000,
-	{Sync, WAL}:   75,
-	{Write, Main}: 350,
-	{Sync, Main}:  7,
+	{Write, WAL}:  1300,
+	{Sync, WAL}:   50,
+	{Write, Main}: 230,
+	{Sync, Main}:  5,
 }
 
 const (
 	faultWriters = 3
-	faultBatches = 25
+	faultBatches = 16
 )
 
 // faultOpts is the store under fault: frequent checkpoints, so faults hit
@@ -103,7 +103,7 @@ const faultTableHeader = "| errno | call | file | at call | injected | failed ca
 func TestFaults(t *testing.T) {
 	points := *faultPoints
 	if points == 0 {
-		points = 6
+		points = 2
 		if *long {
 			points = 40
 		}
