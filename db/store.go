@@ -135,6 +135,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 			return err
 		}
 		id.appID, err = stampGeneration(ctx, c)
+		if err == nil && wal {
+			err = checkpointAtOpen(ctx, c)
+		}
 		c.Close()
 		if err != nil {
 			return err

@@ -20,13 +20,13 @@ package db
 // So any failed fsync halts the Store's writes, sticky, until it is
 // reopened: no later commit or checkpoint runs (the close skips SQLite's
 // own one too). The reopen's WAL recovery — once no connection is left on
-// the file — starts the backfill mark at zero, and Open's own checkpoint
-// (stampGeneration) copies every frame of the log into the main file
+// the file — starts the backfill mark at zero, and Open's checkpoint
+// (checkpointAtOpen) copies every frame of the log into the main file
 // again, rewriting whatever the kernel dropped, before anything new is
-// written. A commit whose WAL fsync failed is reported ErrCommitUnknown: a
-// reopen in the same boot may recover its frames from the page cache (and
-// that checkpoint then makes them durable), a crash may not; a retry with
-// the same idempotency key is exactly-once either way.
+// acknowledged. A commit whose WAL fsync failed is reported
+// ErrCommitUnknown: a reopen in the same boot may recover its frames from
+// the page cache (that checkpoint then makes them durable), a crash may
+// not; a retry with the same idempotency key is exactly-once either way.
 //
 // A failed write(2) does not halt: SQLite rolls the transaction back and
 // the next commit overwrites the frames it left past the log's end, no
@@ -36,6 +36,8 @@ package db
 // freed, and writes simply resume (ErrDiskFull).
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"syscall"
@@ -43,6 +45,22 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
 )
+
+// checkpointAtOpen copies the log into the main file, synced, before the
+// Store acknowledges anything. After a failed fsync the log may end in
+// frames the page cache still serves but the disk lacks (a commit that
+// reported ErrCommitUnknown): recovery at this open takes them as
+// committed, and a commit appended after them would sit behind a hole on
+// the disk, lost at the next crash (TestFaults, reopened in the same boot).
+// Once the main file holds them durably, the next write starts the log
+// over. A failed fsync here fails Open; a checkpoint that readers cut
+// short is not an error.
+func checkpointAtOpen(ctx context.Context, c *sql.Conn) error {
+	if err := checkpointPassive(ctx, c); isSyncFailure(err) {
+		return fmt.Errorf("checkpoint at open: %w", err)
+	}
+	return nil
+}
 
 // autoCheckpointPages is SQLite's default wal_autocheckpoint, which the
 // writer's own WAL hook (watchAutoCheckpoint) keeps.

@@ -222,12 +222,14 @@ func (d *Disk) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, v
 		return f, flags, err
 	}
 	path := name.String()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if flags&vfs.OPEN_MAIN_DB != 0 {
-		d.mu.Lock()
 		d.mainFiles[path] = true
-		d.mu.Unlock()
 	}
-	return &file{File: f, disk: d, path: path}, flags, nil
+	tracked := &file{File: f, disk: d, path: path}
+	d.faults.told(tracked)
+	return tracked, flags, nil
 }
 
 func (d *Disk) Delete(name string, syncDir bool) error {
@@ -260,7 +262,7 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if d.cut {
 		return 0, sqlite3.IOERR_WRITE
 	}
-	if err := d.fault(f.path, Write); err != nil {
+	if err := f.fault(Write); err != nil {
 		return 0, err
 	}
 	if err := d.record(f.path, f.File, op{off: off, data: p}); err != nil {
@@ -292,7 +294,7 @@ func (f *file) Sync(flags vfs.SyncFlag) error {
 	if d.cut {
 		return sqlite3.IOERR_FSYNC
 	}
-	if err := d.fault(f.path, Sync); err != nil {
+	if err := f.fault(Sync); err != nil {
 		return err
 	}
 	d.stats.Syncs++

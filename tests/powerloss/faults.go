@@ -93,8 +93,21 @@ type callKey struct {
 type faultState struct {
 	plan  []Fault
 	calls map[callKey]int
+	// errSeq counts each file's failed syncs: every handle hears of
+	// each once (see fault); seen is how many each handle has heard of.
+	errSeq map[string]int
+	seen   map[*file]int
 	// syncFailures counts the syncs failed so far.
 	syncFailures int
+}
+
+// told marks a handle as having heard of every failed sync of its file
+// so far (a handle opened later never hears of them).
+func (s *faultState) told(f *file) {
+	if s.seen == nil {
+		s.seen = map[*file]int{}
+	}
+	s.seen[f] = s.errSeq[f.path]
 }
 
 // Inject adds a fault to the disk's plan.
@@ -134,37 +147,52 @@ func (d *Disk) Stats() Stats {
 }
 
 // fault counts a call and returns the planned fault's error for it, if
-// any. A failed sync drops the file's unsynced writes.
+// any. A failed sync drops the file's unsynced writes and, as Linux
+// reports a writeback error once to every file description open at the
+// time, the next sync of every other handle then open on the file fails
+// too (with EIO, dropping nothing more).
 //
-// +checklocks:d.mu
-func (d *Disk) fault(path string, c Call) error {
-	t, ok := d.targetOf(path)
+// +checklocks:f.disk.mu
+func (f *file) fault(c Call) error {
+	path := f.path
+	t, ok := f.disk.targetOf(path)
 	if !ok {
 		return nil
 	}
-	if d.faults.calls == nil {
-		d.faults.calls = map[callKey]int{}
+	if c == Sync && f.disk.faults.seen[f] < f.disk.faults.errSeq[path] {
+		f.disk.faults.told(f)
+		f.disk.stats.Faults++
+		f.disk.faults.syncFailures++
+		return &fs.PathError{Op: c.String(), Path: path, Err: syscall.EIO}
+	}
+	if f.disk.faults.calls == nil {
+		f.disk.faults.calls = map[callKey]int{}
 	}
 	k := callKey{c, t}
-	d.faults.calls[k]++
-	n := d.faults.calls[k]
-	for _, f := range d.faults.plan {
-		if f.Call != c || f.Target != t || !f.covers(n) {
+	f.disk.faults.calls[k]++
+	n := f.disk.faults.calls[k]
+	for _, fl := range f.disk.faults.plan {
+		if fl.Call != c || fl.Target != t || !fl.covers(n) {
 			continue
 		}
-		d.stats.Faults++
+		f.disk.stats.Faults++
 		if c == Sync {
-			d.faults.syncFailures++
-			ops := d.files[path]
+			if f.disk.faults.errSeq == nil {
+				f.disk.faults.errSeq = map[string]int{}
+			}
+			f.disk.faults.errSeq[path]++
+			f.disk.faults.told(f)
+			f.disk.faults.syncFailures++
+			ops := f.disk.files[path]
 			for i := range ops {
 				if ops[i].state == pending {
 					ops[i].state = doomed
-					d.stats.Doomed++
+					f.disk.stats.Doomed++
 				}
 			}
 		}
-		err := &fs.PathError{Op: c.String(), Path: path, Err: f.Kind.errno()}
-		if c == Write && f.Kind == ENOSPC {
+		err := &fs.PathError{Op: c.String(), Path: path, Err: fl.Kind.errno()}
+		if c == Write && fl.Kind == ENOSPC {
 			// SQLITE_FULL, as the OS VFS means to answer a full disk
 			// (vfs/os_unix.go osWriteAt; its errno check misses the
 			// *fs.PathError that os.File returns, so today the OS VFS

@@ -360,3 +360,90 @@ func TestFaults_VacuumFsyncFailureHalts(t *testing.T) {
 		t.Errorf("append after Vacuum's failed fsync = %v, want ErrIO (halted)", err)
 	}
 }
+
+// TestFaults_OpenOverAnotherProcessesPartialCheckpoint: another process
+// cut a checkpoint short (its pages in the main file, unsynced); a second
+// store's Open runs the complete checkpoint, whose fsync fails. That Open
+// must fail: a store opened over it would start its next checkpoint past
+// the dropped pages and restart the log. The first store hears of the
+// error at its own next fsync of the file (Linux reports it to every open
+// file description) and halts; after a crash nothing acknowledged is lost.
+func TestFaults_OpenOverAnotherProcessesPartialCheckpoint(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	disk := New(false)
+	defer disk.Close()
+	opts := db.Options{VFS: disk.Name(), CheckpointEvery: 2, FTSMergeEvery: -1, Logger: quiet}
+	a, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: -1, FTSMergeEvery: -1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.CreateSession(ctx, db.NewSession{ID: "p", Source: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]string{}
+	appendTo := func(s *db.Store, key string) error {
+		_, err := s.AppendMessage(ctx, "p", db.NewMessage{Role: db.RoleUser, Content: bigRow(key), IdempotencyKey: key})
+		if err == nil {
+			acked[key] = bigRow(key)
+		}
+		return err
+	}
+	for i := range 3 {
+		if err := appendTo(a, fmt.Sprint("a", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end, err := holdSnapshot(ctx, path, disk.Name(), "SELECT count(*) FROM messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := appendTo(a, "a3"); err != nil {
+		t.Fatal(err)
+	}
+	//sessiondb:allow rawopen -- plays another process's checkpoint
+	other, err := sql.Open("sqlite3", "file:"+path+"?"+url.Values{"vfs": {disk.Name()}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes, syncs := disk.Calls(Write, Main), disk.Calls(Sync, Main)
+	if _, err := other.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	end()
+	if disk.Calls(Write, Main) == writes || disk.Calls(Sync, Main) != syncs {
+		t.Fatalf("the other process's checkpoint should copy frames without a sync: main writes %d→%d, syncs %d→%d",
+			writes, disk.Calls(Write, Main), syncs, disk.Calls(Sync, Main))
+	}
+	disk.Inject(Fault{Kind: EIO, Call: Sync, Target: Main, At: disk.Calls(Sync, Main) + 1})
+	if b, err := db.Open(ctx, path, opts); err == nil {
+		t.Error("Open succeeded over its checkpoint's failed fsync")
+		for i := range 6 {
+			_ = appendTo(b, fmt.Sprint("b", i))
+		}
+		b.Close()
+	} else if !errors.Is(err, db.ErrIO) {
+		t.Errorf("Open over a failed fsync = %v, want ErrIO", err)
+	}
+	disk.ClearFaults()
+	for i := 4; i < 7; i++ { // the first store's commits sync the WAL only
+		if err := appendTo(a, fmt.Sprint("a", i)); err != nil {
+			t.Errorf("append to the first store: %v", err)
+		}
+	}
+	a.Close() // its checkpoint's fsync hears of the failure: it halts there
+
+	if _, err := disk.Restore(rand.New(rand.NewPCG(1, 1)), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if report, err := db.Verify(ctx, path); err != nil || report.Health != db.HealthVerified {
+		t.Errorf("after the crash: Verify = %v %v %v", report.Health, report.Details, err)
+	}
+	lost, dup, badCounters, err := checkAcked(ctx, path, acked)
+	if err != nil || lost+dup+badCounters > 0 {
+		t.Errorf("after the crash: %d of %d acknowledged messages lost or damaged, %d doubled, %d counters wrong (%v)",
+			lost, len(acked), dup, badCounters, err)
+	}
+}
