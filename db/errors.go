@@ -67,7 +67,8 @@ var (
 	ErrDiskFull = errors.New("disk is full")
 	// ErrIO: the operating system reported an I/O error (EIO) reading or
 	// writing the database. After a failed fsync the Store halts its writes
-	// with this error until it is reopened (see writer.haltOnSyncFailure).
+	// with this error until it is reopened: the kernel may have dropped
+	// data that no later fsync makes durable.
 	ErrIO = errors.New("disk I/O error")
 )
 
@@ -129,8 +130,8 @@ func mapDriverError(err error) error {
 	case errors.Is(err, sqlite3.CONSTRAINT_CHECK), errors.Is(err, sqlite3.CONSTRAINT_NOTNULL):
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
-		// Before IOERR: the driver's VFS reports a write's ENOSPC as a
-		// generic IOERR_WRITE with the errno in the chain.
+		// Before IOERR: the OS VFS reports a write's ENOSPC as a generic
+		// IOERR_WRITE, with the errno in the chain when it survives.
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	case errors.Is(err, sqlite3.IOERR):
 		return fmt.Errorf("%w: %w", ErrIO, err)

@@ -93,9 +93,7 @@ func (w *writer) haltOnSyncFailure(err error) error {
 // one (PASSIVE, once the log holds autoCheckpointPages) that halts writes
 // when it fails to sync: SQLite's own ignores every error. The commit that
 // ran it is durable (its WAL fsync came first) and is acknowledged.
-func (w *writer) watchAutoCheckpoint(c interface {
-	Raw(func(any) error) error
-}) {
+func (w *writer) watchAutoCheckpoint(c *sql.Conn) {
 	_ = c.Raw(func(dc any) error {
 		if d, ok := dc.(driver.Conn); ok {
 			d.Raw().WALHook(func(db *sqlite3.Conn, schema string, pages int) error {

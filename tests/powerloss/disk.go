@@ -10,6 +10,9 @@
 // lets a random subset of the unsynced writes survive, optionally tearing
 // the last survivor part-way through a sector, as real drives do.
 //
+// A Disk can also fail chosen writes and syncs with EIO or ENOSPC, a
+// failed sync dropping the file's unsynced writes (faults.go).
+//
 // A Disk with LyingSync acknowledges Sync without making anything durable:
 // what synchronous=OFF (or a drive that ignores flushes) amounts to. The
 // harness must detect lost acknowledged writes on such a disk — the proof
@@ -167,7 +170,7 @@ func (d *Disk) restoreFile(path string, ops []op, rng *rand.Rand, keep float64, 
 		if tear && i == len(kept)-1 && o.state == pending && !o.truncate && len(data) > 512 {
 			data = data[:512*rng.IntN(len(data)/512)]
 			d.stats.Torn++
-		} else {
+		} else if o.state == pending {
 			d.stats.Kept++
 		}
 		if o.truncate {

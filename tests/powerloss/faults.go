@@ -13,7 +13,8 @@ import (
 // Fault injection. A Disk can fail chosen calls the way the operating
 // system does: the Nth write or sync of a database's WAL or main file
 // returns EIO or ENOSPC, as an *fs.PathError like the one os.File returns,
-// so the store meets exactly the error the OS VFS would hand it.
+// so the store meets the error the OS VFS would hand it (ENOSPC on a
+// write: see fault).
 //
 // A failed sync also drops the file's unsynced writes, as Linux may
 // after a writeback error: it marks the pages clean and keeps serving
