@@ -55,13 +55,14 @@ type faultOutcome struct {
 	// resumed counts acknowledgements after a failed write on the same
 	// store: writes go on once the fault clears.
 	resumed int
-	// Violations, all zero on a sound store.
-	unclear, lost, duplicated, ackedAfterFailedSync, badCounters int
-	verify                                                       db.Health
+	// Violations, all zero on a sound store (phantom: refused, yet
+	// written).
+	unclear, lost, duplicated, phantom, ackedAfterFailedSync, badCounters int
+	verify                                                                db.Health
 }
 
 func (o faultOutcome) bad() bool {
-	return o.unclear+o.lost+o.duplicated+o.ackedAfterFailedSync+o.badCounters > 0 || o.verify != db.HealthVerified
+	return o.unclear+o.lost+o.duplicated+o.phantom+o.ackedAfterFailedSync+o.badCounters > 0 || o.verify != db.HealthVerified
 }
 
 func (o faultOutcome) failedString() string {
@@ -80,17 +81,17 @@ func (o faultOutcome) row() string {
 	if o.sameBoot {
 		reopen = "same boot"
 	}
-	return fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %d | %d | %d | %d | %d | %s |",
+	return fmt.Sprintf("| %s | %s | %s | %d | %d | %s | %d | %d | %d | %d | %d | %d | %s |",
 		o.fault.Kind, o.fault.Call, o.fault.Target, o.fault.At, o.hits, o.failedString(), o.acked, o.resumed,
-		o.lost+o.duplicated, o.ackedAfterFailedSync, o.unclear, verdict(o, reopen))
+		o.lost+o.duplicated, o.phantom, o.ackedAfterFailedSync, o.unclear, verdict(o, reopen))
 }
 
 func verdict(o faultOutcome, reopen string) string {
 	return fmt.Sprintf("%s (reopened %s)", o.verify, reopen)
 }
 
-const faultTableHeader = "| errno | call | file | at call | injected | failed calls (error) | acked | acked after a failed write | lost or duplicated | acked after a failed fsync | unclear errors | verify |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|"
+const faultTableHeader = "| errno | call | file | at call | injected | failed calls (error) | acked | acked after a failed write | lost or duplicated | refused but written | acked after a failed fsync | unclear errors | verify |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 // TestFaults injects EIO and ENOSPC on writes and fsyncs of the WAL and
 // the main file, at points drawn from -faults.seed, under concurrent
@@ -98,8 +99,9 @@ const faultTableHeader = "| errno | call | file | at call | injected | failed ca
 // the fault has cleared — in the same boot (the page cache still serving
 // what a failed fsync dropped) or after a crash — writes again, crashes
 // once more and checks: every failing call returned a clear sentinel,
-// nothing acknowledged is lost or doubled, nothing was acknowledged after
-// a failed fsync, counters match rows, and the file verifies.
+// nothing acknowledged is lost or doubled, nothing refused is written,
+// nothing was acknowledged after a failed fsync, counters match rows, and
+// the file verifies.
 func TestFaults(t *testing.T) {
 	points := *faultPoints
 	if points == 0 {
@@ -186,6 +188,7 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 	var mu sync.Mutex
 	acked := map[string]string{} // key → content
 	unknown := map[string]string{}
+	refused := map[string]bool{} // failed cleanly and not retried
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() { // a reader: its snapshots hold checkpoints short
@@ -212,6 +215,7 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 						for _, m := range batch {
 							acked[m.IdempotencyKey] = m.Content
 							delete(unknown, m.IdempotencyKey)
+							delete(refused, m.IdempotencyKey)
 						}
 						if syncFailedBefore {
 							o.ackedAfterFailedSync++
@@ -229,9 +233,12 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 						name = "unclear"
 					}
 					o.failed[name]++
-					if name == "ErrCommitUnknown" {
-						for _, m := range batch {
+					for _, m := range batch {
+						if name == "ErrCommitUnknown" {
 							unknown[m.IdempotencyKey] = m.Content
+							delete(refused, m.IdempotencyKey)
+						} else if _, maybe := unknown[m.IdempotencyKey]; !maybe {
+							refused[m.IdempotencyKey] = true
 						}
 					}
 					mu.Unlock()
@@ -311,11 +318,8 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 	if report.Health != db.HealthVerified {
 		t.Logf("%s: verify: %s %v", f, report.Health, report.Details)
 	}
-	lost, dup, badCounters, err := checkAcked(ctx, path, acked)
-	if err != nil {
-		return o, err
-	}
-	o.lost, o.duplicated, o.badCounters = lost, dup, badCounters
+	c := checkAcked(ctx, path, acked, refused)
+	o.lost, o.duplicated, o.badCounters, o.phantom = c.lost, c.dup, c.badCounters, c.phantom
 	return o, nil
 }
 
@@ -334,19 +338,27 @@ func faultBatch(key string, n int) []db.NewMessage {
 	return batch
 }
 
+// ackCheck is what a reopened file says about the writes a run made.
+type ackCheck struct {
+	lost, dup, badCounters int
+	// phantom counts refused writes (failed cleanly, never retried) that
+	// are present: reported as not written, yet written.
+	phantom int
+}
+
 // checkAcked opens the file on the OS VFS and counts acknowledged
-// messages missing or changed, present more than once, and sessions whose
-// counter disagrees with their rows. A file that no longer reads loses
-// everything.
-func checkAcked(ctx context.Context, path string, acked map[string]string) (lost, dup, badCounters int, err error) {
+// messages missing or changed, present more than once, refused ones
+// present, and sessions whose counter disagrees with their rows. A file
+// that no longer reads loses everything.
+func checkAcked(ctx context.Context, path string, acked map[string]string, refused map[string]bool) ackCheck {
 	s, err := db.Open(ctx, path, db.Options{Logger: quiet})
 	if err != nil {
-		return len(acked), 0, 0, nil
+		return ackCheck{lost: len(acked)}
 	}
 	defer s.Close()
 	msgs, err := s.Messages(ctx, "p", db.MessageQuery{Limit: 1_000_000})
 	if err != nil {
-		return len(acked), 0, 0, nil
+		return ackCheck{lost: len(acked)}
 	}
 	seen := map[string]int{}
 	content := map[string]string{}
@@ -354,16 +366,22 @@ func checkAcked(ctx context.Context, path string, acked map[string]string) (lost
 		seen[m.IdempotencyKey]++
 		content[m.IdempotencyKey] = m.Content
 	}
+	var c ackCheck
 	for key, want := range acked {
 		switch {
 		case seen[key] == 0 || content[key] != want:
-			lost++
+			c.lost++
 		case seen[key] > 1:
-			dup++
+			c.dup++
+		}
+	}
+	for key := range refused {
+		if seen[key] > 0 {
+			c.phantom++
 		}
 	}
 	if sess, err := s.Session(ctx, "p"); err != nil || sess.MessageCount != int64(len(msgs)) {
-		badCounters++
+		c.badCounters++
 	}
-	return lost, dup, badCounters, nil
+	return c
 }
