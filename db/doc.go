@@ -116,13 +116,18 @@
 // panic — rolls back and is returned (or re-panicked), never replayed; a COMMIT whose outcome is unknown returns
 // [ErrCommitUnknown].
 //
+// A failed fsync halts the store's writes with [ErrIO] until it is
+// reopened: after one, the kernel may have dropped data that no later
+// fsync makes durable. A full disk fails the write with [ErrDiskFull];
+// writes resume once there is room.
+//
 // # Errors
 //
 // Every error wraps at most one sentinel ([ErrNotFound], [ErrExists],
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown]) inside
+// [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull], [ErrIO]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is. Some carry what the caller needs to go on, for errors.As:
 // [*TitleInUseError] (who holds the title), [*ContinuedError] (where a

@@ -254,8 +254,8 @@ func ensureWAL(ctx context.Context, c *sql.Conn) (wal bool, err error) {
 		return true, nil
 	}
 	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
-		if isLockError(err) {
-			return false, err
+		if isLockError(err) || isSyncFailure(err) || isDiskFull(err) {
+			return false, err // not a refusal: the switch failed to reach the disk
 		}
 		return false, nil // refused: keep the current mode
 	}

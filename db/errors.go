@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -67,6 +68,15 @@ var (
 	// ErrCoolingDown: the session's last compression failed and its
 	// cooldown has not passed (CompressionFailed); try again after it.
 	ErrCoolingDown = errors.New("compression is cooling down after a failure")
+	// ErrDiskFull: the filesystem had no room for the write (ENOSPC). The
+	// write was rolled back and not acknowledged; writes succeed again once
+	// space is freed.
+	ErrDiskFull = errors.New("disk is full")
+	// ErrIO: the operating system reported an I/O error (EIO) reading or
+	// writing the database. After a failed fsync the Store halts its writes
+	// with this error until it is reopened: the kernel may have dropped
+	// data that no later fsync makes durable.
+	ErrIO = errors.New("disk I/O error")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -126,6 +136,12 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, sqlite3.CONSTRAINT_CHECK), errors.Is(err, sqlite3.CONSTRAINT_NOTNULL):
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
+		// Before IOERR: the OS VFS reports a write's ENOSPC as a generic
+		// IOERR_WRITE, with the errno in the chain when it survives.
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	case errors.Is(err, sqlite3.IOERR):
+		return fmt.Errorf("%w: %w", ErrIO, err)
 	}
 	return err
 }
@@ -134,7 +150,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

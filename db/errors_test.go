@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
@@ -28,6 +30,10 @@ func TestMapDriverError(t *testing.T) {
 		{"Check", sqlite3.CONSTRAINT_CHECK, ErrInvalidInput},
 		{"ConnDone", sql.ErrConnDone, ErrClosed},
 		{"WrappedNoRows", fmt.Errorf("scan: %w", sql.ErrNoRows), ErrNotFound},
+		{"Full", sqlite3.FULL, ErrDiskFull},
+		{"WrappedENOSPC", fmt.Errorf("write: %w", &fs.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}), ErrDiskFull},
+		{"IOError", sqlite3.IOERR, ErrIO},
+		{"FsyncFailed", sqlite3.IOERR_FSYNC, ErrIO},
 		{"SentinelKept", ErrLocked, ErrLocked},
 		{"BusyPassesThrough", sqlite3.BUSY, nil},
 		{"CanceledPassesThrough", context.Canceled, nil},
@@ -80,5 +86,22 @@ func TestErrorWrapping(t *testing.T) {
 	}
 	if opErr("x", "", nil) != nil {
 		t.Error("opErr(nil) != nil")
+	}
+}
+
+func TestSyncFailureIsNotDiskFull(t *testing.T) {
+	// A failed fsync reporting ENOSPC (delayed allocation, thin
+	// provisioning) dropped data like any failed fsync: it halts, and is
+	// not the clean, resumable ErrDiskFull of a write.
+	err := fmt.Errorf("commit: %w", &fs.PathError{Op: "sync", Path: "x", Err: syscall.ENOSPC})
+	fsync := errors.Join(sqlite3.IOERR_FSYNC, err)
+	if !isSyncFailure(fsync) || isDiskFull(fsync) {
+		t.Errorf("fsync ENOSPC: isSyncFailure = %v, isDiskFull = %v; want true, false", isSyncFailure(fsync), isDiskFull(fsync))
+	}
+	if isSyncFailure(sqlite3.FULL) || !isDiskFull(sqlite3.FULL) {
+		t.Error("SQLITE_FULL is a full disk, not a failed fsync")
+	}
+	if isSyncFailure(sqlite3.IOERR_WRITE) {
+		t.Error("a failed write is not a failed fsync: it does not halt")
 	}
 }

@@ -121,7 +121,9 @@ func stampGeneration(ctx context.Context, c *sql.Conn) (int64, error) {
 		return 0, fmt.Errorf("stamp application_id: %w", err)
 	}
 	// Put the stamp in the main file now, where checkFile reads it.
-	_ = checkpointPassive(ctx, c)
+	if err := checkpointPassive(ctx, c); isSyncFailure(err) {
+		return 0, fmt.Errorf("checkpoint the stamp: %w", err) // a failed fsync is never shrugged off (syncfailure.go)
+	}
 	return id, nil
 }
 

@@ -135,6 +135,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 			return err
 		}
 		id.appID, err = stampGeneration(ctx, c)
+		if err == nil && wal {
+			err = checkpointAtOpen(ctx, c)
+		}
 		c.Close()
 		if err != nil {
 			return err
@@ -171,6 +174,7 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
 	}
+	w.watchAutoCheckpoint(conn)
 	return w, nil
 }
 

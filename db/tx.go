@@ -451,6 +451,17 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				continue
 			}
 			finish(ok, w.classify(fmt.Errorf("commit: %w", err)))
+		case isSyncFailure(err):
+			// The frames reached the WAL but not, as far as anyone can
+			// tell, the disk: unknown, and no later fsync may be trusted
+			// with them (syncfailure.go).
+			w.haltOnSyncFailure(err)
+			finish(ok, commitUnknown(err))
+		case isDiskFull(err):
+			// No room for the frames: SQLite rolled the transaction back,
+			// and the next commit overwrites what it wrote past the log's
+			// end. Nothing was committed; writes resume once space is freed.
+			finish(ok, fmt.Errorf("commit: %w", err))
 		case errors.Is(err, sqlite3.IOERR):
 			// An I/O error may strike after the commit frame reached the
 			// WAL: the writes may or may not be durable.
@@ -812,6 +823,7 @@ func (w *writer) runMaintenance(step func() error) {
 		}
 	}()
 	if err := step(); err != nil {
+		w.haltOnSyncFailure(err) // a checkpoint's fsync: trust none after it
 		if isFTSDamage(err) && !w.ftsOff.Load() {
 			w.ftsSwitchedOff(err) // first, so the write below merges nothing
 			_ = w.write(context.Background(), time.Second, markFTSStale)
@@ -895,6 +907,14 @@ func (w *writer) close() error {
 		}
 		cancel()
 	}
+	if w.halted() == nil && w.wal {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := checkpointPassive(ctx, w.conn); err != nil {
+			w.haltOnSyncFailure(err) // then SQLite's own checkpoint at close must not run either
+			w.log.Warn("sessiondb: close-time checkpoint failed", "path", w.path, "err", err)
+		}
+		cancel()
+	}
 	if w.halted() != nil {
 		// Never checkpoint into a replaced or torn file — not even the
 		// automatic checkpoint SQLite runs when its last connection closes.
@@ -905,12 +925,6 @@ func (w *writer) close() error {
 			}
 			return nil
 		})
-	} else if w.wal {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := checkpointPassive(ctx, w.conn); err != nil {
-			w.log.Warn("sessiondb: close-time checkpoint failed", "path", w.path, "err", err)
-		}
-		cancel()
 	}
 	errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
 	if w.id.header != nil {
@@ -966,6 +980,7 @@ func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *
 		return err
 	}
 	err := fn(ctx, w.conn)
+	w.haltOnSyncFailure(err) // VACUUM and its checkpoints sync too
 	if isLockError(err) {
 		// Another connection held the write lock past the writer's busy
 		// wait: the same typed error as a write whose patience ran out.

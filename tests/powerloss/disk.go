@@ -10,6 +10,9 @@
 // lets a random subset of the unsynced writes survive, optionally tearing
 // the last survivor part-way through a sector, as real drives do.
 //
+// A Disk can also fail chosen writes and syncs with EIO or ENOSPC, a
+// failed sync dropping the file's unsynced writes (faults.go).
+//
 // A Disk with LyingSync acknowledges Sync without making anything durable:
 // what synchronous=OFF (or a drive that ignores flushes) amounts to. The
 // harness must detect lost acknowledged writes on such a disk — the proof
@@ -45,6 +48,8 @@ type Disk struct {
 	mainFiles map[string]bool // databases opened, whose -shm Restore drops
 	// +checklocks:mu
 	stats Stats
+	// +checklocks:mu
+	faults faultState
 }
 
 // Stats counts what the disk saw.
@@ -52,10 +57,15 @@ type Stats struct {
 	Writes, Syncs int
 	// At Restore: unsynced writes dropped, kept whole, and torn.
 	Dropped, Kept, Torn int
+	// Faults injected (see Inject); Doomed counts the writes a failed
+	// sync dropped, which no Restore brings back.
+	Faults, Doomed int
 }
 
-// op is one unsynced change and what it overwrote.
+// op is one change since the file's last clean sync and what it
+// overwrote.
 type op struct {
+	state    opState
 	truncate bool
 	off      int64  // write offset, or truncate size
 	data     []byte // bytes written
@@ -145,18 +155,22 @@ func (d *Disk) restoreFile(path string, ops []op, rng *rand.Rand, keep float64, 
 	}
 	var kept []op
 	for _, o := range ops {
-		if rng.Float64() < keep {
+		switch {
+		case o.state == durable:
 			kept = append(kept, o)
-		} else {
+		case o.state == doomed:
+		case rng.Float64() < keep:
+			kept = append(kept, o)
+		default:
 			d.stats.Dropped++
 		}
 	}
 	for i, o := range kept {
 		data := o.data
-		if tear && i == len(kept)-1 && !o.truncate && len(data) > 512 {
+		if tear && i == len(kept)-1 && o.state == pending && !o.truncate && len(data) > 512 {
 			data = data[:512*rng.IntN(len(data)/512)]
 			d.stats.Torn++
-		} else {
+		} else if o.state == pending {
 			d.stats.Kept++
 		}
 		if o.truncate {
@@ -211,12 +225,14 @@ func (d *Disk) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, v
 		return f, flags, err
 	}
 	path := name.String()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if flags&vfs.OPEN_MAIN_DB != 0 {
-		d.mu.Lock()
 		d.mainFiles[path] = true
-		d.mu.Unlock()
 	}
-	return &file{File: f, disk: d, path: path}, flags, nil
+	tracked := &file{File: f, disk: d, path: path}
+	d.faults.told(tracked)
+	return tracked, flags, nil
 }
 
 func (d *Disk) Delete(name string, syncDir bool) error {
@@ -249,6 +265,9 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if d.cut {
 		return 0, sqlite3.IOERR_WRITE
 	}
+	if err := f.fault(Write); err != nil {
+		return 0, err
+	}
 	if err := d.record(f.path, f.File, op{off: off, data: p}); err != nil {
 		return 0, err
 	}
@@ -278,11 +297,34 @@ func (f *file) Sync(flags vfs.SyncFlag) error {
 	if d.cut {
 		return sqlite3.IOERR_FSYNC
 	}
+	if err := f.fault(Sync); err != nil {
+		return err
+	}
 	d.stats.Syncs++
 	if !d.lyingSync {
-		delete(d.files, f.path)
+		d.synced(f.path)
 	}
 	return nil
+}
+
+// synced makes a file's pending writes durable. While a failed sync's
+// dropped writes are still in the log, the log is kept (Restore undoes
+// everything and replays the durable writes without them).
+//
+// +checklocks:d.mu
+func (d *Disk) synced(path string) {
+	ops := d.files[path]
+	for _, o := range ops {
+		if o.state == doomed {
+			for i := range ops {
+				if ops[i].state == pending {
+					ops[i].state = durable
+				}
+			}
+			return
+		}
+	}
+	delete(d.files, path)
 }
 
 // DeviceCharacteristics promises nothing that would let SQLite skip a
