@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -39,8 +40,18 @@ var (
 	ErrCorrupt = errors.New("database file is damaged")
 	// ErrNotDatabase: the file at the path is not a SQLite database.
 	ErrNotDatabase = errors.New("not a sessiondb database")
-	// ErrReadOnly: the file or its directory cannot be written by this user.
+	// ErrReadOnly: the file or its directory cannot be written by this
+	// user, the filesystem is mounted read-only, or the Store was opened
+	// with Options.ReadOnly. Reading still works through Options.ReadOnly.
 	ErrReadOnly = errors.New("database is read-only")
+	// ErrDiskFull: the filesystem holding the database has no room left.
+	// Nothing acknowledged is lost; free space and retry. During COMMIT it
+	// comes with ErrCommitUnknown (the disk may fill while the commit
+	// record is flushed), so retry appends with their idempotency keys.
+	ErrDiskFull = errors.New("disk is full")
+	// ErrTooManyOpenFiles: the process reached its open-file limit
+	// (ulimit -n). The database is fine; close files or raise the limit.
+	ErrTooManyOpenFiles = errors.New("too many open files")
 	// ErrReplaced: the file was replaced underneath a live Store.
 	ErrReplaced = errors.New("database file was replaced")
 	// ErrClosed: the Store has been closed.
@@ -107,6 +118,10 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return fmt.Errorf("%w: %w", ErrTooManyOpenFiles, err)
 	case errors.Is(err, sqlite3.NOTADB):
 		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
 	case errors.Is(err, sqlite3.CORRUPT):
@@ -127,7 +142,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed}
+	ErrLeaseLost, ErrSessionClosed, ErrDiskFull, ErrTooManyOpenFiles}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

@@ -42,16 +42,19 @@ type Stats struct {
 
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
-	st := Stats{
-		WritesCommitted:     s.w.writes.Load(),
-		Transactions:        s.w.transactions.Load(),
-		LockRetries:         s.w.lockRetries.Load(),
-		LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
-		PatienceExhausted:   s.w.patienceExhausted.Load(),
-		MaintenanceRuns:     s.w.maintenanceRuns.Load(),
-		MaintenanceFailures: s.w.maintenanceFailures.Load(),
-		WALRestarts:         s.w.walRestarts.Load(),
-		StrayTransactions:   s.w.strayTransactions.Load(),
+	var st Stats
+	if s.w != nil { // a read-only store has no writer and counts nothing
+		st = Stats{
+			WritesCommitted:     s.w.writes.Load(),
+			Transactions:        s.w.transactions.Load(),
+			LockRetries:         s.w.lockRetries.Load(),
+			LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
+			PatienceExhausted:   s.w.patienceExhausted.Load(),
+			MaintenanceRuns:     s.w.maintenanceRuns.Load(),
+			MaintenanceFailures: s.w.maintenanceFailures.Load(),
+			WALRestarts:         s.w.walRestarts.Load(),
+			StrayTransactions:   s.w.strayTransactions.Load(),
+		}
 	}
 	if s.readers != nil {
 		st.ReadPool = s.readers.Stats()

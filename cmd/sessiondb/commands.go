@@ -73,7 +73,7 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 	case *ended:
 		f.Ended = new(true)
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func runMeta(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		s, err := e.open(ctx)
+		s, err := e.openRead(ctx)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -120,6 +121,18 @@ func (e *env) options() (db.Options, error) {
 
 // open opens the store once per command.
 func (e *env) open(ctx context.Context) (*db.Store, error) {
+	return e.openStore(ctx, false)
+}
+
+// openRead opens the store for a command that only reads: as open does,
+// and where the store cannot be written (a read-only mount or directory)
+// read-only instead, so reading never needs write access. A store that
+// does not exist yet is still created, as for every command.
+func (e *env) openRead(ctx context.Context) (*db.Store, error) {
+	return e.openStore(ctx, true)
+}
+
+func (e *env) openStore(ctx context.Context, orReadOnly bool) (*db.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -132,6 +145,16 @@ func (e *env) open(ctx context.Context) (*db.Store, error) {
 		return nil, err
 	}
 	s, err := db.Open(ctx, path, opts)
+	if err != nil && orReadOnly && errors.Is(err, db.ErrReadOnly) {
+		opts.ReadOnly = true
+		ro, roErr := db.Open(ctx, path, opts)
+		switch {
+		case roErr == nil:
+			s, err = ro, nil
+		case !errors.Is(roErr, db.ErrNotFound): // no file: the writable open's error says more
+			err = roErr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ func runLineage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runConversation(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func runLocks(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
