@@ -91,6 +91,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			w.close()
 			return nil, opErr("open", "", err)
 		}
+		w.pin.readers.Store(s.readers)
 	} else {
 		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
 	}
