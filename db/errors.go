@@ -114,7 +114,10 @@ func mapDriverError(err error) error {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
+	case (errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone)) && !fromSQLite(err):
+		// With a SQLite error in the chain, the connection or transaction
+		// ended because of it (a failed migration's rollback reports both):
+		// that error is the cause, and the store is not closed.
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
@@ -136,6 +139,12 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	return err
+}
+
+// fromSQLite reports whether err carries an error of SQLite itself.
+func fromSQLite(err error) bool {
+	var code sqlite3.ErrorCode // *sqlite3.Error and ExtendedErrorCode convert too
+	return errors.As(err, &code)
 }
 
 // sentinels are the package's own errors: an error already carrying one is

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -213,24 +214,40 @@ func TestDiskFull_Append(t *testing.T) {
 	}
 }
 
-// Opening (creating) a store on a full disk says the disk is full, not
-// that the store is closed or read-only; Verify of a healthy file on a
-// full disk is verified or could not check, never corrupt.
+// Opening (creating) a store on a disk that fills on the way — before
+// the first page, during the migrations — says the disk is full, never
+// that the store is closed (a failed migration's rollback reports "the
+// transaction has already been committed or rolled back" too) or
+// read-only. Verify of a healthy file on a full disk is verified or could
+// not check, never corrupt.
 func TestDiskFull_Open(t *testing.T) {
-	dir := mountTmpfs(t, "2m")
-	existing := filepath.Join(dir, "existing.db")
-	s, err := Open(t.Context(), existing, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	newTestSession(t, s, "s1")
-	s.Close()
-	fillDisk(t, dir)
-	_, err = Open(t.Context(), filepath.Join(dir, "new.db"), Options{})
-	if !errors.Is(err, ErrDiskFull) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) {
-		t.Errorf("Open on a full disk = %v; want ErrDiskFull only", err)
-	}
-	if r, err := Verify(t.Context(), existing); r.Health == HealthCorrupt || (err != nil && !errors.Is(err, ErrDiskFull)) {
-		t.Errorf("Verify on a full disk = %s %v, %v; want verified or ErrDiskFull", r.Health, r.Details, err)
+	for _, freeKiB := range []int{0, 48, 96, 160} {
+		t.Run(strconv.Itoa(freeKiB)+"KiB", func(t *testing.T) {
+			dir := mountTmpfs(t, "1m")
+			existing := filepath.Join(dir, "existing.db")
+			if freeKiB == 0 {
+				s, err := Open(t.Context(), existing, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				newTestSession(t, s, "s1")
+				s.Close()
+				fillDisk(t, dir)
+			} else {
+				if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 1<<20-freeKiB<<10), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Open(t.Context(), filepath.Join(dir, "new.db"), Options{})
+			t.Logf("Open with %d KiB free: %v", freeKiB, err)
+			if !errors.Is(err, ErrDiskFull) || errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "disk is full") {
+				t.Errorf("Open with %d KiB free = %v; want ErrDiskFull only", freeKiB, err)
+			}
+			if freeKiB == 0 {
+				if r, err := Verify(t.Context(), existing); r.Health == HealthCorrupt || (err != nil && !errors.Is(err, ErrDiskFull)) {
+					t.Errorf("Verify on a full disk = %s %v, %v; want verified or ErrDiskFull", r.Health, r.Details, err)
+				}
+			}
+		})
 	}
 }

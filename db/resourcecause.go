@@ -29,27 +29,17 @@ func resourceCause(path string, err error) error {
 		return err
 	}
 	if !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.CANTOPEN) && !errors.Is(err, sqlite3.FULL) &&
-		!errors.Is(err, sql.ErrConnDone) && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrReadOnly) {
+		!errors.Is(err, sql.ErrConnDone) && !errors.Is(err, ErrReadOnly) {
 		return mapDriverError(err)
 	}
 	dir := filepath.Dir(path)
 	if free, ok := freeSpace(dir); ok && free < diskFullSlack {
 		return fmt.Errorf("%w (%s has %d bytes free; free some space and retry): %w",
-			ErrDiskFull, dir, free, withoutClosed(err))
+			ErrDiskFull, dir, free, err)
 	}
 	if errors.Is(err, sqlite3.CANTOPEN) && descriptorsExhausted() {
 		return fmt.Errorf("%w (this process is at its open-file limit, ulimit -n; raise it or close files): %w",
 			ErrTooManyOpenFiles, err)
 	}
 	return mapDriverError(err)
-}
-
-// withoutClosed drops an ErrClosed that only says the driver gave up the
-// connection after the failed write: the Store itself is open, and a
-// caller testing errors.Is(err, ErrClosed) must not think otherwise.
-func withoutClosed(err error) error {
-	if errors.Is(err, ErrClosed) || errors.Is(err, sql.ErrConnDone) {
-		return errors.New(err.Error())
-	}
-	return err
 }

@@ -27,6 +27,9 @@ type Store struct {
 	w       *writer // nil when opened with Options.ReadOnly
 	readers *sql.DB // nil when the file is not in WAL mode
 	closed  atomic.Bool
+	// snapshots counts the read transactions snapshot began: how tests
+	// see that a long read is split into short ones.
+	snapshots atomic.Uint64
 }
 
 // Open opens (creating if needed) the database at path, applies pending
@@ -259,6 +262,7 @@ func (s *Store) snapshot(ctx context.Context, op, sessionID string, fn func(gen.
 	if s.closed.Load() {
 		return opErr(op, sessionID, ErrClosed)
 	}
+	s.snapshots.Add(1)
 	//sessiondb:allow txonly -- a read-only snapshot on the read-only pool; no write can run in it
 	tx, err := s.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
