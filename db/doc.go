@@ -118,7 +118,15 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew]) inside
-// an [*Error] that names the operation and the session. Branch with
-// errors.Is.
+// [ErrSchemaTooNew], [ErrDiskFull], [ErrTooManyOpenFiles]) inside
+// an [*Error] that names the operation and the session — except that a
+// COMMIT cut short by a full disk matches both [ErrCommitUnknown] and
+// [ErrDiskFull]. Branch with errors.Is.
+//
+// # Read-only media
+//
+// A store that cannot be written — a read-only mount, a directory this
+// user cannot write — opens for reading with [Options].ReadOnly; a plain
+// [Open] refuses it with [ErrReadOnly], saying so. See readonly.go for
+// when the file is read as immutable and what that risks.
 package db

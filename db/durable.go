@@ -41,7 +41,7 @@ const (
 	// kindProbe is a short-lived read-only connection for health checks.
 	kindProbe
 	// kindImmutable is a read-only connection to a file nothing can
-	// change while it is open (see immutableReason).
+	// change while it is open (see readonly.go).
 	kindImmutable
 )
 

@@ -13,8 +13,9 @@ import (
 	"github.com/ncruces/go-sqlite3"
 )
 
-// Sentinel errors. Every error the Store returns wraps at most one of them,
-// so callers branch with errors.Is and never on message text.
+// Sentinel errors. Every error the Store returns wraps at most one of them
+// (ErrDiskFull may come with ErrCommitUnknown), so callers branch with
+// errors.Is and never on message text.
 var (
 	// ErrNotFound: the session (or meta key, or message) does not exist.
 	ErrNotFound = errors.New("not found")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
 )
@@ -29,11 +30,14 @@ func resourceCause(path string, err error) error {
 		return err
 	}
 	if !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.CANTOPEN) && !errors.Is(err, sqlite3.FULL) &&
-		!errors.Is(err, sql.ErrConnDone) && !errors.Is(err, ErrReadOnly) {
+		!errors.Is(err, sql.ErrConnDone) {
 		return mapDriverError(err)
 	}
 	dir := filepath.Dir(path)
-	if free, ok := freeSpace(dir); ok && free < diskFullSlack {
+	// A read-only filesystem (squashfs, an ISO) reports no free space at
+	// all: that is not a full disk.
+	readOnlyMedium := errors.Is(writable(dir), syscall.EROFS)
+	if free, ok := freeSpace(dir); ok && free < diskFullSlack && !readOnlyMedium {
 		return fmt.Errorf("%w (%s has %d bytes free; free some space and retry): %w",
 			ErrDiskFull, dir, free, err)
 	}

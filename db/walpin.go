@@ -43,7 +43,7 @@ func (w *writer) noteOutlasted(frames int64, waited time.Duration) {
 	}
 	go func() {
 		w.log.Warn("sessiondb: a read has outlasted WAL restarts; the log cannot start over until it ends, so it grows past its bound — "+
-			"end long-lived read transactions (a reader frozen mid-snapshot holds it)",
+			"end long-lived read transactions (one of the readers listed holds it: a reader frozen mid-snapshot, or one that never commits)",
 			"path", w.path, "wal_bytes", walSize(w.path), "frames", frames, "waited", waited,
 			"outlasted", n, "readers", strings.Join(w.pinSuspects(), "; "))
 	}()
