@@ -105,6 +105,7 @@ func (w *writer) restartWAL() error {
 	if err != nil && !isLockError(err) {
 		return fmt.Errorf("restart WAL: %w", err)
 	}
+	w.noteOutlasted(frames, wait)
 	w.log.Debug("sessiondb: readers outlasted a WAL restart; it is retried later",
 		"path", w.path, "frames", frames, "waited", wait, "retry_in", retryIn)
 	return nil

@@ -127,10 +127,19 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull], [ErrIO]) inside
-// an [*Error] that names the operation and the session. Branch with
-// errors.Is. Some carry what the caller needs to go on, for errors.As:
-// [*TitleInUseError] (who holds the title), [*ContinuedError] (where a
-// compressed conversation continues), [*IdempotencyConflictError] (which
-// message holds the key), [*LockedError] (who holds the write lock).
+// [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
+// [ErrIO], [ErrTooManyOpenFiles]) inside an [*Error] that names the operation
+// and the session — except that a COMMIT cut short by a full disk matches
+// both [ErrCommitUnknown] and [ErrDiskFull]. Branch with errors.Is. Some
+// carry what the caller needs to go on, for errors.As: [*TitleInUseError]
+// (who holds the title), [*ContinuedError] (where a compressed conversation
+// continues), [*IdempotencyConflictError] (which message holds the key),
+// [*LockedError] (who holds the write lock).
+//
+// # Read-only media
+//
+// A store that cannot be written — a read-only mount, a directory this
+// user cannot write — opens for reading with [Options].ReadOnly; a plain
+// [Open] refuses it with [ErrReadOnly], saying so. See readonly.go for
+// when the file is read as immutable and what that risks.
 package db

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -45,13 +46,18 @@ const (
 	// checkpoint (SQLite answers SQLITE_READONLY) and closing the last one
 	// leaves the WAL as it is, so the owner's log is never touched.
 	kindForeign
+	// kindImmutable is a read-only connection to a file nothing can
+	// change while it is open (see readonly.go).
+	kindImmutable
 )
 
 func (k connKind) String() string {
-	return [...]string{"writer", "reader", "repair", "probe", "foreign source"}[k]
+	return [...]string{"writer", "reader", "repair", "probe", "foreign source", "immutable reader"}[k]
 }
 
-func (k connKind) readOnly() bool { return k == kindReader || k == kindProbe || k == kindForeign }
+func (k connKind) readOnly() bool {
+	return k == kindReader || k == kindProbe || k == kindForeign || k == kindImmutable
+}
 
 // Busy timeouts per kind. The writer's is a backstop only: tx.go bounds each
 // wait for the write lock by the call's patience through the context.
@@ -63,6 +69,8 @@ var busyTimeout = map[connKind]time.Duration{
 	// The source's owner may hold it for seconds (a VACUUM, its WAL
 	// recovery after a crash); an import has the time to wait.
 	kindForeign: 20 * time.Second,
+	// No other connection can hold a lock on an immutable file.
+	kindImmutable: 0,
 }
 
 // readerCacheKiB is each read connection's page cache (SQLite's default is
@@ -89,7 +97,7 @@ const journalSizeLimit = 64 << 20
 // it is switched once, under the migration lock (ensureWAL).
 func connPragmas(goos string, kind connKind) []string {
 	p := []string{"busy_timeout(" + strconv.FormatInt(busyTimeout[kind].Milliseconds(), 10) + ")"}
-	if kind == kindReader {
+	if kind == kindReader || kind == kindImmutable {
 		p = append(p, "cache_size("+strconv.Itoa(-readerCacheKiB)+")")
 	}
 	if kind.readOnly() {
@@ -126,6 +134,9 @@ func dsn(path string, kind connKind, vfsName string) string {
 	if kind.readOnly() {
 		q.Set("mode", "ro")
 		q.Set("_txlock", "deferred")
+		if kind == kindImmutable {
+			q.Set("immutable", "1")
+		}
 	} else {
 		// BEGIN IMMEDIATE: a deferred transaction that upgrades to a write
 		// gets SQLITE_BUSY without the busy handler ever running.
@@ -223,6 +234,10 @@ func tightenMode(p string) {
 }
 
 func readOnlyHint(path string, err error) error {
+	if errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("%w: %s: %w (the filesystem is mounted read-only; open with Options.ReadOnly to read it — the CLI's read commands do)",
+			ErrReadOnly, path, err)
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		return fmt.Errorf("%w: %s: %w (make its directory writable for this user, e.g. chmod u+rwx %s, or choose another --db path)",
 			ErrReadOnly, path, err, filepath.Dir(path))

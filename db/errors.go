@@ -13,8 +13,9 @@ import (
 	"github.com/ncruces/go-sqlite3"
 )
 
-// Sentinel errors. Every error the Store returns wraps at most one of them,
-// so callers branch with errors.Is and never on message text.
+// Sentinel errors. Every error the Store returns wraps at most one of them
+// (ErrDiskFull may come with ErrCommitUnknown), so callers branch with
+// errors.Is and never on message text.
 var (
 	// ErrNotFound: the session (or meta key, or message) does not exist.
 	ErrNotFound = errors.New("not found")
@@ -40,8 +41,18 @@ var (
 	ErrCorrupt = errors.New("database file is damaged")
 	// ErrNotDatabase: the file at the path is not a SQLite database.
 	ErrNotDatabase = errors.New("not a sessiondb database")
-	// ErrReadOnly: the file or its directory cannot be written by this user.
+	// ErrReadOnly: the file or its directory cannot be written by this
+	// user, the filesystem is mounted read-only, or the Store was opened
+	// with Options.ReadOnly. Reading still works through Options.ReadOnly.
 	ErrReadOnly = errors.New("database is read-only")
+	// ErrDiskFull: the filesystem holding the database has no room left.
+	// Nothing acknowledged is lost; free space and retry. During COMMIT it
+	// comes with ErrCommitUnknown (the disk may fill while the commit
+	// record is flushed), so retry appends with their idempotency keys.
+	ErrDiskFull = errors.New("disk is full")
+	// ErrTooManyOpenFiles: the process reached its open-file limit
+	// (ulimit -n). The database is fine; close files or raise the limit.
+	ErrTooManyOpenFiles = errors.New("too many open files")
 	// ErrReplaced: the file was replaced underneath a live Store.
 	ErrReplaced = errors.New("database file was replaced")
 	// ErrClosed: the Store has been closed.
@@ -68,10 +79,6 @@ var (
 	// ErrCoolingDown: the session's last compression failed and its
 	// cooldown has not passed (CompressionFailed); try again after it.
 	ErrCoolingDown = errors.New("compression is cooling down after a failure")
-	// ErrDiskFull: the filesystem had no room for the write (ENOSPC). The
-	// write was rolled back and not acknowledged; writes succeed again once
-	// space is freed.
-	ErrDiskFull = errors.New("disk is full")
 	// ErrIO: the operating system reported an I/O error (EIO) reading or
 	// writing the database. After a failed fsync the Store halts its writes
 	// with this error until it is reopened: the kernel may have dropped
@@ -120,10 +127,17 @@ func mapDriverError(err error) error {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.Is(err, sql.ErrConnDone), errors.Is(err, sql.ErrTxDone):
+	case (errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone)) && !fromSQLite(err):
+		// With a SQLite error in the chain, the connection or transaction
+		// ended because of it (a failed migration's rollback reports both):
+		// that error is the cause, and the store is not closed.
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return fmt.Errorf("%w: %w", ErrTooManyOpenFiles, err)
 	case errors.Is(err, sqlite3.NOTADB):
 		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
 	case errors.Is(err, sqlite3.CORRUPT):
@@ -136,21 +150,23 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.Is(err, sqlite3.CONSTRAINT_CHECK), errors.Is(err, sqlite3.CONSTRAINT_NOTNULL):
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	case errors.Is(err, sqlite3.FULL), errors.Is(err, syscall.ENOSPC):
-		// Before IOERR: the OS VFS reports a write's ENOSPC as a generic
-		// IOERR_WRITE, with the errno in the chain when it survives.
-		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	case errors.Is(err, sqlite3.IOERR):
 		return fmt.Errorf("%w: %w", ErrIO, err)
 	}
 	return err
 }
 
+// fromSQLite reports whether err carries an error of SQLite itself.
+func fromSQLite(err error) bool {
+	var code sqlite3.ErrorCode // *sqlite3.Error and ExtendedErrorCode convert too
+	return errors.As(err, &code)
+}
+
 // sentinels are the package's own errors: an error already carrying one is
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

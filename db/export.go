@@ -32,10 +32,20 @@ type ExportResult struct {
 
 // Export writes sessions with their messages and usage to w as JSON Lines
 // (the format is described in exportformat.go: a versioned header, then
-// each session followed by its rows). It reads one consistent snapshot and
-// streams: memory stays bounded by a page of rows whatever the store's
-// size. Exporting into an empty store with Import and exporting again
-// gives the same bytes.
+// each session followed by its rows). It streams: memory stays bounded by
+// a page of rows whatever the store's size. Exporting into an empty store
+// with Import and exporting again gives the same bytes.
+//
+// Each page of rows is read in a read transaction of its own, ended before
+// the page is written to w: a slow w (a pipe, a network) or a large store
+// never holds one snapshot for the whole export, which would keep the WAL
+// from starting over for as long (see walpin.go). Pages are keyset pages
+// (sessions by start time and id, messages by id), so an export taken
+// while writes go on has every session and message committed before it
+// began, each once — none skipped, none twice — and rows committed
+// meanwhile either in it or not, whole. A session's own line and usage are
+// read at their page's moment: a message appended meanwhile may show in
+// the export but not yet in its session's counters.
 func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (ExportResult, error) {
 	const op = "export"
 	if o.Lineage && o.SessionID == "" {
@@ -45,33 +55,43 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	err := s.snapshot(ctx, op, o.SessionID, func(q gen.DBTX) error {
-		res = ExportResult{}
-		if err := enc.Encode(headerRecord{Type: "header", Format: exportFormat, Version: exportVersion}); err != nil {
-			return err
+	if err := enc.Encode(headerRecord{Type: "header", Format: exportFormat, Version: exportVersion}); err != nil {
+		return res, opErr(op, "", err)
+	}
+	one := func(r gen.Session) error {
+		n, err := s.exportSession(ctx, enc, r)
+		res.Sessions++
+		res.Messages += n
+		if err == nil && o.OnProgress != nil {
+			o.OnProgress(res.Sessions, res.Messages)
 		}
-		one := func(r gen.Session) error {
-			n, err := exportSession(ctx, q, enc, r)
-			res.Sessions++
-			res.Messages += n
-			if err == nil && o.OnProgress != nil {
-				o.OnProgress(res.Sessions, res.Messages)
-			}
-			return err
-		}
+		return err
+	}
+	err := func() error {
 		if o.SessionID != "" {
-			ids := []string{o.SessionID}
-			if o.Lineage {
-				var err error
-				if ids, err = lineageIDs(ctx, q, o.SessionID); err != nil {
-					return err
+			var rows []gen.Session
+			err := s.snapshot(ctx, op, o.SessionID, func(q gen.DBTX) error {
+				rows = rows[:0]
+				ids := []string{o.SessionID}
+				if o.Lineage {
+					var err error
+					if ids, err = lineageIDs(ctx, q, o.SessionID); err != nil {
+						return err
+					}
 				}
+				for _, id := range ids {
+					r, err := queries.SessionGet(ctx, q, id)
+					if err != nil {
+						return err
+					}
+					rows = append(rows, r)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			for _, id := range ids {
-				r, err := queries.SessionGet(ctx, q, id)
-				if err != nil {
-					return err
-				}
+			for _, r := range rows {
 				if err := one(r); err != nil {
 					return err
 				}
@@ -80,7 +100,11 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 		}
 		cursor := gen.SessionExportPageParams{AfterStarted: -1 << 62, RowLimit: exportPage}
 		for {
-			rows, err := queries.SessionExportPage(ctx, q, cursor)
+			var rows []gen.Session
+			err := s.snapshot(ctx, op, "", func(q gen.DBTX) (err error) {
+				rows, err = queries.SessionExportPage(ctx, q, cursor)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -98,49 +122,68 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			last := rows[len(rows)-1]
 			cursor.AfterStarted, cursor.AfterID = last.StartedAt, last.ID
 		}
-	})
+	}()
 	if err != nil {
-		return res, err
+		return res, opErr(op, o.SessionID, err)
 	}
 	return res, opErr(op, "", bw.Flush())
 }
 
 // exportSession writes one session's lines and returns its message count.
-func exportSession(ctx context.Context, q gen.DBTX, enc *json.Encoder, r gen.Session) (int64, error) {
+// Each page of messages, and the usage rows, are read in a snapshot of
+// their own and written after it ends.
+func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r gen.Session) (int64, error) {
+	const op = "export"
 	if err := enc.Encode(sessionRecordFromRow(r)); err != nil {
 		return 0, err
 	}
 	seq, after := int64(0), int64(0)
 	for {
-		rows, err := queries.MessageExportPage(ctx, q, gen.MessageExportPageParams{SessionID: r.ID, AfterID: after, RowLimit: exportPage})
+		var recs []messageRecord
+		err := s.snapshot(ctx, op, r.ID, func(q gen.DBTX) error {
+			recs = recs[:0]
+			rows, err := queries.MessageExportPage(ctx, q, gen.MessageExportPageParams{SessionID: r.ID, AfterID: after, RowLimit: exportPage})
+			if err != nil {
+				return err
+			}
+			for _, m := range rows {
+				rec := messageRecord{Type: "message", SessionID: r.ID, Role: m.Role, Content: m.Content,
+					ToolName: str(m.ToolName), ToolCallID: str(m.ToolCallID), Reasoning: str(m.Reasoning),
+					FinishReason: str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
+					Summary: m.IsSummary != 0, IdempotencyKey: str(m.IdempotencyKey), CreatedAt: m.CreatedAt}
+				if m.ToolCallsJson != nil {
+					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
+				}
+				if m.OriginID != nil {
+					// An origin deleted since (its session pruned) is simply not named.
+					if o, err := queries.MessageSeq(ctx, q, *m.OriginID); err == nil {
+						rec.Origin = &messageRef{SessionID: o.SessionID, Seq: o.Seq}
+					}
+				}
+				recs = append(recs, rec)
+				after = m.ID
+			}
+			return nil
+		})
 		if err != nil {
 			return seq, err
 		}
-		for _, m := range rows {
+		for i := range recs {
 			seq++
-			rec := messageRecord{Type: "message", SessionID: r.ID, Seq: seq, Role: m.Role, Content: m.Content,
-				ToolName: str(m.ToolName), ToolCallID: str(m.ToolCallID), Reasoning: str(m.Reasoning),
-				FinishReason: str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
-				Summary: m.IsSummary != 0, IdempotencyKey: str(m.IdempotencyKey), CreatedAt: m.CreatedAt}
-			if m.ToolCallsJson != nil {
-				rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
-			}
-			if m.OriginID != nil {
-				// An origin deleted since (its session pruned) is simply not named.
-				if o, err := queries.MessageSeq(ctx, q, *m.OriginID); err == nil {
-					rec.Origin = &messageRef{SessionID: o.SessionID, Seq: o.Seq}
-				}
-			}
-			if err := enc.Encode(rec); err != nil {
+			recs[i].Seq = seq
+			if err := enc.Encode(recs[i]); err != nil {
 				return seq, err
 			}
-			after = m.ID
 		}
-		if len(rows) < exportPage {
+		if len(recs) < exportPage {
 			break
 		}
 	}
-	usage, err := queries.ModelUsageBySession(ctx, q, r.ID)
+	var usage []gen.ModelUsageBySessionRow
+	err := s.snapshot(ctx, op, r.ID, func(q gen.DBTX) (err error) {
+		usage, err = queries.ModelUsageBySession(ctx, q, r.ID)
+		return err
+	})
 	if err != nil {
 		return seq, err
 	}

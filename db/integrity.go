@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -80,7 +83,13 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		return r, nil
 	}
 
-	probe, err := openDB(abs, kindProbe, 1, "")
+	kind := kindProbe
+	if writable(filepath.Dir(abs)) != nil { // a read-only mount or directory
+		if kind, err = readOnlyKind(abs, slog.Default()); err != nil {
+			return r, opErr("verify", "", err)
+		}
+	}
+	probe, err := openDB(abs, kind, 1, "")
 	if err != nil {
 		return r, opErr("verify", "", err)
 	}
@@ -105,20 +114,23 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	case err != nil && isLockError(err):
 		r.Health, r.Details = HealthBusy, []string{err.Error()}
 		return r, nil
+	case err != nil && !isDamage(err):
+		return r, opErr("verify", "", resourceCause(abs, fmt.Errorf("integrity check could not run: %w", err)))
 	case err != nil:
 		r.Health, r.Details = HealthCorrupt, []string{mapDriverError(err).Error()}
 		return r, nil
 	}
-	r.FTS = ftsProbe(ctx, probe)
-	if r.FTS == "ok" {
-		var err error
-		if r.FTS, err = ftsCoverage(ctx, probe); err != nil {
-			if isLockError(err) {
-				r.Health, r.Details = HealthBusy, []string{err.Error()}
-				return r, nil
-			}
-			r.FTS = err.Error()
-		}
+	if r.FTS, err = ftsProbe(ctx, probe); err == nil && r.FTS == "ok" {
+		r.FTS, err = ftsCoverage(ctx, probe)
+	}
+	switch {
+	case err != nil && isLockError(err):
+		r.Health, r.Details = HealthBusy, []string{err.Error()}
+		return r, nil
+	case err != nil && !isDamage(err):
+		return r, opErr("verify", "", resourceCause(abs, fmt.Errorf("full-text check could not run: %w", err)))
+	case err != nil:
+		r.FTS = err.Error()
 	}
 	if len(r.Details) == 1 && r.Details[0] == "ok" && (r.FTS == "ok" || strings.HasPrefix(r.FTS, "absent") || strings.HasPrefix(r.FTS, "stale")) {
 		r.Health, r.Details = HealthVerified, nil
@@ -128,22 +140,39 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	return r, nil
 }
 
-// ftsProbe runs one full-text query through each index.
-func ftsProbe(ctx context.Context, q gen.DBTX) string {
+// ftsProbe runs one full-text query through each index. Its error is what
+// failed; whether that is damage is the caller's call (isDamage).
+func ftsProbe(ctx context.Context, q gen.DBTX) (string, error) {
 	indexed, err := hasTable(ctx, q, "messages_fts")
 	switch {
 	case err != nil:
-		return err.Error()
+		return "", err
 	case !indexed:
-		return "absent (no sessiondb schema yet)"
+		return "absent (no sessiondb schema yet)", nil
 	}
 	if _, err := queries.FTSProbe(ctx, q, "sessiondb"); err != nil {
-		return "messages_fts: " + err.Error()
+		return "", fmt.Errorf("messages_fts: %w", err)
 	}
 	if _, err := queries.FTSTrigramProbe(ctx, q, "sessiondb"); err != nil {
-		return "messages_fts_trigram: " + err.Error()
+		return "", fmt.Errorf("messages_fts_trigram: %w", err)
 	}
-	return "ok"
+	return "ok", nil
+}
+
+// isDamage reports whether a check's error says the file is damaged, as
+// opposed to the check being kept from running: structural damage
+// (CORRUPT, NOTADB), a filesystem that returned garbage (IOERR_CORRUPTFS),
+// or the plain ERROR SQLite gives for a malformed full-text index. A lock,
+// a permission, a read-only medium, a full disk, no descriptors left, an
+// interrupt — every other cause — is not damage: Verify returns it as an
+// error ("could not check").
+func isDamage(err error) bool {
+	var code sqlite3.ErrorCode
+	if !errors.As(err, &code) {
+		return false
+	}
+	return code == sqlite3.CORRUPT || code == sqlite3.NOTADB || code == sqlite3.ERROR ||
+		errors.Is(err, sqlite3.IOERR_CORRUPTFS)
 }
 
 // ftsCoverage checks that each full-text index holds one document per

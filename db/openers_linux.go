@@ -13,9 +13,21 @@ import (
 // tell. Processes of other users whose descriptors cannot be read are not
 // seen.
 func otherOpeners(path string) (who []string, known bool) {
+	return openersOf(path, path+"-wal", path+"-shm"), true
+}
+
+// shmOpeners names the other processes that have the database's shared
+// memory open: every connection in WAL mode does, so a reader pinning the
+// log is among them.
+func shmOpeners(path string) (who []string, known bool) {
+	return openersOf(path + "-shm"), true
+}
+
+// openersOf names the other processes that have any of files open.
+func openersOf(files ...string) (who []string) {
 	type fileID struct{ dev, ino uint64 }
 	ours := map[fileID]bool{}
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range files {
 		var st syscall.Stat_t
 		if syscall.Stat(p, &st) == nil {
 			ours[fileID{uint64(st.Dev), st.Ino}] = true
@@ -35,5 +47,5 @@ func otherOpeners(path string) (who []string, known bool) {
 			who = append(who, fmt.Sprintf("pid %s (%s)", pid, processName(pid)))
 		}
 	}
-	return who, true
+	return who
 }

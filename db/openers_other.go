@@ -4,3 +4,6 @@ package db
 
 // otherOpeners cannot tell here which processes have the file open.
 func otherOpeners(string) (who []string, known bool) { return nil, false }
+
+// shmOpeners cannot tell here which processes have the shared memory open.
+func shmOpeners(string) (who []string, known bool) { return nil, false }

@@ -54,6 +54,15 @@ type Options struct {
 	// store; empty means the operating system's. For test harnesses (the
 	// power-loss disk in tests/powerloss) and special filesystems.
 	VFS string
+	// ReadOnly opens the store for reading only: no writer, no migration,
+	// no file created; every write returns ErrReadOnly. It is how to read
+	// a store on a read-only mount or in a directory this user cannot
+	// write (a plain Open refuses those with ErrReadOnly). The file must
+	// exist and be at this build's schema version. Where the directory
+	// cannot hold SQLite's shared-memory file, the file is read as
+	// immutable (see readonly.go for the risk where the medium itself is
+	// writable).
+	ReadOnly bool
 	// Logger receives warnings (maintenance failures, lock holders). Default
 	// slog.Default().
 	Logger *slog.Logger

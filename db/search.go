@@ -252,12 +252,17 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 			}
 			s.opts.Logger.Warn("sessiondb: search is scanning the messages table: "+reason, attrs...)
 			route = routeScan
-			if hits, err = p.scan(ctx, q); err != nil {
-				return err
-			}
+		}
+		if route == routeScan {
+			return nil // the scan reads in snapshots of its own (scanSearch)
 		}
 		return p.addContext(ctx, q, hits)
 	})
+	if err == nil && route == routeScan {
+		if hits, err = s.scanSearch(ctx, op, &p); err == nil {
+			err = s.snapshot(ctx, op, opts.SessionID, func(q gen.DBTX) error { return p.addContext(ctx, q, hits) })
+		}
+	}
 	if err != nil {
 		return nil, routeNone, err
 	}
@@ -283,8 +288,9 @@ func (s *Store) scanInstead(ctx context.Context, err error) bool {
 
 // indexed answers from the full-text indexes: the word index first,
 // unless the query is in an unsegmented script or has nothing it can
-// match; then, when it found nothing, the trigram index; when no term is
-// long enough for a trigram, the scan.
+// match; then, when it found nothing, the trigram index. When no term is
+// long enough for a trigram it returns routeScan with no hits: the caller
+// runs the scan (scanSearch), outside this snapshot.
 func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, searchRoute, error) {
 	if match := p.terms.wordMatch(); match != "" {
 		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset))
@@ -301,8 +307,7 @@ func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, sear
 		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset))
 		return hits, routeTrigram, err
 	}
-	hits, err := p.scan(ctx, q)
-	return hits, routeScan, err
+	return nil, routeScan, nil
 }
 
 // addContext fills each hit's neighbours when asked for.

@@ -132,24 +132,68 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 	return p.withTextSnippets(ctx, q, rows)
 }
 
-// scan answers without the full-text indexes. It has no ranking:
-// relevance is newest first.
-func (p *searchPlan) scan(ctx context.Context, q gen.DBTX) ([]SearchHit, error) {
+// scanWindowIDs is how many message ids one read snapshot of a scan
+// covers. A scan reads every row of its window (instr over the content):
+// about 6.5 µs a row, so a window takes some 130 ms, and a scan of a
+// million rows — over 6 s in one statement, pinning the WAL throughout
+// (see walpin.go) — never holds a snapshot longer than that.
+var scanWindowIDs int64 = 20_000
+
+// scanSearch answers without the full-text indexes, reading the messages
+// table a window of ids at a time, each window in a read snapshot of its
+// own, from the newest id at the start (or the oldest, for SortOldest)
+// until the page is full. It has no ranking: relevance is newest first.
+// Rows are matched by id ranges, so a message committed before the
+// search began is counted once; one committed during it is not seen, and
+// a row that changes state meanwhile is judged by its window's moment.
+func (s *Store) scanSearch(ctx context.Context, op string, p *searchPlan) ([]SearchHit, error) {
 	a := p.page(p.opts.Limit, p.opts.Offset)
 	terms := jsonStrings(p.terms)
-	var rows []searchRow
-	var err error
-	if p.opts.Sort == SortOldest {
-		rows, err = convertRows(queries.MessageSearchScanOldest(ctx, q, gen.MessageSearchScanOldestParams{Terms: terms,
-			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
-	} else {
-		rows, err = convertRows(queries.MessageSearchScanNewest(ctx, q, gen.MessageSearchScanNewestParams{Terms: terms,
-			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
-	}
-	if err != nil {
+	want := a.offset + a.limit
+	var top int64
+	if err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) (err error) {
+		top, err = queries.MessageMaxID(ctx, q)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	return p.withTextSnippets(ctx, q, rows)
+	var rows []searchRow
+	oldest := p.opts.Sort == SortOldest
+	for lo, hi := int64(0), top+1; lo < hi-1 && int64(len(rows)) < want; {
+		after, before := max(lo, hi-1-scanWindowIDs), hi // newest first: the window below hi
+		if oldest {
+			after, before = lo, min(hi, lo+1+scanWindowIDs)
+		}
+		limit := want - int64(len(rows))
+		err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) error {
+			var page []searchRow
+			var err error
+			if oldest {
+				page, err = convertRows(queries.MessageSearchScanOldest(ctx, q, gen.MessageSearchScanOldestParams{AfterID: after, BeforeID: before,
+					Terms: terms, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
+			} else {
+				page, err = convertRows(queries.MessageSearchScanNewest(ctx, q, gen.MessageSearchScanNewestParams{AfterID: after, BeforeID: before,
+					Terms: terms, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
+			}
+			rows = append(rows, page...)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if oldest {
+			lo = before - 1
+		} else {
+			hi = after + 1
+		}
+	}
+	rows = rows[min(a.offset, int64(len(rows))):]
+	var hits []SearchHit
+	err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) (err error) {
+		hits, err = p.withTextSnippets(ctx, q, rows)
+		return err
+	})
+	return hits, err
 }
 
 // withTextSnippets makes hits of a substring search's rows, with

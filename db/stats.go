@@ -32,6 +32,13 @@ type Stats struct {
 	// while the reads in flight finished (at most 3 s) and the rest of
 	// the log was copied.
 	WALRestarts uint64
+	// WALRestartsOutlasted counts WAL restarts that gave up because a
+	// reader kept its snapshot open through the whole wait: while that
+	// goes on the log cannot start over and grows past its bound (see
+	// WALBytes). A warning names the processes that may hold it.
+	WALRestartsOutlasted uint64
+	// WALBytes is the WAL file's size now (0 without one).
+	WALBytes int64
 	// StrayTransactions counts transactions found open on the writer
 	// before a BEGIN or after a batch, and rolled back. Never expected
 	// (see the error it logs); anything but 0 is a bug to report.
@@ -42,17 +49,22 @@ type Stats struct {
 
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
-	st := Stats{
-		WritesCommitted:     s.w.writes.Load(),
-		Transactions:        s.w.transactions.Load(),
-		LockRetries:         s.w.lockRetries.Load(),
-		LockWait:            time.Duration(s.w.lockWaitNanos.Load()),
-		PatienceExhausted:   s.w.patienceExhausted.Load(),
-		MaintenanceRuns:     s.w.maintenanceRuns.Load(),
-		MaintenanceFailures: s.w.maintenanceFailures.Load(),
-		WALRestarts:         s.w.walRestarts.Load(),
-		StrayTransactions:   s.w.strayTransactions.Load(),
+	var st Stats
+	if s.w != nil { // a read-only store has no writer and counts nothing
+		st = Stats{
+			WritesCommitted:      s.w.writes.Load(),
+			Transactions:         s.w.transactions.Load(),
+			LockRetries:          s.w.lockRetries.Load(),
+			LockWait:             time.Duration(s.w.lockWaitNanos.Load()),
+			PatienceExhausted:    s.w.patienceExhausted.Load(),
+			MaintenanceRuns:      s.w.maintenanceRuns.Load(),
+			MaintenanceFailures:  s.w.maintenanceFailures.Load(),
+			WALRestarts:          s.w.walRestarts.Load(),
+			WALRestartsOutlasted: s.w.pin.outlasted.Load(),
+			StrayTransactions:    s.w.strayTransactions.Load(),
+		}
 	}
+	st.WALBytes = walSize(s.path)
 	if s.readers != nil {
 		st.ReadPool = s.readers.Stats()
 	}

@@ -24,9 +24,12 @@ var queries = gen.New()
 type Store struct {
 	path    string
 	opts    Options
-	w       *writer
+	w       *writer // nil when opened with Options.ReadOnly
 	readers *sql.DB // nil when the file is not in WAL mode
 	closed  atomic.Bool
+	// snapshots counts the read transactions snapshot began: how tests
+	// see that a long read is split into short ones.
+	snapshots atomic.Uint64
 }
 
 // Open opens (creating if needed) the database at path, applies pending
@@ -46,6 +49,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, opErr("open", "", err)
+	}
+	if opts.ReadOnly {
+		s, err := openReadOnly(ctx, abs, opts)
+		return s, opErr("open", "", err)
 	}
 	if err := prepareFile(abs); err != nil {
 		return nil, opErr("open", "", err)
@@ -78,7 +85,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	tightenSidecars(abs)
 	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
 		w.close()
-		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", err))
+		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", resourceCause(abs, err)))
 	}
 
 	s := &Store{path: abs, opts: opts, w: w}
@@ -87,6 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			w.close()
 			return nil, opErr("open", "", err)
 		}
+		w.pin.readers.Store(s.readers)
 	} else {
 		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
 	}
@@ -181,12 +189,12 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 // describeOpenError adds the path and the fix to errors that waiting
 // cannot cure.
 func describeOpenError(path string, err error) error {
-	err = mapDriverError(err)
+	err = resourceCause(path, err)
 	switch {
 	case errors.Is(err, ErrNotDatabase):
 		return fmt.Errorf("%s is not a SQLite database (it may not be ours; move it aside or run `sessiondb repair`): %w", path, err)
 	case errors.Is(err, ErrReadOnly):
-		return fmt.Errorf("%s cannot be written by this user (fix its permissions, e.g. chmod u+rw on the file and its directory): %w", path, err)
+		return fmt.Errorf("%s cannot be written by this user (fix its permissions, e.g. chmod u+rw on the file and its directory, or open it with Options.ReadOnly to read it): %w", path, err)
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
@@ -204,7 +212,9 @@ func (s *Store) Close() error {
 	if s.readers != nil {
 		errs = append(errs, s.readers.Close())
 	}
-	errs = append(errs, s.w.close())
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+	}
 	return opErr("close", "", errors.Join(errs...))
 }
 
@@ -213,7 +223,19 @@ func (s *Store) write(ctx context.Context, op, sessionID string, patience time.D
 	if s.closed.Load() {
 		return opErr(op, sessionID, ErrClosed)
 	}
-	return opErr(op, sessionID, s.w.write(ctx, patience, fn))
+	if s.w == nil {
+		return opErr(op, sessionID, errStoreReadOnly)
+	}
+	return s.opErr(op, sessionID, s.w.write(ctx, patience, fn))
+}
+
+// opErr is opErr with the cause named when the database's surroundings
+// are to blame (a full disk, no descriptors left: see resourceCause).
+func (s *Store) opErr(op, sessionID string, err error) error {
+	if err != nil && !s.closed.Load() {
+		err = resourceCause(s.path, err)
+	}
+	return opErr(op, sessionID, err)
 }
 
 // read runs fn on the read pool, or on the writer when there is no pool.
@@ -230,7 +252,7 @@ func (s *Store) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX
 	if err != nil && s.closed.Load() {
 		err = ErrClosed
 	}
-	return opErr(op, sessionID, err)
+	return s.opErr(op, sessionID, err)
 }
 
 // snapshot runs fn inside one read-only transaction on the read pool, so
@@ -244,19 +266,20 @@ func (s *Store) snapshot(ctx context.Context, op, sessionID string, fn func(gen.
 	if s.closed.Load() {
 		return opErr(op, sessionID, ErrClosed)
 	}
+	s.snapshots.Add(1)
 	//sessiondb:allow txonly -- a read-only snapshot on the read-only pool; no write can run in it
 	tx, err := s.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return opErr(op, sessionID, err)
+		return s.opErr(op, sessionID, err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		if s.closed.Load() {
 			err = ErrClosed
 		}
-		return opErr(op, sessionID, err)
+		return s.opErr(op, sessionID, err)
 	}
-	return opErr(op, sessionID, tx.Commit())
+	return s.opErr(op, sessionID, tx.Commit())
 }
 
 // now is the store's clock: Unix milliseconds, the one time representation

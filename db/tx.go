@@ -104,6 +104,7 @@ type writer struct {
 	maintenanceFailures atomic.Uint64
 	walRestarts         atomic.Uint64
 	strayTransactions   atomic.Uint64
+	pin                 walPinWatch
 }
 
 // request is one caller's write, queued for (or inside) a batch.

@@ -145,11 +145,13 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchScanNewest :many
 -- Without the index (marked stale or damaged): every term a substring of the
--- content or the tool name (ASCII case folded). Newest first.
+-- content or the tool name (ASCII case folded). Newest first, among the ids
+-- in (after_id, before_id): the scan reads the table a window at a time.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
+WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
+  AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
@@ -161,11 +163,13 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchScanOldest :many
 -- Without the index (marked stale or damaged): every term a substring of the
--- content or the tool name (ASCII case folded). Oldest first.
+-- content or the tool name (ASCII case folded). Oldest first, among the ids
+-- in (after_id, before_id): the scan reads the table a window at a time.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
+WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
+  AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
@@ -211,3 +215,7 @@ FROM messages
 WHERE session_id = sqlc.arg(session_id) AND id > sqlc.arg(id) AND state <> 'rewound'
 ORDER BY id ASC
 LIMIT sqlc.arg(row_limit);
+
+-- name: MessageMaxID :one
+-- The newest message id: where a scan's windows start or end.
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM messages;

@@ -22,14 +22,8 @@ func TestCLI_ReadOnlyDirectory(t *testing.T) {
 	}
 	path := filepath.Join(dir, "state.db")
 	cmd := exec.Command(cliPath, "--db", path, "init")
-	if os.Geteuid() == 0 {
-		for d := base; d != "/" && d != "."; d = filepath.Dir(d) {
-			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o005 != 0o005 {
-				os.Chmod(d, fi.Mode().Perm()|0o005) // let the unprivileged user reach dir
-			}
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
+	letReach(base)
+	asUnprivileged(cmd)
 	cmd.Env = []string{"HOME=/nonexistent"}
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -43,6 +37,97 @@ func TestCLI_ReadOnlyDirectory(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused open left files behind: %v", entries)
+	}
+}
+
+// letReach lets the unprivileged user of asUnprivileged reach files
+// under dir, when the test runs as root.
+func letReach(dir string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o005 != 0o005 {
+			os.Chmod(d, fi.Mode().Perm()|0o005)
+		}
+	}
+}
+
+// asUnprivileged runs cmd as nobody when the test runs as root (root
+// ignores directory modes); otherwise as the current user.
+func asUnprivileged(cmd *exec.Cmd) {
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+}
+
+// A store in a directory its user cannot write still reads: the read
+// commands work, verify calls the healthy file verified (exit 0, not
+// "corrupt"), and a write fails saying read-only — with nothing created in
+// the directory.
+func TestCLI_ReadOnlyDirectory_Reads(t *testing.T) {
+	base := t.TempDir()
+	letReach(base)
+	dir := filepath.Join(base, "ro")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state.db")
+	env := []string{"SESSIONDB_PATH=" + path}
+	r := cli(t, env, "", "session", "new", "--id", "s1")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := cli(t, env, "", "append", "s1", "--role", "user", "--content", "readable without write access"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if os.Geteuid() == 0 {
+		for _, p := range []string{dir, path} {
+			if err := os.Chown(p, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	run := func(args ...string) cliResult {
+		cmd := exec.Command(cliPath, append([]string{"--db", path}, args...)...)
+		cmd.Env = []string{"HOME=/nonexistent"}
+		asUnprivileged(cmd)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		code := 0
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return cliResult{out.String(), errOut.String(), code}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions"}, "s1"},
+		{[]string{"messages", "s1"}, "readable without write access"},
+		{[]string{"search", "readable"}, ">>>readable<<<"},
+		{[]string{"conversation", "s1"}, "readable without write access"},
+		{[]string{"export"}, "readable without write access"},
+		{[]string{"verify"}, "verified"},
+	} {
+		if r := run(tt.args...); r.code != 0 || !strings.Contains(r.stdout, tt.want) {
+			t.Errorf("%v in a read-only directory: exit %d, stdout %q, stderr %q; want exit 0 and %q", tt.args, r.code, r.stdout, r.stderr, tt.want)
+		}
+	}
+	if r := run("append", "s1", "--role", "user", "--content", "x"); r.code != 1 || !strings.Contains(r.stderr, "read-only") {
+		t.Errorf("append in a read-only directory: exit %d %q, want 1 and read-only", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // state.db and its migration lock
+		t.Errorf("reads in a read-only directory left %v", entries)
 	}
 }
 

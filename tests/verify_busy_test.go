@@ -12,7 +12,7 @@ import (
 
 // Verify says "busy", not "corrupt", when another process's exclusive lock
 // keeps integrity_check from running (a rollback-journal database in the
-// middle of a write, held by Python's sqlite3).
+// middle of a write, held by Python's sqlite3), and the CLI exits 2.
 func TestVerify_BusyWhileAnotherProcessHoldsTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "other.db")
 	cmd := exec.Command(python(t), "-c", `
@@ -40,5 +40,9 @@ c.execute("COMMIT")
 	r, err := db.Verify(t.Context(), path)
 	if err != nil || r.Health != db.HealthBusy {
 		t.Errorf("Verify under an exclusive lock = %s %v %v, want busy", r.Health, r.Details, err)
+	}
+	// A lock is not damage: the CLI says it could not check (exit 2).
+	if r := cli(t, nil, "", "--db", path, "verify"); r.code != 2 || !strings.Contains(r.stderr, "could not check") {
+		t.Errorf("sessiondb verify under an exclusive lock: exit %d %q, want 2 and \"could not check\"", r.code, r.stderr)
 	}
 }

@@ -74,7 +74,7 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 	case *ended:
 		f.Ended = new(true)
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func runMeta(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		s, err := e.openExisting(ctx)
+		s, err := e.openRead(ctx)
 		if err != nil {
 			return err
 		}

@@ -175,18 +175,25 @@ func (e *env) logger() *slog.Logger {
 // directory) when there is none: for the commands that start one (init,
 // session new, meta set, import, demo).
 func (e *env) open(ctx context.Context) (*db.Store, error) {
-	return e.openStore(ctx, true)
+	return e.openStore(ctx, true, false)
 }
 
-// openExisting opens the store of a command that reads, or changes what is
-// there: where no database exists it fails with noDatabaseError and
-// creates nothing (no directory, file or lock), so a mistyped --db is not
+// openExisting opens the store of a command that changes what is there:
+// where no database exists it fails with noDatabaseError and creates
+// nothing (no directory, file or lock), so a mistyped --db is not
 // mistaken for an empty store.
 func (e *env) openExisting(ctx context.Context) (*db.Store, error) {
-	return e.openStore(ctx, false)
+	return e.openStore(ctx, false, false)
 }
 
-func (e *env) openStore(ctx context.Context, create bool) (*db.Store, error) {
+// openRead opens the store for a command that only reads: as openExisting
+// does, and where the store cannot be written (a read-only mount or
+// directory) read-only instead, so reading never needs write access.
+func (e *env) openRead(ctx context.Context) (*db.Store, error) {
+	return e.openStore(ctx, false, true)
+}
+
+func (e *env) openStore(ctx context.Context, create, orReadOnly bool) (*db.Store, error) {
 	if e.store != nil {
 		return e.store, nil
 	}
@@ -204,6 +211,16 @@ func (e *env) openStore(ctx context.Context, create bool) (*db.Store, error) {
 		}
 	}
 	s, err := db.Open(ctx, path, opts)
+	if err != nil && orReadOnly && errors.Is(err, db.ErrReadOnly) {
+		opts.ReadOnly = true
+		ro, roErr := db.Open(ctx, path, opts)
+		switch {
+		case roErr == nil:
+			s, err = ro, nil
+		case !errors.Is(roErr, db.ErrNotFound): // no file: the writable open's error says more
+			err = roErr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if o.Lineage && o.SessionID == "" {
 		return usagef("export: --lineage needs --session")
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

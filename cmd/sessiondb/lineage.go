@@ -18,7 +18,7 @@ func runLineage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func runConversation(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runLocks(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

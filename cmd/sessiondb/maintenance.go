@@ -79,7 +79,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("stats", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

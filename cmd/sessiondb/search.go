@@ -49,7 +49,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return usagef("search: --sort %q: want relevance, newest or oldest", *sortName)
 	}
 	o.Sort, o.Roles = sort, roles
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

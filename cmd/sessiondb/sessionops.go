@@ -59,7 +59,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func runHandoff(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,9 @@ import (
 )
 
 // verifyExit is set by runVerify: verify has its own exit codes (0 verified
-// or empty, 1 damaged, absent or busy, 2 the check could not run).
+// or empty, 1 damaged or absent, 2 the check could not run: another
+// process's lock, a permission, a read-only medium, a full disk, no
+// descriptors left — anything but damage).
 type verifyExit struct{ code int }
 
 func (v verifyExit) Error() string { return "" }
@@ -33,7 +35,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	r, err := db.Verify(ctx, path)
 	if err != nil {
-		printError(e.stderr, e.json, err)
+		printError(e.stderr, e.json, fmt.Errorf("could not check: %w", err))
 		return verifyExit{2}
 	}
 	if e.json {
@@ -52,6 +54,9 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	switch r.Health {
 	case db.HealthVerified, db.HealthEmpty:
 		return nil
+	case db.HealthBusy:
+		fmt.Fprintln(e.stderr, "sessiondb: could not check: another process holds a lock on the database; check again later")
+		return verifyExit{2}
 	}
 	return verifyExit{1}
 }

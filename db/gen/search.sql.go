@@ -110,6 +110,18 @@ func (q *Queries) MessageContextBefore(ctx context.Context, db DBTX, arg Message
 	return items, nil
 }
 
+const messageMaxID = `-- name: MessageMaxID :one
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM messages
+`
+
+// The newest message id: where a scan's windows start or end.
+func (q *Queries) MessageMaxID(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRowContext(ctx, messageMaxID)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const messageSearchHighlight = `-- name: MessageSearchHighlight :many
 SELECT m.id,
        CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
@@ -162,18 +174,21 @@ const messageSearchScanNewest = `-- name: MessageSearchScanNewest :many
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(?1 AS TEXT) IS NULL OR s.source = ?1)
-  AND (CAST(?2 AS TEXT) IS NULL OR m.session_id = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?3)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?4 AS TEXT)) t
+WHERE m.id > ?1 AND m.id < ?2
+  AND m.state <> 'rewound' AND s.hidden = 0
+  AND (CAST(?3 AS TEXT) IS NULL OR s.source = ?3)
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
 ORDER BY m.id DESC
-LIMIT ?6 OFFSET ?5
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchScanNewestParams struct {
+	AfterID   int64
+	BeforeID  int64
 	Source    *string
 	SessionID *string
 	Roles     *string
@@ -194,9 +209,12 @@ type MessageSearchScanNewestRow struct {
 }
 
 // Without the index (marked stale or damaged): every term a substring of the
-// content or the tool name (ASCII case folded). Newest first.
+// content or the tool name (ASCII case folded). Newest first, among the ids
+// in (after_id, before_id): the scan reads the table a window at a time.
 func (q *Queries) MessageSearchScanNewest(ctx context.Context, db DBTX, arg MessageSearchScanNewestParams) ([]MessageSearchScanNewestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchScanNewest,
+		arg.AfterID,
+		arg.BeforeID,
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
@@ -238,18 +256,21 @@ const messageSearchScanOldest = `-- name: MessageSearchScanOldest :many
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
 JOIN sessions s ON s.id = m.session_id
-WHERE m.state <> 'rewound' AND s.hidden = 0
-  AND (CAST(?1 AS TEXT) IS NULL OR s.source = ?1)
-  AND (CAST(?2 AS TEXT) IS NULL OR m.session_id = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?3)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?4 AS TEXT)) t
+WHERE m.id > ?1 AND m.id < ?2
+  AND m.state <> 'rewound' AND s.hidden = 0
+  AND (CAST(?3 AS TEXT) IS NULL OR s.source = ?3)
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
 ORDER BY m.id ASC
-LIMIT ?6 OFFSET ?5
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchScanOldestParams struct {
+	AfterID   int64
+	BeforeID  int64
 	Source    *string
 	SessionID *string
 	Roles     *string
@@ -270,9 +291,12 @@ type MessageSearchScanOldestRow struct {
 }
 
 // Without the index (marked stale or damaged): every term a substring of the
-// content or the tool name (ASCII case folded). Oldest first.
+// content or the tool name (ASCII case folded). Oldest first, among the ids
+// in (after_id, before_id): the scan reads the table a window at a time.
 func (q *Queries) MessageSearchScanOldest(ctx context.Context, db DBTX, arg MessageSearchScanOldestParams) ([]MessageSearchScanOldestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchScanOldest,
+		arg.AfterID,
+		arg.BeforeID,
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,

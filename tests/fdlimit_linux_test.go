@@ -1,0 +1,53 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A process at its open-file limit is told so — "too many open files" —
+// never that the database cannot be written and needs its permissions
+// fixed. The CLI runs under prlimit with limits from barely enough for the
+// Go runtime upwards; every limit at which it fails must name the cause,
+// and verify must say it could not check (exit 2), never corrupt.
+func TestCLI_TooManyOpenFiles(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prlimit (util-linux) is needed in CI")
+		}
+		t.Skip("needs prlimit (util-linux) to lower RLIMIT_NOFILE for a child process")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	if r := cli(t, nil, "", "--db", path, "session", "new", "--id", "s1"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	failed := 0
+	for n := 7; n <= 16; n++ {
+		for _, args := range [][]string{{"sessions"}, {"append", "s1", "--role", "user", "--content", "x"}, {"verify"}} {
+			cmd := exec.Command(prlimit, append([]string{"--nofile=" + strconv.Itoa(n), cliPath, "--db", path}, args...)...)
+			out, err := cmd.CombinedOutput()
+			if err == nil || strings.Contains(string(out), "fatal error: runtime:") {
+				continue // it ran, or the limit is below what the Go runtime needs to start
+			}
+			failed++
+			msg := string(out)
+			if !strings.Contains(msg, "too many open files") || strings.Contains(msg, "permissions") || strings.Contains(msg, "corrupt") {
+				t.Errorf("%v with %d descriptors: %v\n%s\nwant it to say too many open files", args, n, err, msg)
+			}
+			if args[0] == "verify" {
+				if code := cmd.ProcessState.ExitCode(); code != 2 {
+					t.Errorf("verify with %d descriptors: exit %d, want 2 (could not check)", n, code)
+				}
+			}
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no descriptor limit made a command fail: the test proves nothing")
+	}
+	t.Logf("%d commands failed for want of descriptors, each saying so", failed)
+}
