@@ -55,8 +55,6 @@ CREATE INDEX sessions_started ON sessions (started_at DESC);
 
 CREATE INDEX sessions_handoff ON sessions (handoff_state, started_at) WHERE handoff_state IS NOT NULL;
 
-CREATE UNIQUE INDEX sessions_title_unique ON sessions (title) WHERE title IS NOT NULL;
-
 CREATE TABLE messages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
@@ -161,3 +159,5 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
     INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
 END;
+
+CREATE UNIQUE INDEX sessions_title_unique ON sessions (COALESCE(user_id, ''), title) WHERE title IS NOT NULL;
