@@ -74,8 +74,20 @@
 // # Titles, handoffs, activity and usage
 //
 //   - [Store.SetTitle] (a user's title) and [Store.SetAutoTitle] (only over
-//     a lower [TitleRank]); titles are unique across the store, and a
-//     compression continuation takes its ancestor's title.
+//     a lower [TitleRank]); [Store.SessionByTitle] finds a session by name.
+//     A title is a name people pick a conversation by, so it is stored
+//     sanitised and compared in that form: control characters (C0, DEL,
+//     C1) and invisible format characters (zero-width spaces and joiners,
+//     the byte-order mark, bidirectional controls and marks, the soft
+//     hyphen) are removed, any run of whitespace becomes one space and the
+//     ends are trimmed; a title empty after that clears the title. Titles
+//     are unique per user (sessions without a user share one scope), so
+//     "hello\u200bworld" cannot sit beside "helloworld" while two users may
+//     both have "New chat". A compression continuation is titled as the
+//     conversation's next numbered session ("Fix the build #2", "#3"; the
+//     parent keeps its title), and the conversation's name resolves to its
+//     newest numbered continuation. Setting a title a compression ancestor
+//     holds moves it to the descendant.
 //   - [Store.RequestHandoff], [Store.ClaimHandoff], [Store.CompleteHandoff],
 //     [Store.FailHandoff], [Store.ReclaimStaleHandoffs], [Store.Handoff]:
 //     a compare-and-set state machine; a lost transition is [ErrConflict].
