@@ -39,6 +39,12 @@
 //   - A child session names its parent and its [ChildKind]. A conversation
 //     continues through compression children: [Store.Lineage] walks it root
 //     to tip, [Store.CompressionTip] finds where it goes on now.
+//   - [Store.Resume] says where "resume X" goes on: the compression tip
+//     (where new turns go) and the last session with real turns (what to
+//     show, when the tip so far holds only its summary).
+//     [Store.ResolveSessionID] accepts a unique id prefix (an
+//     [AmbiguousIDError] lists the candidates) and [Store.SessionByTitle] a
+//     title.
 //   - [Store.AcquireCompressionLock] and [Store.AcquireTurnLease] (turn
 //     leases are keyed by the conversation's root) with refresh, release
 //     and inspect; a live lease is reclaimed early only when its holder's

@@ -45,8 +45,8 @@ type SessionTitleOwnerRow struct {
 }
 
 // The session of a user holding a title (the partial unique index on
-// (COALESCE(user_id, ”), title) makes it one). A NULL user is the scope
-// of sessions without a user.
+// user and title makes it one). A NULL user is the scope of sessions
+// without a user.
 func (q *Queries) SessionTitleOwner(ctx context.Context, db DBTX, arg SessionTitleOwnerParams) (SessionTitleOwnerRow, error) {
 	row := db.QueryRowContext(ctx, sessionTitleOwner, arg.Title, arg.UserID)
 	var i SessionTitleOwnerRow
