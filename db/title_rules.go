@@ -32,10 +32,21 @@ func sanitizeTitle(title string) (string, error) {
 	if !utf8.ValidString(title) {
 		return "", invalid("title is not valid UTF-8")
 	}
+	out := foldLine(title)
+	if utf8.RuneCountInString(out) > maxTitleLen {
+		return "", invalid("title longer than %d characters", maxTitleLen)
+	}
+	return out, nil
+}
+
+// foldLine makes text one clean line, as a title or a preview shows it:
+// whitespace runs become one space, control and format characters go, the
+// ends are trimmed (the rules of sanitizeTitle).
+func foldLine(text string) string {
 	var b strings.Builder
-	b.Grow(len(title))
+	b.Grow(len(text))
 	space := false // a space is owed before the next visible rune
-	for _, r := range title {
+	for _, r := range text {
 		switch {
 		case unicode.IsSpace(r):
 			space = b.Len() > 0
@@ -49,11 +60,7 @@ func sanitizeTitle(title string) (string, error) {
 			b.WriteRune(r)
 		}
 	}
-	out := b.String()
-	if utf8.RuneCountInString(out) > maxTitleLen {
-		return "", invalid("title longer than %d characters", maxTitleLen)
-	}
-	return out, nil
+	return b.String()
 }
 
 // lineageNumber matches the " #N" a continuation's title carries.

@@ -483,10 +483,7 @@ func TestOpen_MigratesTitlesToPerUserUniqueness(t *testing.T) {
 	mustCreate(t, s, NewSession{ID: "ann-1", UserID: "ann", Title: "New chat"})
 	mustCreate(t, s, NewSession{ID: "bob-1", UserID: "bob"})
 	s.Close()
-	damage(t, path, // back to the store-wide index of version 6
-		"DROP INDEX sessions_title_unique",
-		"CREATE UNIQUE INDEX sessions_title_unique ON sessions (title) WHERE title IS NOT NULL",
-		"DELETE FROM goose_db_version WHERE version_id = 7")
+	migrateDownTo(t, path, 6) // back to the store-wide title index
 	s, err = Open(t.Context(), path, Options{})
 	if err != nil {
 		t.Fatal(err)

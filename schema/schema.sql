@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')));
+    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')), last_message_at INTEGER);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -161,3 +161,11 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
 END;
 
 CREATE UNIQUE INDEX sessions_title_unique ON sessions (COALESCE(user_id, ''), title) WHERE title IS NOT NULL;
+
+CREATE INDEX sessions_last_active ON sessions (COALESCE(last_message_at, started_at) DESC, id DESC);
+
+CREATE TRIGGER messages_last_message_at AFTER INSERT ON messages
+BEGIN
+    UPDATE sessions SET last_message_at = new.created_at
+    WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
+END;

@@ -86,6 +86,7 @@ type Session struct {
 	LastReadAt              *int64
 	RewindCount             int64
 	ParentKind              *string
+	LastMessageAt           *int64
 }
 
 type SessionModelUsage struct {

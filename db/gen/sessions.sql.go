@@ -97,7 +97,7 @@ func (q *Queries) SessionFillUnset(ctx context.Context, db DBTX, arg SessionFill
 }
 
 const sessionGet = `-- name: SessionGet :one
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind FROM sessions WHERE id = ?1
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, last_message_at FROM sessions WHERE id = ?1
 `
 
 func (q *Queries) SessionGet(ctx context.Context, db DBTX, id string) (Session, error) {
@@ -141,6 +141,7 @@ func (q *Queries) SessionGet(ctx context.Context, db DBTX, id string) (Session, 
 		&i.LastReadAt,
 		&i.RewindCount,
 		&i.ParentKind,
+		&i.LastMessageAt,
 	)
 	return i, err
 }
@@ -195,7 +196,7 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 }
 
 const sessionList = `-- name: SessionList :many
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind FROM sessions
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, last_message_at FROM sessions
 WHERE (CAST(?1 AS TEXT) IS NULL OR source = ?1)
   AND (CAST(?2 AS TEXT) IS NULL OR parent_session_id = ?2)
   AND (CAST(?3 AS INTEGER) IS NULL
@@ -267,6 +268,7 @@ func (q *Queries) SessionList(ctx context.Context, db DBTX, arg SessionListParam
 			&i.LastReadAt,
 			&i.RewindCount,
 			&i.ParentKind,
+			&i.LastMessageAt,
 		); err != nil {
 			return nil, err
 		}
