@@ -311,4 +311,3 @@ func preview(text string) string {
 	}
 	return strings.TrimRight(string([]rune(line)[:previewLen-1]), " ") + "…"
 }
-
