@@ -16,6 +16,12 @@
 //
 //   - [Store.CreateSession], [Store.EnsureSession], [Store.Session],
 //     [Store.EndSession] (the first reason wins), [Store.ListSessions].
+//   - [Store.RecentSessions] lists sessions for a picker or a sidebar: by
+//     last activity (the newest message, else the start), with a preview,
+//     filters (user, sources, archived, pinned first, working directory,
+//     time), a conversation view that shows each compression lineage once
+//     as its tip, and keyset cursor paging; [Store.AllRecentSessions]
+//     streams them and [Store.CountSessions] gives the totals.
 //   - [Store.AppendMessage] and [Store.AppendMessages] (all or nothing);
 //     [NewMessage].IdempotencyKey makes an append safe to retry.
 //   - [Store.Messages] pages through a session, oldest or newest first.
