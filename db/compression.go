@@ -113,8 +113,9 @@ type Continuation struct {
 // PublishCompressionChild continues the parent's conversation in a new
 // child session, in one transaction that first verifies the caller's
 // compression lock on the parent: the child is created (kind compression,
-// the parent's pin/archive/hidden flags, and its title, which moves to the
-// child), the handoff messages are inserted, the parent's rows above the
+// the parent's pin/archive/hidden flags, and the parent's title numbered
+// as the conversation's next session: "Fix the build #2", "#3" — the
+// parent keeps its own), the handoff messages are inserted, the parent's rows above the
 // watermark are copied after them, and the parent is ended with reason
 // "compression" — from then on appends to it fail with ErrSessionClosed.
 // A parent ended explicitly cannot be continued (ErrSessionClosed); an
@@ -131,7 +132,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 		return Session{}, opErr(op, parentID, err)
 	}
 	if child.Title != "" {
-		return Session{}, opErr(op, parentID, invalid("a compression child inherits its parent's title; set it afterwards"))
+		return Session{}, opErr(op, parentID, invalid("a compression child takes its parent's title, numbered; set it afterwards"))
 	}
 	var out Session
 	err = s.write(ctx, op, parentID, s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) error {
@@ -162,12 +163,13 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 		if err := queries.SessionCopyFlags(ctx, tx, gen.SessionCopyFlagsParams{ParentID: parentID, ID: n.ID}); err != nil {
 			return err
 		}
-		if parent.Title != nil { // the title moves to the tip: clear it first (it is unique)
-			if _, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: parentID}); err != nil {
+		if parent.Title != nil { // the child is the conversation's next numbered session
+			title, err := continuationTitle(ctx, tx, ptr(n.UserID), *parent.Title)
+			if err != nil {
 				return err
 			}
 			if _, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: n.ID,
-				Title: parent.Title, TitleRank: parent.TitleRank}); err != nil {
+				Title: &title, TitleRank: parent.TitleRank}); err != nil {
 				return err
 			}
 		}

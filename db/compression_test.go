@@ -140,14 +140,14 @@ func TestPublishCompressionChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	if child.ParentID != "p" || child.Kind != ChildCompression || child.Source != "cli" || child.Model != "m1" ||
-		child.Cwd != "/w" || !child.Pinned || child.Title != "Trip plans" || child.MessageCount != 2 {
+		child.Cwd != "/w" || !child.Pinned || child.Title != "Trip plans #2" || child.MessageCount != 2 {
 		t.Errorf("child = %+v", child)
 	}
 	if diff := cmp.Diff([]string{"active:summary of a, b", "active:tail"}, contents(t, s, "p2")); diff != "" {
 		t.Errorf("child rows:\n%s", diff)
 	}
 	parent, _ := s.Session(ctx, "p")
-	if parent.EndReason != "compression" || parent.Title != "" {
+	if parent.EndReason != "compression" || parent.Title != "Trip plans" {
 		t.Errorf("parent after publish: reason %q title %q", parent.EndReason, parent.Title)
 	}
 	// The parent takes no more messages, and cannot be published twice.

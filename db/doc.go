@@ -16,6 +16,12 @@
 //
 //   - [Store.CreateSession], [Store.EnsureSession], [Store.Session],
 //     [Store.EndSession] (the first reason wins), [Store.ListSessions].
+//   - [Store.RecentSessions] lists sessions for a picker or a sidebar: by
+//     last activity (the newest message, else the start), with a preview,
+//     filters (user, sources, archived, pinned first, working directory,
+//     time), a conversation view that shows each compression lineage once
+//     as its tip, and keyset cursor paging; [Store.AllRecentSessions]
+//     streams them and [Store.CountSessions] gives the totals.
 //   - [Store.AppendMessage] and [Store.AppendMessages] (all or nothing);
 //     [NewMessage].IdempotencyKey makes an append safe to retry.
 //   - [Store.Messages] pages through a session, oldest or newest first.
@@ -39,6 +45,12 @@
 //   - A child session names its parent and its [ChildKind]. A conversation
 //     continues through compression children: [Store.Lineage] walks it root
 //     to tip, [Store.CompressionTip] finds where it goes on now.
+//   - [Store.Resume] says where "resume X" goes on: the compression tip
+//     (where new turns go) and the last session with real turns (what to
+//     show, when the tip so far holds only its summary).
+//     [Store.ResolveSessionID] accepts a unique id prefix (an
+//     [AmbiguousIDError] lists the candidates) and [Store.SessionByTitle] a
+//     title.
 //   - [Store.AcquireCompressionLock] and [Store.AcquireTurnLease] (turn
 //     leases are keyed by the conversation's root) with refresh, release
 //     and inspect; a live lease is reclaimed early only when its holder's
@@ -78,8 +90,20 @@
 // # Titles, handoffs, activity and usage
 //
 //   - [Store.SetTitle] (a user's title) and [Store.SetAutoTitle] (only over
-//     a lower [TitleRank]); titles are unique across the store, and a
-//     compression continuation takes its ancestor's title.
+//     a lower [TitleRank]); [Store.SessionByTitle] finds a session by name.
+//     A title is a name people pick a conversation by, so it is stored
+//     sanitised and compared in that form: control characters (C0, DEL,
+//     C1) and invisible format characters (zero-width spaces and joiners,
+//     the byte-order mark, bidirectional controls and marks, the soft
+//     hyphen) are removed, any run of whitespace becomes one space and the
+//     ends are trimmed; a title empty after that clears the title. Titles
+//     are unique per user (sessions without a user share one scope), so
+//     "hello\u200bworld" cannot sit beside "helloworld" while two users may
+//     both have "New chat". A compression continuation is titled as the
+//     conversation's next numbered session ("Fix the build #2", "#3"; the
+//     parent keeps its title), and the conversation's name resolves to its
+//     newest numbered continuation. Setting a title a compression ancestor
+//     holds moves it to the descendant.
 //   - [Store.RequestHandoff], [Store.ClaimHandoff], [Store.CompleteHandoff],
 //     [Store.FailHandoff], [Store.ReclaimStaleHandoffs], [Store.Handoff]:
 //     a compare-and-set state machine; a lost transition is [ErrConflict].

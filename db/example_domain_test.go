@@ -67,7 +67,7 @@ func ExampleStore_PublishCompressionChild() {
 	for _, m := range conv {
 		fmt.Printf("%s: %s\n", m.Role, m.Content)
 	}
-	fmt.Println("title moved to the child:", child.Title)
+	fmt.Println("the child is titled:", child.Title)
 	_, err = store.AppendMessage(ctx, "long", db.NewMessage{Role: db.RoleUser, Content: "late"})
 	fmt.Println("append to the parent is refused:", errors.Is(err, db.ErrSessionClosed))
 	tip, _ := store.CompressionTip(ctx, "long")
@@ -75,7 +75,7 @@ func ExampleStore_PublishCompressionChild() {
 	// Output:
 	// assistant: Summary: Foo was renamed to Bar.
 	// user: Now run the tests.
-	// title moved to the child: Refactor
+	// the child is titled: Refactor #2
 	// append to the parent is refused: true
 	// tip: long-2
 }

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"github.com/pressly/goose/v3"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -76,3 +77,22 @@ func testLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(
 
 // genDBTX shortens gen.DBTX in tests.
 type genDBTX = gen.DBTX
+
+// migrateDownTo takes the closed store at path back to an older schema
+// version with the migrations' own Down steps, as a file written by an
+// earlier sessiondb would be.
+func migrateDownTo(t *testing.T, path string, version int64) {
+	t.Helper()
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), version); err != nil {
+		t.Fatalf("migrate down to %d: %v", version, err)
+	}
+}

@@ -281,7 +281,7 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 		if u.first && u.isNew {
 			p := u.s.p
 			if p.Title != nil {
-				owner, err := queries.SessionTitleOwner(ctx, tx, p.Title)
+				owner, err := queries.SessionTitleOwner(ctx, tx, gen.SessionTitleOwnerParams{Title: p.Title, UserID: p.UserID})
 				switch {
 				case err == nil && owner.ID != id:
 					p.Title, p.TitleRank, untitled = nil, int64(TitleDerived), true

@@ -162,7 +162,7 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				}
 				p := rec.importParams()
 				if p.Title != nil {
-					if _, err := queries.SessionTitleOwner(ctx, tx, p.Title); err == nil {
+					if _, err := queries.SessionTitleOwner(ctx, tx, gen.SessionTitleOwnerParams{Title: p.Title, UserID: p.UserID}); err == nil {
 						p.Title, p.TitleRank, untitled = nil, int64(TitleDerived), true
 					} else if !errors.Is(err, sql.ErrNoRows) {
 						return err

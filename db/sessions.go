@@ -214,7 +214,7 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 		}
 		created = exists == 0
 		if created {
-			if err := titleFree(ctx, tx, n.Title); err != nil {
+			if err := titleFree(ctx, tx, n.UserID, n.Title); err != nil {
 				return err
 			}
 			if _, err := queries.SessionInsert(ctx, tx, insertSessionParams(n, now())); err != nil {

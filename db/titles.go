@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -42,8 +39,9 @@ func (r TitleRank) String() string {
 	return fmt.Sprintf("TitleRank(%d)", int(r))
 }
 
-// TitleInUseError reports a title already held by another session (titles
-// are unique across the store). It matches ErrExists.
+// TitleInUseError reports a title already held by another session of the
+// same user (titles are unique per user; sessions without a user share one
+// scope). It matches ErrExists.
 type TitleInUseError struct {
 	Title     string
 	SessionID string // the session holding it
@@ -55,31 +53,18 @@ func (e *TitleInUseError) Error() string {
 
 func (e *TitleInUseError) Is(target error) bool { return target == ErrExists }
 
-// normalizeTitle trims surrounding whitespace and refuses what cannot be a
-// one-line name: invalid UTF-8, control characters, only whitespace, more
-// than 100 characters. An empty title stays empty (no title).
-func normalizeTitle(title string) (string, error) {
-	if !utf8.ValidString(title) {
-		return "", invalid("title is not valid UTF-8")
-	}
-	trimmed := strings.TrimSpace(title)
-	switch {
-	case title != "" && trimmed == "":
-		return "", invalid("title is only whitespace (use an empty title to clear it)")
-	case utf8.RuneCountInString(trimmed) > maxTitleLen:
-		return "", invalid("title longer than %d characters", maxTitleLen)
-	case strings.IndexFunc(trimmed, unicode.IsControl) >= 0:
-		return "", invalid("title %q contains a control character", trimmed)
-	}
-	return trimmed, nil
-}
+// normalizeTitle is the stored form of a title: see sanitizeTitle.
+func normalizeTitle(title string) (string, error) { return sanitizeTitle(title) }
 
 // SetTitle gives the session a title chosen by the user (TitleUser); an
 // empty title clears it (and lets automatic titles apply again).
-// Surrounding whitespace is trimmed.
+// The title is stored sanitised (see the package documentation's
+// Titles section): invisible and control characters are removed and
+// whitespace is folded, so a title that is empty after that clears it.
 //
-// Titles are unique across the store: a title held by another session
-// fails with a *TitleInUseError (errors.Is ErrExists) — unless that session
+// Titles are unique per user (sessions without a user share one scope),
+// compared in that sanitised form: a title held by another session of the
+// same user fails with a *TitleInUseError (errors.Is ErrExists) — unless that session
 // is a compression ancestor of id, in which case the title moves to id in
 // the same transaction (the continuation carries the conversation's name).
 // An unknown session gives ErrNotFound.
@@ -126,13 +111,13 @@ func (s *Store) SetAutoTitle(ctx context.Context, id, title string, rank TitleRa
 	return applied, err
 }
 
-// titleFree returns a *TitleInUseError when a session holds title (""
-// is always free): a new session's title clashes like SetTitle's.
-func titleFree(ctx context.Context, q gen.DBTX, title string) error {
+// titleFree returns a *TitleInUseError when a session of userID holds
+// title ("" is always free): a new session's title clashes like SetTitle's.
+func titleFree(ctx context.Context, q gen.DBTX, userID, title string) error {
 	if title == "" {
 		return nil
 	}
-	owner, err := queries.SessionTitleOwner(ctx, q, &title)
+	owner, err := queries.SessionTitleOwner(ctx, q, gen.SessionTitleOwnerParams{Title: &title, UserID: ptr(userID)})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
@@ -158,7 +143,7 @@ func applyTitle(ctx context.Context, tx gen.DBTX, id, title string, rank TitleRa
 		_, err := queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: id, Title: nil, TitleRank: int64(TitleDerived)})
 		return err == nil, err
 	}
-	owner, err := queries.SessionTitleOwner(ctx, tx, &title)
+	owner, err := queries.SessionTitleOwner(ctx, tx, gen.SessionTitleOwnerParams{Title: &title, UserID: cur.UserID})
 	switch {
 	case errors.Is(err, sql.ErrNoRows): // free
 	case err != nil:
@@ -179,4 +164,65 @@ func applyTitle(ctx context.Context, tx gen.DBTX, id, title string, rank TitleRa
 	}
 	_, err = queries.SessionTitleSet(ctx, tx, gen.SessionTitleSetParams{ID: id, Title: &title, TitleRank: int64(rank)})
 	return err == nil, err
+}
+
+// continuationTitle is the title a new compression child of a session
+// titled parentTitle takes: the conversation's name numbered one past the
+// highest continuation of it the user has ("Fix the build" → "Fix the
+// build #2", then "#3"). The parent keeps its own title, so every session
+// of the lineage stays findable by name.
+func continuationTitle(ctx context.Context, tx gen.DBTX, userID *string, parentTitle string) (string, error) {
+	base, _ := titleBase(parentTitle)
+	rows, err := queries.SessionTitlesNumbered(ctx, tx, gen.SessionTitlesNumberedParams{UserID: userID, Base: &base})
+	if err != nil {
+		return "", fmt.Errorf("number the continuation's title: %w", err)
+	}
+	highest := 1
+	for _, r := range rows {
+		if b, n := titleBase(str(r.Title)); b == base {
+			highest = max(highest, n)
+		}
+	}
+	return numberedTitle(base, highest+1), nil
+}
+
+// SessionByTitle finds a user's session by its title ("" is the scope of
+// sessions without a user). The title is sanitised as SetTitle stores it.
+// A conversation's name finds where it goes on now: "Fix the build"
+// resolves to its newest numbered continuation ("Fix the build #3") when
+// there is one, while "Fix the build #2" names that session exactly.
+// An unknown title is ErrNotFound.
+func (s *Store) SessionByTitle(ctx context.Context, userID, title string) (Session, error) {
+	const op = "session by title"
+	title, err := sanitizeTitle(title)
+	if err == nil && title == "" {
+		err = invalid("empty title")
+	}
+	if err != nil {
+		return Session{}, opErr(op, "", err)
+	}
+	var found Session
+	err = s.read(ctx, op, "", func(q gen.DBTX) error {
+		rows, err := queries.SessionTitlesNumbered(ctx, q, gen.SessionTitlesNumberedParams{UserID: &userID, Base: &title})
+		if err != nil {
+			return err
+		}
+		id, best := "", 0
+		for _, r := range rows {
+			t := str(r.Title)
+			if t == title && best == 0 {
+				id = r.ID // the exact title, unless a continuation is newer
+			}
+			if b, n := titleBase(t); b == title && n > best && t != title {
+				id, best = r.ID, n
+			}
+		}
+		if id == "" {
+			return fmt.Errorf("no session titled %q: %w", title, ErrNotFound)
+		}
+		row, err := queries.SessionGet(ctx, q, id)
+		found = sessionFromRow(row)
+		return err
+	})
+	return found, err
 }

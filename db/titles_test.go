@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -72,8 +73,6 @@ func TestSetTitle_Refusals(t *testing.T) {
 		{"TooLong", "s1", strings.Repeat("t", 101), ErrInvalidInput},
 		{"TooLongCJK", "s1", " " + strings.Repeat("題", 101) + " ", ErrInvalidInput},
 		{"InvalidUTF8", "s1", "bad \xff title", ErrInvalidInput},
-		{"OnlyWhitespace", "s1", " \t\n ", ErrInvalidInput},
-		{"ControlCharacter", "s1", "two\nlines", ErrInvalidInput},
 		{"EmptyID", "", "x", ErrInvalidInput},
 		{"UnknownSession", "ghost", "x", ErrNotFound},
 	}
@@ -331,8 +330,8 @@ func TestCreateSession_TitleIsUserRank(t *testing.T) {
 	if plain.Title != "" || plain.TitleRank != TitleDerived {
 		t.Errorf("created without a title: %q %v, want no title, derived", plain.Title, plain.TitleRank)
 	}
-	if _, err := s.CreateSession(ctx, NewSession{ID: "blank", Title: "   "}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("CreateSession with a whitespace title = %v, want ErrInvalidInput", err)
+	if blank, err := s.CreateSession(ctx, NewSession{ID: "blank", Title: " \u200b  "}); err != nil || blank.Title != "" || blank.TitleRank != TitleDerived {
+		t.Errorf("CreateSession with an invisible title = %q %v, %v; want no title, derived", blank.Title, blank.TitleRank, err)
 	}
 }
 
@@ -407,5 +406,127 @@ func TestSetTitle_Race(t *testing.T) {
 	}
 	if got, _ := titleOf(t, s, winner); got != "The one title" {
 		t.Errorf("winner %s has title %q", winner, got)
+	}
+}
+
+// A title that only looks like another is the same title.
+func TestSetTitle_InvisibleCharactersCannotSpoof(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "a")
+	newTestSession(t, s, "b")
+	if err := s.SetTitle(ctx, "a", "helloworld"); err != nil {
+		t.Fatal(err)
+	}
+	for _, spoof := range []string{"hello\u200bworld", "\u202ehelloworld", "hello\u2060world\ufeff", " helloworld\t"} {
+		var inUse *TitleInUseError
+		if err := s.SetTitle(ctx, "b", spoof); !errors.As(err, &inUse) || inUse.SessionID != "a" {
+			t.Errorf("SetTitle(b, %q) = %v, want *TitleInUseError held by a", spoof, err)
+		}
+	}
+	if err := s.SetTitle(ctx, "b", "Fix\u00a0the \u200bbuild\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := titleOf(t, s, "b"); got != "Fix the build" {
+		t.Errorf("stored title %q, want the sanitised form", got)
+	}
+	if err := s.SetTitle(ctx, "b", "\u200b \u202e"); err != nil {
+		t.Fatalf("an invisible title: %v, want it to clear the title", err)
+	}
+	if got, _ := titleOf(t, s, "b"); got != "" {
+		t.Errorf("an invisible title left %q, want no title", got)
+	}
+}
+
+// Two users may both have "New chat"; one user may not have it twice.
+func TestSetTitle_UniquePerUser(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	for _, n := range []NewSession{
+		{ID: "ann-1", UserID: "ann"}, {ID: "ann-2", UserID: "ann"},
+		{ID: "bob-1", UserID: "bob"}, {ID: "anon-1"}, {ID: "anon-2"},
+	} {
+		mustCreate(t, s, n)
+	}
+	for _, id := range []string{"ann-1", "bob-1", "anon-1"} {
+		if err := s.SetTitle(ctx, id, "New chat"); err != nil {
+			t.Fatalf("SetTitle(%s, New chat): %v", id, err)
+		}
+	}
+	for id, holder := range map[string]string{"ann-2": "ann-1", "anon-2": "anon-1"} {
+		var inUse *TitleInUseError
+		if err := s.SetTitle(ctx, id, "New chat"); !errors.As(err, &inUse) || inUse.SessionID != holder {
+			t.Errorf("SetTitle(%s, New chat) = %v, want in use by %s", id, err, holder)
+		}
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "bob-2", UserID: "bob", Title: "New chat"}); !errors.Is(err, ErrExists) {
+		t.Errorf("CreateSession(bob-2, New chat) = %v, want ErrExists", err)
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "cat-1", UserID: "cat", Title: "New chat"}); err != nil {
+		t.Errorf("CreateSession for a third user: %v", err)
+	}
+	for user, want := range map[string]string{"ann": "ann-1", "bob": "bob-1", "": "anon-1", "cat": "cat-1"} {
+		if got, err := s.SessionByTitle(ctx, user, "New chat"); err != nil || got.ID != want {
+			t.Errorf("SessionByTitle(%q, New chat) = %s, %v; want %s", user, got.ID, err, want)
+		}
+	}
+}
+
+// Each continuation of a titled conversation is numbered, the parents keep
+// their titles, and the conversation's name finds the newest.
+func TestPublishCompressionChild_NumbersTheTitle(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	mustCreate(t, s, NewSession{ID: "c1", UserID: "ann", Title: "Fix the build"})
+	mustCreate(t, s, NewSession{ID: "other", UserID: "bob", Title: "Fix the build #7"})
+	continueAs(t, s, "c1", "c2")
+	continueAs(t, s, "c2", "c3")
+	want := map[string]string{"c1": "Fix the build", "c2": "Fix the build #2", "c3": "Fix the build #3", "other": "Fix the build #7"}
+	for id, title := range want {
+		if got, _ := titleOf(t, s, id); got != title {
+			t.Errorf("%s titled %q, want %q", id, got, title)
+		}
+	}
+	for title, id := range map[string]string{"Fix the build": "c3", "Fix the build #2": "c2", " Fix the\u200b build ": "c3"} {
+		if got, err := s.SessionByTitle(ctx, "ann", title); err != nil || got.ID != id {
+			t.Errorf("SessionByTitle(ann, %q) = %s, %v; want %s", title, got.ID, err, id)
+		}
+	}
+	if _, err := s.SessionByTitle(ctx, "ann", "Fix the"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SessionByTitle of a prefix = %v, want ErrNotFound", err)
+	}
+	if _, err := s.SessionByTitle(ctx, "ann", "\u200b"); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("SessionByTitle of an invisible title = %v, want ErrInvalidInput", err)
+	}
+	// A numbered title a user gave by hand counts too: the next is one past it.
+	mustCreate(t, s, NewSession{ID: "d1", UserID: "ann", Title: "Plan #4"})
+	continueAs(t, s, "d1", "d2")
+	if got, _ := titleOf(t, s, "d2"); got != "Plan #5" {
+		t.Errorf("continuation of Plan #4 titled %q, want Plan #5", got)
+	}
+}
+
+// A file from before titles were scoped per user keeps its titles and
+// gains the per-user rule on open.
+func TestOpen_MigratesTitlesToPerUserUniqueness(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, NewSession{ID: "ann-1", UserID: "ann", Title: "New chat"})
+	mustCreate(t, s, NewSession{ID: "bob-1", UserID: "bob"})
+	s.Close()
+	migrateDownTo(t, path, 6) // back to the store-wide title index
+	s, err = Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, _ := titleOf(t, s, "ann-1"); got != "New chat" {
+		t.Errorf("title after migration %q, want New chat", got)
+	}
+	if err := s.SetTitle(t.Context(), "bob-1", "New chat"); err != nil {
+		t.Errorf("a second user's New chat after migration: %v", err)
 	}
 }

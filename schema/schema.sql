@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT);
+    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -54,8 +54,6 @@ CREATE INDEX sessions_parent ON sessions (parent_session_id);
 CREATE INDEX sessions_started ON sessions (started_at DESC);
 
 CREATE INDEX sessions_handoff ON sessions (handoff_state, started_at) WHERE handoff_state IS NOT NULL;
-
-CREATE UNIQUE INDEX sessions_title_unique ON sessions (title) WHERE title IS NOT NULL;
 
 CREATE TABLE messages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -181,3 +179,13 @@ CREATE TABLE imported_sessions (
     imported_at INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL
 );
+
+CREATE UNIQUE INDEX sessions_title_unique ON sessions (COALESCE(user_id, ''), title) WHERE title IS NOT NULL;
+
+CREATE INDEX sessions_last_active ON sessions (COALESCE(last_message_at, started_at) DESC, id DESC);
+
+CREATE TRIGGER messages_last_message_at AFTER INSERT ON messages
+BEGIN
+    UPDATE sessions SET last_message_at = new.created_at
+    WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
+END;

@@ -70,7 +70,9 @@ func runSessionNew(ctx context.Context, e *env, args []string) error {
 }
 
 func runSessionShow(ctx context.Context, e *env, args []string) error {
-	pos, err := e.parseArgs(flag.NewFlagSet("session show", flag.ContinueOnError), args, 1, 1)
+	fs := flag.NewFlagSet("session show", flag.ContinueOnError)
+	ref := addSessionRefFlags(fs)
+	pos, err := e.parseArgs(fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -78,7 +80,11 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := s.Session(ctx, pos[0])
+	id, err := ref.resolve(ctx, s, "session show", pos)
+	if err != nil {
+		return err
+	}
+	sess, err := s.Session(ctx, id)
 	if err != nil {
 		return err
 	}

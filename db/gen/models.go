@@ -122,6 +122,7 @@ type Session struct {
 	OriginJson              *string
 	CompressionRetryAfter   *int64
 	CompressionError        *string
+	LastMessageAt           *int64
 }
 
 type SessionModelUsage struct {

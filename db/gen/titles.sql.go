@@ -10,35 +10,45 @@ import (
 )
 
 const sessionTitleGet = `-- name: SessionTitleGet :one
-SELECT title, title_rank FROM sessions WHERE id = ?1
+SELECT title, title_rank, user_id FROM sessions WHERE id = ?1
 `
 
 type SessionTitleGetRow struct {
 	Title     *string
 	TitleRank int64
+	UserID    *string
 }
 
-// The title (NULL when unset) and its rank, read inside the write that
-// decides whether a new title may replace it.
+// The title (NULL when unset), its rank and the user whose titles it must
+// differ from, read inside the write that decides whether a new title may
+// replace it.
 func (q *Queries) SessionTitleGet(ctx context.Context, db DBTX, id string) (SessionTitleGetRow, error) {
 	row := db.QueryRowContext(ctx, sessionTitleGet, id)
 	var i SessionTitleGetRow
-	err := row.Scan(&i.Title, &i.TitleRank)
+	err := row.Scan(&i.Title, &i.TitleRank, &i.UserID)
 	return i, err
 }
 
 const sessionTitleOwner = `-- name: SessionTitleOwner :one
-SELECT id, title_rank FROM sessions WHERE title = ?1
+SELECT id, title_rank FROM sessions
+WHERE title = ?1 AND COALESCE(user_id, '') = COALESCE(?2, '')
 `
+
+type SessionTitleOwnerParams struct {
+	Title  *string
+	UserID *string
+}
 
 type SessionTitleOwnerRow struct {
 	ID        string
 	TitleRank int64
 }
 
-// The session holding a title (the partial unique index makes it one).
-func (q *Queries) SessionTitleOwner(ctx context.Context, db DBTX, title *string) (SessionTitleOwnerRow, error) {
-	row := db.QueryRowContext(ctx, sessionTitleOwner, title)
+// The session of a user holding a title (the partial unique index on
+// user and title makes it one). A NULL user is the scope of sessions
+// without a user.
+func (q *Queries) SessionTitleOwner(ctx context.Context, db DBTX, arg SessionTitleOwnerParams) (SessionTitleOwnerRow, error) {
+	row := db.QueryRowContext(ctx, sessionTitleOwner, arg.Title, arg.UserID)
 	var i SessionTitleOwnerRow
 	err := row.Scan(&i.ID, &i.TitleRank)
 	return i, err
@@ -62,4 +72,47 @@ func (q *Queries) SessionTitleSet(ctx context.Context, db DBTX, arg SessionTitle
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const sessionTitlesNumbered = `-- name: SessionTitlesNumbered :many
+SELECT id, title FROM sessions
+WHERE COALESCE(user_id, '') = COALESCE(?1, '')
+  AND title IS NOT NULL
+  AND (title = ?2 OR substr(title, 1, length(?2) + 2) = ?2 || ' #')
+`
+
+type SessionTitlesNumberedParams struct {
+	UserID *string
+	Base   *string
+}
+
+type SessionTitlesNumberedRow struct {
+	ID    string
+	Title *string
+}
+
+// A user's titles that are the base or a continuation of it ("base #N");
+// the caller parses the numbers. substr and length count characters, as
+// the base's prefix needs.
+func (q *Queries) SessionTitlesNumbered(ctx context.Context, db DBTX, arg SessionTitlesNumberedParams) ([]SessionTitlesNumberedRow, error) {
+	rows, err := db.QueryContext(ctx, sessionTitlesNumbered, arg.UserID, arg.Base)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SessionTitlesNumberedRow{}
+	for rows.Next() {
+		var i SessionTitlesNumberedRow
+		if err := rows.Scan(&i.ID, &i.Title); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
