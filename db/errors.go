@@ -60,6 +60,13 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = errors.New("database schema is newer than this sessiondb")
+	// ErrForeignSchema: the file holds a trigger on sessiondb's tables that
+	// sessiondb did not create (or one of its own, altered). A trigger runs
+	// inside every write and can change or delete what was just
+	// acknowledged, so Open and the write path refuse to write through it;
+	// the error names it. Inspect and drop it (sqlite3 state.db 'DROP
+	// TRIGGER name'); Verify reports it and every other foreign object.
+	ErrForeignSchema = errors.New("database holds schema objects sessiondb did not create")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -127,7 +134,7 @@ func mapDriverError(err error) error {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed}
+	ErrLeaseLost, ErrSessionClosed, ErrForeignSchema}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -126,14 +127,25 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if err := refuseNewerFile(ctx, abs); err != nil {
 		return fail(err)
 	}
+	// A foreign WAL is the damage itself: retired, the file is checked alone.
+	if why, movedTo, err := retireForeignWAL(abs, opts.Logger); err != nil {
+		return fail(err)
+	} else if why != "" {
+		r.Strategy, r.BackupPath, r.Before = "retire-wal", movedTo, HealthCorrupt
+		r.Tried = append(r.Tried, "retire-wal: "+why+"; moved to "+movedTo)
+	}
 	before, err := Verify(ctx, abs)
 	if err != nil {
 		return fail(err)
 	}
-	r.Before, r.After = before.Health, before.Health
+	r.After = before.Health
+	if r.Strategy == "" {
+		r.Before = before.Health
+	}
 	switch before.Health {
 	case HealthVerified, HealthEmpty:
-		r.Strategy = "none"
+		r.Repaired = r.Strategy == "retire-wal"
+		r.Strategy = cmp.Or(r.Strategy, "none")
 		return r, nil
 	case HealthBusy:
 		return fail(fmt.Errorf("%w: %s is busy; try again when other processes are idle", ErrLocked, abs))
