@@ -47,6 +47,9 @@ func TestForeignTriggerRefusedAtOpen(t *testing.T) {
 			"DROP TRIGGER messages_fts_insert",
 			"CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN DELETE FROM messages WHERE id = new.id; END",
 		}, `trigger "messages_fts_insert" on messages`},
+		{"trigger on a full-text index's shadow table", []string{
+			"CREATE TRIGGER evil_fts AFTER INSERT ON messages_fts_data BEGIN SELECT 1; END",
+		}, `trigger "evil_fts" on messages_fts_data`},
 		{"trigger on the user's own table", []string{
 			"CREATE TABLE notes (x TEXT)",
 			"CREATE TRIGGER notes_log AFTER INSERT ON notes BEGIN SELECT 1; END",
