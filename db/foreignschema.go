@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -147,7 +148,8 @@ const sequenceHeadroom = math.MaxInt64 / 2
 // altered or missing, and an AUTOINCREMENT counter near its maximum. FTS
 // shadow tables, SQLite's own objects and goose's table are not compared.
 // A file not yet at the latest schema version (the next Open migrates it)
-// is checked only for objects no migration creates by name.
+// is checked only for objects no migration creates by name, and a SQLite
+// file without any sessiondb object not at all.
 func schemaFindings(ctx context.Context, q gen.DBTX) ([]string, error) {
 	have, err := querySchemaObjects(ctx, q, `
 		SELECT m.type, m.name, COALESCE(m.sql, '') FROM sqlite_schema m
@@ -160,13 +162,18 @@ func schemaFindings(ctx context.Context, q gen.DBTX) ([]string, error) {
 	if len(have) == 0 {
 		return nil, nil // no sessiondb schema yet
 	}
-	current := true
-	var version int64
-	// Hand-written: goose's table is not in sqlc's schema.
-	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version").Scan(&version); err == nil {
-		current = version == latestMigration()
-	}
 	want := expectedSchema()
+	versioned, err := hasTable(ctx, q, "goose_db_version")
+	if err != nil {
+		return nil, err
+	}
+	if !versioned && !slices.ContainsFunc(have, func(o schemaObject) bool { _, ok := want[o.kind+" "+o.name]; return ok }) {
+		return nil, nil // a SQLite file sessiondb has not migrated: nothing of ours to compare
+	}
+	current, err := atLatestVersion(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	var findings []string
 	seen := map[string]bool{}
 	for _, o := range have {
@@ -192,6 +199,20 @@ func schemaFindings(ctx context.Context, q gen.DBTX) ([]string, error) {
 	sort.Strings(findings)
 	seqs, err := sequenceFindings(ctx, q)
 	return append(findings, seqs...), err
+}
+
+// atLatestVersion reports whether goose recorded this build's latest
+// migration in the file (false without goose's table).
+func atLatestVersion(ctx context.Context, q gen.DBTX) (bool, error) {
+	if ok, err := hasTable(ctx, q, "goose_db_version"); err != nil || !ok {
+		return false, err
+	}
+	var version int64
+	// Hand-written: goose's table is not in sqlc's schema.
+	if err := q.QueryRowContext(ctx, "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version").Scan(&version); err != nil {
+		return false, fmt.Errorf("read the schema version: %w", err)
+	}
+	return version == latestMigration(), nil
 }
 
 // sequenceFindings reports AUTOINCREMENT counters within sequenceHeadroom
@@ -232,3 +253,59 @@ var createdByMigrations = sync.OnceValue(func() map[string]bool {
 	}
 	return names
 })
+
+// repairForeignSchema is Repair's strategy for schema objects sessiondb did
+// not create: on the scratch copy it drops every foreign trigger, view and
+// index (they hold no data), puts back sessiondb's own triggers and
+// indexes where they were altered or dropped, and sets an AUTOINCREMENT
+// counter within sequenceHeadroom of the maximum back to its table's
+// largest id. A foreign table is left alone (it may hold someone's data):
+// the copy then does not verify, and a later strategy (salvage) copies
+// sessiondb's rows out of the file, the backup keeping the rest.
+func repairForeignSchema(ctx context.Context, d *sql.DB) error {
+	if current, err := atLatestVersion(ctx, d); err != nil || !current {
+		return err // an older schema is not ours to rebuild here: the next Open migrates it
+	}
+	have, err := querySchemaObjects(ctx, d, `SELECT type, name, COALESCE(sql, '') FROM sqlite_schema
+		WHERE type IN ('trigger', 'view', 'index') AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return err
+	}
+	want := expectedSchema()
+	found := map[string]bool{}
+	// Hand-written: schema surgery is not expressible in sqlc; names are
+	// quoted as identifiers.
+	for _, o := range have {
+		key := o.kind + " " + o.name
+		if exp, ok := want[key]; ok && exp.sql == o.sql {
+			found[key] = true
+			continue
+		}
+		if _, err := d.ExecContext(ctx, "DROP "+strings.ToUpper(o.kind)+" "+quoteIdent(o.name)); err != nil {
+			return fmt.Errorf("drop %s: %w", key, err)
+		}
+	}
+	for key, o := range want {
+		if (o.kind == "trigger" || o.kind == "index") && !found[key] {
+			if _, err := d.ExecContext(ctx, o.sql); err != nil {
+				return fmt.Errorf("restore %s: %w", key, err)
+			}
+		}
+	}
+	if ok, err := hasTable(ctx, d, "sqlite_sequence"); err != nil || !ok {
+		return err
+	}
+	for table, o := range want {
+		if o.kind != "table" || !strings.Contains(o.sql, "AUTOINCREMENT") {
+			continue
+		}
+		if _, err := d.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = (SELECT COALESCE(MAX(rowid), 0) FROM "+quoteIdent(o.name)+
+			") WHERE name = ? AND seq >= ?", o.name, int64(math.MaxInt64-sequenceHeadroom)); err != nil {
+			return fmt.Errorf("reset the id counter of %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// quoteIdent quotes a name as an SQL identifier.
+func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -157,5 +158,52 @@ func TestVerifyReportsForeignSchema(t *testing.T) {
 				t.Fatalf("Verify = %s %q, want corrupt naming %s", rep.Health, rep.Details, tt.want)
 			}
 		})
+	}
+}
+
+// TestVerifyLeavesOtherSQLiteFilesAlone: a SQLite file sessiondb never
+// migrated has no schema of ours to compare.
+func TestVerifyLeavesOtherSQLiteFilesAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	damage(t, path, "CREATE TABLE notes (x TEXT)", "CREATE TRIGGER notes_log AFTER INSERT ON notes BEGIN SELECT 1; END")
+	if rep, err := Verify(t.Context(), path); err != nil || rep.Health != HealthVerified {
+		t.Fatalf("Verify = %+v, %v; want verified", rep, err)
+	}
+}
+
+// TestRepairDropsForeignSchema: repair removes a planted trigger, view
+// and index, restores an altered trigger and a dropped unique index, and
+// resets an exhausted id counter; the data stays and appends work again.
+func TestRepairDropsForeignSchema(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "s")
+	if _, err := s.AppendMessage(ctx, "s", NewMessage{Role: RoleUser, Content: "keep me", IdempotencyKey: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	damage(t, s.Path(), evilTrigger,
+		"CREATE VIEW peek AS SELECT content FROM messages",
+		"CREATE INDEX messages_role ON messages (role)",
+		"DROP INDEX messages_idempotency",
+		"DROP TRIGGER messages_fts_update",
+		"CREATE TRIGGER messages_fts_update AFTER UPDATE ON messages BEGIN SELECT 1; END",
+		"UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'messages'")
+	rep, err := Repair(ctx, s.Path(), RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil || rep.Strategy != "drop-foreign-schema" || rep.After != HealthVerified {
+		t.Fatalf("Repair = %+v, %v; want drop-foreign-schema, verified", rep, err)
+	}
+	s, err = Open(ctx, s.Path(), Options{})
+	if err != nil {
+		t.Fatalf("Open after repair: %v", err)
+	}
+	defer s.Close()
+	id, err := s.AppendMessage(ctx, "s", NewMessage{Role: RoleUser, Content: "after"})
+	if err != nil {
+		t.Fatalf("append after repair: %v", err)
+	}
+	msgs, err := s.Messages(ctx, "s", MessageQuery{})
+	if err != nil || len(msgs) != 2 || msgs[0].Content != "keep me" || msgs[1].ID != id {
+		t.Fatalf("messages = %+v, %v; want the kept one and the new one", msgs, err)
 	}
 }

@@ -62,6 +62,7 @@ type repairStrategy struct {
 }
 
 var repairStrategies = []repairStrategy{
+	{"drop-foreign-schema", noNote(repairForeignSchema)},
 	{"fts-rebuild", noNote(repairFTSRebuild)},
 	{"reindex", noNote(func(ctx context.Context, d *sql.DB) error {
 		_, err := d.ExecContext(ctx, "REINDEX")
@@ -81,8 +82,10 @@ func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.
 // it less usable than it found it.
 //
 // A file that is not SQLite (zeroed, truncated header, foreign content) is
-// moved aside and a fresh database created. Otherwise, after a backup
-// (a refused backup stops the repair), each strategy in turn — FTS rebuild,
+// moved aside and a fresh database created; a WAL of another copy is
+// retired. Otherwise, after a backup (a refused backup stops the repair),
+// each strategy in turn — dropping foreign triggers, views and indexes
+// (restoring sessiondb's own and id counters near their maximum), FTS rebuild,
 // REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
 // every readable row into a fresh database — runs on a
 // scratch copy, and the copy replaces the file only when it verifies.
