@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,7 +25,12 @@ import (
 // SQLite first reads the pair, whether the frames SQLite would replay can
 // belong to the main file. It reads only what SQLite's own WAL recovery
 // reads, and follows the format in https://www.sqlite.org/fileformat2.html
-// §4 (WAL header, frame headers, cumulative checksums, salts).
+// §4 (WAL header, frame headers, cumulative checksums, salts). It runs
+// only when no connection has the database open — exactly when SQLite is
+// about to run that recovery, which reads the whole WAL too — so it costs
+// one more read of the WAL, from the page cache, and an Lstat when there
+// is none. Every commit sessiondb makes writes page 1 (stampWAL), so a WAL
+// sessiondb wrote always holds page 1, whose application_id decides.
 //
 // What a WAL SQLite would replay must satisfy when it belongs to the main
 // file, and so what is detected (each rule below is a consequence of how
@@ -38,8 +45,9 @@ import (
 //     a file whose stamp is still in this WAL); and the main file's change
 //     counter must lie between the first image's minus one and the last
 //     image's (a writer sets the counter to the last value it read plus
-//     one, and the main file holds either the page 1 this WAL started from
-//     or one a checkpoint copied out of it).
+//     one, so the counters never go back and the first image's is at most
+//     one above the page 1 the WAL started from; the main file holds that
+//     page 1 or one a checkpoint copied out of the WAL).
 //   - When they do not hold page 1: no transaction in the WAL changed the
 //     file's size, freelist or schema, so every commit frame's database
 //     size must equal the main file's page count (by its header or by its
@@ -59,27 +67,22 @@ import (
 // checkpoint sequence number are not compared: the main file records
 // neither, so they cannot tell one file's WAL from another's.
 
-// walHeaderSize and walFrameHeaderSize are fixed by the WAL format.
+// The WAL format's constants (a frame header is walFrameHeaderBytes).
 const (
-	walHeaderSize      = 32
-	walFrameHeaderSize = 24
-	walMagic           = 0x377f0682 // | 1: checksums over big-endian words
-	walVersion         = 3007000
+	walHeaderSize = 32
+	walMagic      = 0x377f0682 // | 1: checksums over big-endian words
+	walVersion    = 3007000
 )
 
 // walSummary is what the frames SQLite would replay say.
 type walSummary struct {
 	pageSize    int
-	frames      int      // frames up to and including the last commit frame
-	commitSizes []uint32 // database size in pages at each commit
-	page1       []page1Image
+	frames      int             // frames up to and including the last commit frame
+	commitSizes map[uint32]bool // the database sizes in pages the commits leave
+	page1       int             // images of page 1
+	counters    [2]uint32       // the first and last page 1 image's change counter
+	appIDs      map[uint32]bool // the page 1 images' application_ids
 	kinds       map[uint32]byte // first byte of each page's last image (page > 1)
-}
-
-// page1Image is the part of a page 1 image the checks compare.
-type page1Image struct {
-	counter uint32
-	appID   uint32
 }
 
 // readWAL summarises the committed, checksum-valid frames of the WAL at
@@ -113,15 +116,15 @@ func readWAL(walPath string) (walSummary, error) {
 	}
 	salts := hdr[16:24]
 
-	sum := walSummary{pageSize: pageSize, kinds: map[uint32]byte{}}
+	sum := walSummary{pageSize: pageSize, commitSizes: map[uint32]bool{}, appIDs: map[uint32]bool{}, kinds: map[uint32]byte{}}
 	type pending struct {
 		pgno uint32
 		kind byte
 	}
 	var (
-		since  []pending // frames after the last commit frame
-		sinceP []page1Image
-		frame  = make([]byte, walFrameHeaderSize+pageSize)
+		since  []pending   // frames after the last commit frame
+		sinceP [][2]uint32 // their page 1 images: change counter, application_id
+		frame  = make([]byte, walFrameHeaderBytes+pageSize)
 		n      int
 	)
 	for {
@@ -136,21 +139,28 @@ func readWAL(walPath string) (walSummary, error) {
 			return sum, nil
 		}
 		s1, s2 = walChecksum(bigEndian, frame[:8], s1, s2)
-		s1, s2 = walChecksum(bigEndian, frame[walFrameHeaderSize:], s1, s2)
+		s1, s2 = walChecksum(bigEndian, frame[walFrameHeaderBytes:], s1, s2)
 		if s1 != be.Uint32(frame[16:]) || s2 != be.Uint32(frame[20:]) {
 			return sum, nil
 		}
 		n++
-		page := frame[walFrameHeaderSize:]
+		page := frame[walFrameHeaderBytes:]
 		if pgno == 1 {
-			sinceP = append(sinceP, page1Image{counter: be.Uint32(page[24:]), appID: be.Uint32(page[68:])})
+			sinceP = append(sinceP, [2]uint32{be.Uint32(page[24:]), be.Uint32(page[68:])})
 		} else {
 			since = append(since, pending{pgno, page[0]})
 		}
 		if size := be.Uint32(frame[4:]); size != 0 { // a commit frame
 			sum.frames = n
-			sum.commitSizes = append(sum.commitSizes, size)
-			sum.page1 = append(sum.page1, sinceP...)
+			sum.commitSizes[size] = true
+			for _, p1 := range sinceP {
+				if sum.page1 == 0 {
+					sum.counters[0] = p1[0]
+				}
+				sum.page1++
+				sum.counters[1] = p1[0]
+				sum.appIDs[p1[1]] = true
+			}
 			for _, p := range since {
 				sum.kinds[p.pgno] = p.kind
 			}
@@ -206,18 +216,13 @@ func foreignWAL(path string) (string, error) {
 	}
 	counter, appID := be.Uint32(head[24:]), be.Uint32(head[68:])
 
-	if len(wal.page1) > 0 {
-		first, last := wal.page1[0], wal.page1[len(wal.page1)-1]
-		ownStamp := appID == 0
-		for _, p := range wal.page1 {
-			ownStamp = ownStamp || p.appID == appID
+	if wal.page1 > 0 {
+		if appID != 0 && !wal.appIDs[appID] {
+			return fmt.Sprintf("the WAL belongs to another database (application_id %v), this file's is %d", slices.Sorted(maps.Keys(wal.appIDs)), appID), nil
 		}
-		if !ownStamp {
-			return fmt.Sprintf("the WAL belongs to the database with application_id %d, this file's is %d", last.appID, appID), nil
-		}
-		if counter+1 < first.counter || counter > last.counter {
+		if first, last := wal.counters[0], wal.counters[1]; counter+1 < first || counter > last {
 			return fmt.Sprintf("the WAL was written against another version of the file (its change counters run %d..%d, the file's is %d)",
-				first.counter, last.counter, counter), nil
+				first, last, counter), nil
 		}
 		return "", nil
 	}
@@ -231,7 +236,7 @@ func foreignWAL(path string) (string, error) {
 	if headerPages == 0 || be.Uint32(head[92:]) != counter {
 		headerPages = filePages // SQLite's rule for a stale in-header size
 	}
-	for _, size := range wal.commitSizes {
+	for size := range wal.commitSizes {
 		if size != headerPages && size != filePages {
 			return fmt.Sprintf("the WAL's transactions leave the database %d pages long without changing its first page, but the file has %d",
 				size, headerPages), nil
@@ -260,7 +265,7 @@ func foreignWAL(path string) (string, error) {
 // the check) and returns why it is foreign, or "". Until release (never
 // nil) is called, no connection can open the database.
 func idleForeignWAL(path string) (why string, release func(), err error) {
-	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() < walHeaderSize+walFrameHeaderSize+512 {
+	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() < walHeaderSize+walFrameHeaderBytes+512 {
 		return "", func() {}, nil // no frame to replay (the common case: a clean close removed the WAL)
 	}
 	release, idle, err := holdWALIdle(path)

@@ -155,7 +155,7 @@ func TestForeignWALIsRetired(t *testing.T) {
 			if err != nil || sum.frames == 0 {
 				t.Fatalf("the WAL left beside the copy has no committed frames (%v): the scenario does not test anything", err)
 			}
-			if got := len(sum.page1) == 0; got != sc.noPage1 {
+			if got := sum.page1 == 0; got != sc.noPage1 {
 				t.Fatalf("WAL without page 1 = %v, the scenario needs %v", got, sc.noPage1)
 			}
 			rep, err := Verify(ctx, path)
