@@ -307,3 +307,54 @@ func TestRepairRetiresForeignWAL(t *testing.T) {
 		t.Error("unexpected corrupt")
 	}
 }
+
+// TestForeignWALPageKinds: without page 1 in the WAL, a page the WAL
+// rewrites must be a b-tree page of the same kind in the main file.
+func TestForeignWALPageKinds(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	a := openAt(t, filepath.Join(t.TempDir(), "a.db"), &logs)
+	fillStore(t, a, "a", 3)
+	a.Close()
+	main, err := os.ReadFile(a.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := openDB(a.Path(), kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	//sessiondb:allow txonly -- plays another tool writing the file
+	if _, err := other.ExecContext(ctx, "UPDATE sessions SET title = 'x' WHERE id = 'a-b'"); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(a.Path() + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := readWAL(a.Path() + "-wal")
+	if err != nil || sum.page1 != 0 || len(sum.kinds) == 0 {
+		t.Fatalf("the WAL has %d page 1 images and %d other pages (%v): the test needs only others", sum.page1, len(sum.kinds), err)
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(path+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, main, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := foreignWAL(path); why != "" || err != nil {
+		t.Fatalf("the WAL's own file: foreignWAL = %q, %v; want it accepted", why, err)
+	}
+	for pgno, kind := range sum.kinds {
+		changed := append([]byte(nil), main...)
+		changed[int(pgno-1)*sum.pageSize] = kind ^ 0x08 // leaf <-> interior
+		if err := os.WriteFile(path, changed, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if why, err := foreignWAL(path); err != nil || !strings.Contains(why, "kind") {
+			t.Errorf("page %d of another kind: foreignWAL = %q, %v; want it refused", pgno, why, err)
+		}
+	}
+}
