@@ -9,8 +9,10 @@
 // it to WAL and applies pending migrations under a cross-process lock, and
 // waits out another process's lock for up to [Options].OpenPatience.
 // Errors that waiting cannot fix (a directory at the path, no permission, a
-// file that is not a database) fail at once. [Store.Close] checkpoints
-// (PASSIVE) and closes.
+// file that is not a database, a trigger on sessiondb's tables that its
+// migrations did not create: [ErrForeignSchema]) fail at once. A -wal
+// that belongs to another copy of the file is retired, never replayed.
+// [Store.Close] checkpoints (PASSIVE) and closes.
 //
 // # Sessions and messages
 //
@@ -118,7 +120,7 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew]) inside
+// [ErrSchemaTooNew], [ErrForeignSchema]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is.
 package db
