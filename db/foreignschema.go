@@ -19,8 +19,8 @@ import (
 // A schema object sessiondb did not create can break its promises without
 // touching a row it wrote: a trigger on messages that deletes each row as
 // it is inserted undoes an acknowledged append (and a retry with the same
-// key then gets a new id), a view or table shadows nothing but is not
-// ours. sessiondb's schema is exactly what its migrations produce, which
+// key then gets a new id), a dropped unique index ends exactly-once, and
+// any other object is not sessiondb's to vouch for. sessiondb's schema is exactly what its migrations produce, which
 // schema/schema.sql records (CI regenerates it and fails on a diff).
 // Verify reports every object that differs from it; Open and every write
 // refuse to run through a foreign trigger on sessiondb's own tables (one
