@@ -9,8 +9,10 @@
 // it to WAL and applies pending migrations under a cross-process lock, and
 // waits out another process's lock for up to [Options].OpenPatience.
 // Errors that waiting cannot fix (a directory at the path, no permission, a
-// file that is not a database) fail at once. [Store.Close] checkpoints
-// (PASSIVE) and closes.
+// file that is not a database, a trigger on sessiondb's tables that its
+// migrations did not create: [ErrForeignSchema]) fail at once. A -wal
+// that belongs to another copy of the file is retired, never replayed.
+// [Store.Close] checkpoints (PASSIVE) and closes.
 //
 // # Sessions and messages
 //
@@ -152,13 +154,13 @@
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
 // [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
-// [ErrIO], [ErrTooManyOpenFiles]) inside an [*Error] that names the operation
-// and the session — except that a COMMIT cut short by a full disk matches
-// both [ErrCommitUnknown] and [ErrDiskFull]. Branch with errors.Is. Some
-// carry what the caller needs to go on, for errors.As: [*TitleInUseError]
-// (who holds the title), [*ContinuedError] (where a compressed conversation
-// continues), [*IdempotencyConflictError] (which message holds the key),
-// [*LockedError] (who holds the write lock).
+// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema]) inside an [*Error] that
+// names the operation and the session — except that a COMMIT cut short by a
+// full disk matches both [ErrCommitUnknown] and [ErrDiskFull]. Branch with
+// errors.Is. Some carry what the caller needs to go on, for errors.As:
+// [*TitleInUseError] (who holds the title), [*ContinuedError] (where a
+// compressed conversation continues), [*IdempotencyConflictError] (which
+// message holds the key), [*LockedError] (who holds the write lock).
 //
 // # Read-only media
 //

@@ -84,6 +84,13 @@ var (
 	// with this error until it is reopened: the kernel may have dropped
 	// data that no later fsync makes durable.
 	ErrIO = errors.New("disk I/O error")
+	// ErrForeignSchema: the file holds a trigger on sessiondb's tables that
+	// sessiondb did not create (or one of its own, altered). A trigger runs
+	// inside every write and can change or delete what was just
+	// acknowledged, so Open and the write path refuse to write through it;
+	// the error names it. Inspect and drop it (sqlite3 state.db 'DROP
+	// TRIGGER name'); Verify reports it and every other foreign object.
+	ErrForeignSchema = errors.New("database holds schema objects sessiondb did not create")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -166,7 +173,7 @@ func fromSQLite(err error) bool {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles, ErrForeignSchema}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -98,7 +99,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			}
 			return nil
 		}
-		cursor := gen.SessionExportPageParams{AfterStarted: -1 << 62, RowLimit: exportPage}
+		// From the very first start time: import accepts any int64, and a
+		// session before the cursor's floor would silently be left out.
+		cursor := gen.SessionExportPageParams{AfterStarted: math.MinInt64, RowLimit: exportPage}
 		for {
 			var rows []gen.Session
 			err := s.snapshot(ctx, op, "", func(q gen.DBTX) (err error) {

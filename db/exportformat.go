@@ -171,7 +171,12 @@ func (r *messageRecord) check() error {
 		m.TokenCount = *r.TokenCount
 	}
 	if len(r.ToolCalls) > 0 {
-		if err := json.Unmarshal(r.ToolCalls, &m.ToolCalls); err != nil {
+		// Strict: the JSON is stored as it is and SQLite's JSON functions
+		// read it (a session's tool call count), so nothing beyond the
+		// list of {id, name, arguments} strings may ride along — no field
+		// SQLite could refuse halfway through an import (its nesting limit
+		// is 1000 levels, Go's 10000).
+		if err := decodeStrict(r.ToolCalls, &m.ToolCalls); err != nil {
 			return invalid("tool calls are not a list of {id, name, arguments}: %v", err)
 		}
 	}

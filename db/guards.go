@@ -42,6 +42,9 @@ type identity struct {
 	// left at <path>-wal belongs to the old file and must never meet the
 	// new one (SQLite cannot tell whose WAL it is: it would corrupt it).
 	wal os.FileInfo
+	// schema is the PRAGMA schema_version last found free of foreign
+	// triggers (guardCommit checks again when it changes).
+	schema int64
 }
 
 // retireWAL moves this store's WAL and shared memory away from a path
@@ -54,7 +57,7 @@ func (id identity) retireWAL(path string, log *slog.Logger) {
 	if err != nil || id.wal == nil || !os.SameFile(fi, id.wal) {
 		return
 	}
-	dst := fmt.Sprintf("%s.retired-%s-%d.bak", path, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
+	dst := retiredBase(path)
 	for _, side := range []string{"-wal", "-shm"} {
 		if err := os.Rename(path+side, dst+side); err != nil && !errors.Is(err, os.ErrNotExist) {
 			log.Error("sessiondb: could not retire the old WAL of a replaced database", "path", path+side, "err", err)

@@ -33,9 +33,13 @@ type ImportOptions struct {
 
 // ImportResult says what Import did.
 type ImportResult struct {
-	Imported int   // sessions written
-	Skipped  int   // sessions whose id already existed (left as they are, rows and all)
-	Detached int   // sessions imported without their parent link (parent absent, or the link would make a cycle)
+	Imported int // sessions written
+	Skipped  int // sessions whose id already existed (left as they are, rows and all)
+	// Detached counts sessions imported without their parent link: the
+	// parent is absent, the link would make a cycle, or the parent is an
+	// existing session of the store the file may not attach to (see
+	// Import).
+	Detached int
 	Untitled int   // sessions imported without their title: another session of the store has it
 	Messages int64 // messages written
 	// Errors lists what was wrong with the file (at most 50). When there
@@ -49,8 +53,11 @@ type ImportResult struct {
 // import with ErrInvalidInput and the list of problems in the result, and
 // the store is untouched. Then each session is written with its rows in
 // one transaction: a session whose id exists is skipped whole; a parent is
-// linked when it exists (in the store or earlier in the file) and the link
-// makes no cycle, else the session is imported detached; a title another
+// linked when this import wrote it (anywhere in the file) and the link
+// makes no cycle, or when it is an existing session the file's own export
+// could have come from (mayAdopt), else the session is imported detached
+// — a file cannot make its session the continuation of a conversation
+// already in the store; a title another
 // session of the store already has is dropped (Untitled). Memory stays
 // bounded by one line (plus the ids and titles of the file's sessions);
 // the input is spooled to a private file beside the database, so what is
@@ -117,7 +124,10 @@ type importWriter struct {
 	origins  []pendingOrigin
 }
 
-type pendingLink struct{ child, parent, kind string }
+type pendingLink struct {
+	child, parent, kind string
+	started             int64 // the child's start
+}
 
 // pendingOrigin is a copy whose origin's session comes later in the file.
 type pendingOrigin struct {
@@ -132,12 +142,12 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 	if w.imported == nil {
 		w.imported = map[string]bool{}
 	}
-	var skipped, untitled bool
+	var skipped, untitled, detached bool
 	var messages int64
 	var pend *pendingLink
 	var origins []pendingOrigin
 	err := w.s.write(ctx, "import session", b.id, w.s.opts.TranscriptPatience, func(ctx context.Context, tx gen.DBTX) error {
-		skipped, untitled, messages, pend, origins = false, false, 0, nil, nil
+		skipped, untitled, detached, messages, pend, origins = false, false, false, 0, nil, nil
 		lr := newLineReader(io.NewSectionReader(w.src, b.start, b.end-b.start), w.maxLine)
 		for {
 			line, err := lr.next()
@@ -169,12 +179,16 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					}
 				}
 				if rec.ParentID != "" {
-					if err := sessionMustExist(ctx, tx, rec.ParentID); err == nil {
-						p.ParentSessionID, p.ParentKind = ptr(rec.ParentID), ptr(rec.Kind)
-					} else if errors.Is(err, ErrNotFound) {
-						pend = &pendingLink{child: rec.ID, parent: rec.ParentID, kind: rec.Kind}
-					} else {
+					link, err := w.mayLink(ctx, tx, rec.ParentID, rec.Kind, rec.StartedAt)
+					switch {
+					case errors.Is(err, ErrNotFound): // it may come later in the file
+						pend = &pendingLink{child: rec.ID, parent: rec.ParentID, kind: rec.Kind, started: rec.StartedAt}
+					case err != nil:
 						return err
+					case link:
+						p.ParentSessionID, p.ParentKind = ptr(rec.ParentID), ptr(rec.Kind)
+					default:
+						detached = true
 					}
 				}
 				if _, err := queries.SessionImport(ctx, tx, p); err != nil {
@@ -237,6 +251,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 		w.res.Imported++
 		w.res.Messages += messages
 		w.imported[b.id] = true
+		if detached {
+			w.res.Detached++
+		}
 		if pend != nil {
 			w.pending = append(w.pending, *pend)
 		}
@@ -264,7 +281,7 @@ func (w *importWriter) link(ctx context.Context) error {
 		linked := false
 		err := w.s.write(ctx, "import link", p.child, w.s.opts.WritePatience, func(ctx context.Context, tx gen.DBTX) error {
 			linked = false
-			if err := sessionMustExist(ctx, tx, p.parent); errors.Is(err, ErrNotFound) {
+			if ok, err := w.mayLink(ctx, tx, p.parent, p.kind, p.started); errors.Is(err, ErrNotFound) || (err == nil && !ok) {
 				return nil
 			} else if err != nil {
 				return err
@@ -312,4 +329,45 @@ func (w *importWriter) linkOrigins(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// mayLink decides whether an imported child may be linked to parent:
+// always when this import wrote the parent (the file's own structure);
+// when the parent is an existing session of the store, only as mayAdopt
+// allows. ErrNotFound: no such session (yet).
+func (w *importWriter) mayLink(ctx context.Context, tx gen.DBTX, parent, kind string, started int64) (bool, error) {
+	if w.imported[parent] {
+		return true, nil
+	}
+	row, err := queries.SessionGet(ctx, tx, parent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, ErrNotFound
+	}
+	if err != nil {
+		return false, err
+	}
+	return mayAdopt(ctx, tx, row, kind, started)
+}
+
+// mayAdopt says whether a session the import did not write may take an
+// imported child: only when the file's own export could have produced the
+// pair — the child is a compression continuation (kind compression), the
+// parent was closed by a compression (end_reason compression, ended no
+// later than the child started), and the parent has no continuation in
+// the store (the exported child is what was there). Anything else — a
+// live conversation, a parent already continued, a branch, delegate,
+// reset or tool child of someone else's session — would let a shared file
+// make its session part of a conversation it does not belong to (the
+// compression tip, whose summary shows in the lineage), so the child is
+// imported detached.
+func mayAdopt(ctx context.Context, tx gen.DBTX, parent gen.Session, kind string, started int64) (bool, error) {
+	if ChildKind(kind) != ChildCompression || str(parent.EndReason) != "compression" ||
+		parent.EndedAt == nil || *parent.EndedAt > started {
+		return false, nil
+	}
+	_, err := queries.SessionContinuation(ctx, tx, &parent.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	}
+	return false, err
 }

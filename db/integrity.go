@@ -83,6 +83,15 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		return r, nil
 	}
 
+	// Verify changes nothing: a foreign WAL is reported, not moved.
+	if why, release, err := idleForeignWAL(abs); err != nil {
+		return r, opErr("verify", "", err)
+	} else if release(); why != "" {
+		r.Health, r.Details = HealthCorrupt, []string{"foreign WAL: " + why +
+			"; it was not checked with the file and is retired (never applied) by the next open or `sessiondb repair`"}
+		return r, nil
+	}
+
 	kind := kindProbe
 	if writable(filepath.Dir(abs)) != nil { // a read-only mount or directory
 		if kind, err = readOnlyKind(abs, slog.Default()); err != nil {
@@ -132,6 +141,18 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	case err != nil:
 		r.FTS = err.Error()
 	}
+	findings, err := schemaFindings(ctx, probe)
+	if err != nil {
+		if isLockError(err) {
+			r.Health, r.Details = HealthBusy, []string{err.Error()}
+			return r, nil
+		}
+		findings = []string{err.Error()}
+	}
+	if len(findings) > 0 && len(r.Details) == 1 && r.Details[0] == "ok" {
+		r.Details = nil
+	}
+	r.Details = append(r.Details, findings...)
 	if len(r.Details) == 1 && r.Details[0] == "ok" && (r.FTS == "ok" || strings.HasPrefix(r.FTS, "absent") || strings.HasPrefix(r.FTS, "stale")) {
 		r.Health, r.Details = HealthVerified, nil
 	} else {

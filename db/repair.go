@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -61,6 +62,7 @@ type repairStrategy struct {
 }
 
 var repairStrategies = []repairStrategy{
+	{"drop-foreign-schema", noNote(repairForeignSchema)},
 	{"fts-rebuild", noNote(repairFTSRebuild)},
 	{"reindex", noNote(func(ctx context.Context, d *sql.DB) error {
 		_, err := d.ExecContext(ctx, "REINDEX")
@@ -80,8 +82,10 @@ func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.
 // it less usable than it found it.
 //
 // A file that is not SQLite (zeroed, truncated header, foreign content) is
-// moved aside and a fresh database created. Otherwise, after a backup
-// (a refused backup stops the repair), each strategy in turn — FTS rebuild,
+// moved aside and a fresh database created; a WAL of another copy is
+// retired. Otherwise, after a backup (a refused backup stops the repair),
+// each strategy in turn — dropping foreign triggers, views and indexes
+// (restoring sessiondb's own and id counters near their maximum), FTS rebuild,
 // REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
 // every readable row into a fresh database — runs on a
 // scratch copy, and the copy replaces the file only when it verifies.
@@ -126,14 +130,25 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if err := refuseNewerFile(ctx, abs); err != nil {
 		return fail(err)
 	}
+	// A foreign WAL is the damage itself: retired, the file is checked alone.
+	if why, movedTo, err := retireForeignWAL(abs, opts.Logger); err != nil {
+		return fail(err)
+	} else if why != "" {
+		r.Strategy, r.BackupPath, r.Before = "retire-wal", movedTo, HealthCorrupt
+		r.Tried = append(r.Tried, "retire-wal: "+why+"; moved to "+movedTo)
+	}
 	before, err := Verify(ctx, abs)
 	if err != nil {
 		return fail(err)
 	}
-	r.Before, r.After = before.Health, before.Health
+	r.After = before.Health
+	if r.Strategy == "" {
+		r.Before = before.Health
+	}
 	switch before.Health {
 	case HealthVerified, HealthEmpty:
-		r.Strategy = "none"
+		r.Repaired = r.Strategy == "retire-wal"
+		r.Strategy = cmp.Or(r.Strategy, "none")
 		return r, nil
 	case HealthBusy:
 		return fail(fmt.Errorf("%w: %s is busy; try again when other processes are idle", ErrLocked, abs))

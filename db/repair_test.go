@@ -55,8 +55,13 @@ func TestRepair(t *testing.T) {
 			damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
 		}, HealthCorrupt, "fts-rebuild", true},
 		{"IndexNeedsReindex", func(t *testing.T, path string) {
+			// The index is built in another order than its (unchanged)
+			// definition says: its entries, not the schema, are wrong.
 			damage(t, path, "PRAGMA writable_schema=ON",
 				"UPDATE sqlite_schema SET sql = replace(sql, '(session_id, id)', '(session_id DESC, id DESC)') WHERE name = 'messages_session_id'")
+			damage(t, path, "REINDEX messages_session_id")
+			damage(t, path, "PRAGMA writable_schema=ON",
+				"UPDATE sqlite_schema SET sql = replace(sql, '(session_id DESC, id DESC)', '(session_id, id)') WHERE name = 'messages_session_id'")
 		}, HealthCorrupt, "reindex", true},
 		{"DuplicateSchemaRow", func(t *testing.T, path string) {
 			damage(t, path, "PRAGMA writable_schema=ON",

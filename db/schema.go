@@ -33,21 +33,13 @@ func SchemaSQL(ctx context.Context) (string, error) {
 // schemaObject is one CREATE statement of the schema.
 type schemaObject struct{ kind, name, sql string }
 
-// schemaObjects lists the schema's CREATE statements in creation order.
-func (s *Store) schemaObjects(ctx context.Context) ([]schemaObject, error) {
-	var out []schemaObject
-	err := s.read(ctx, "dump schema", "", func(q gen.DBTX) error {
-		var err error
-		out, err = querySchemaObjects(ctx, q, `
-			SELECT m.type, m.name, m.sql FROM sqlite_schema m
-			LEFT JOIN pragma_table_list t ON t.schema = 'main' AND t.name = m.name
-			WHERE m.sql IS NOT NULL AND m.name NOT LIKE 'sqlite_%'
-			  AND m.name <> 'goose_db_version' AND COALESCE(t.type, '') <> 'shadow'
-			ORDER BY m.rowid`)
-		return err
-	})
-	return out, err
-}
+// schemaObjectsQuery lists the schema's CREATE statements in creation order.
+const schemaObjectsQuery = `
+	SELECT m.type, m.name, m.sql FROM sqlite_schema m
+	LEFT JOIN pragma_table_list t ON t.schema = 'main' AND t.name = m.name
+	WHERE m.sql IS NOT NULL AND m.name NOT LIKE 'sqlite_%'
+	  AND m.name <> 'goose_db_version' AND COALESCE(t.type, '') <> 'shadow'
+	ORDER BY m.rowid`
 
 // querySchemaObjects runs a query of (type, name, sql) rows of
 // sqlite_schema. Hand-written SQL only: sqlc cannot see sqlite_schema or
@@ -69,18 +61,23 @@ func querySchemaObjects(ctx context.Context, q gen.DBTX, query string) ([]schema
 	return out, rows.Err()
 }
 
-// freshSchemaObjects returns the schema a new database gets, from a
-// scratch store.
+// freshSchemaObjects returns the schema a new database gets: the
+// migrations applied to a scratch file. Not through Open, whose schema
+// check compares with the schema.sql this output regenerates: a new
+// migration's trigger would stop its own regeneration.
 func freshSchemaObjects(ctx context.Context) ([]schemaObject, error) {
 	dir, err := os.MkdirTemp("", "sessiondb-schema-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	s, err := Open(ctx, filepath.Join(dir, "schema.db"), Options{})
+	d, err := openDB(filepath.Join(dir, "schema.db"), kindWriter, 1, "")
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	return s.schemaObjects(ctx)
+	defer d.Close()
+	if err := migrate(ctx, d); err != nil {
+		return nil, err
+	}
+	return querySchemaObjects(ctx, d, schemaObjectsQuery)
 }

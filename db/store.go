@@ -125,6 +125,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		if err := quarantineTorn(path, opts.Logger); err != nil {
 			return err
 		}
+		if _, _, err := retireForeignWAL(path, opts.Logger); err != nil {
+			return err
+		}
 		// The pool has one connection: each step takes it and gives it back
 		// (goose takes it itself).
 		c, err := pool.Conn(ctx)
@@ -145,6 +148,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		id.appID, err = stampGeneration(ctx, c)
 		if err == nil && wal {
 			err = checkpointAtOpen(ctx, c)
+		}
+		if err == nil {
+			id.schema, err = checkOpenSchema(ctx, c)
 		}
 		c.Close()
 		if err != nil {

@@ -406,6 +406,13 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			finish(ok, err)
 			continue
 		}
+		// The commit carries the file's stamp and meets no foreign trigger
+		// (guardCommit). Nothing is committed yet: a failure is never unknown.
+		if err := w.guardCommit(context.Background()); err != nil {
+			w.rollback()
+			finish(ok, w.classify(err))
+			continue
+		}
 		// New messages are indexed once, in the transaction (ftsqueue.go).
 		// Nothing is committed yet, so a failure here is never unknown.
 		if err := indexQueued(context.Background(), w.tx); err != nil {
