@@ -60,7 +60,7 @@ func commands() []command {
 		{"export", "export [--session ID [--lineage]] [-o FILE]", "write sessions, messages and usage as JSON Lines (stdout, or FILE written whole)", runExport},
 		{"import", "import [--from sessiondb|hermes] FILE|-", "read an export (checked whole first; nothing is written if any line is bad; existing sessions are skipped), or with --from hermes a Hermes state.db, read-only; a second run imports only what is new", runImportFrom},
 		{"prune", "prune [--older-than 90d]", "delete sessions ended long ago (pinned conversations, live continuations and leased sessions are spared)", runPrune},
-		{"bulk", "bulk prune|archive|delete|ghosts [--older-than AGE] [--ids A,B] [--source S] [--ended] [--empty] [--archived] [--dry-run]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
+		{"bulk", "bulk prune [FLAGS] | bulk archive [FLAGS] | bulk delete [FLAGS] | bulk ghosts [FLAGS]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
 		{"vacuum", "vacuum", "compact the file (refused while other processes have it open)", runVacuum},
 		{"stats", "stats", "what is in the store: sessions, messages, file and WAL size, free pages, index state, schema, last prune/vacuum", runStats},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged or absent, 2 could not check: locked, no permission, read-only medium, disk full)", runVerify},
