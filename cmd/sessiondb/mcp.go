@@ -10,9 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +25,10 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	s, err := openExistingForMCP(ctx, e)
+	// An existing store only (a mistyped path in a client's config must not
+	// look like an empty memory), read-only where it cannot be written;
+	// only --allow-notes writes.
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -43,29 +44,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return nil // the client closed stdin, or an interrupt: a normal end
 	}
 	return fmt.Errorf("mcp: %w", err)
-}
-
-// mcpNoDatabase: the server serves an existing store and creates none.
-type mcpNoDatabase struct{ path string }
-
-func (n mcpNoDatabase) Error() string {
-	return fmt.Sprintf("no database at %s (sessiondb init creates one)", n.path)
-}
-
-func (n mcpNoDatabase) Is(target error) bool { return target == db.ErrNotFound }
-
-// openExistingForMCP opens the store the other commands would, refusing
-// (and creating nothing) where no database exists: a mistyped path in a
-// client's config must not look like an empty memory.
-func openExistingForMCP(ctx context.Context, e *env) (*db.Store, error) {
-	path, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, mcpNoDatabase{path}
-	}
-	return e.open(ctx)
 }
 
 // mcpConfig is what the server is allowed and where it logs.
