@@ -27,6 +27,7 @@ const (
 	indexDelay       = 20 * time.Millisecond
 	indexPoll        = 100 * time.Millisecond
 	indexSliceBudget = 4 * time.Millisecond
+	indexMaxBudget   = 16 * time.Millisecond
 	indexMinSlice    = 16
 	indexMaxSlice    = 500
 	indexMaxLag      = 100 * time.Millisecond
@@ -118,7 +119,8 @@ func (w *writer) runIndexer() {
 // open), as a write that finds it damaged does.
 func (w *writer) indexFailed(err error) {
 	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, ErrClosed), w.halted() != nil:
+	case w.ix.ctx.Err() != nil, errors.Is(err, ErrClosed), w.halted() != nil:
+		// Stopped (Close interrupts a slice in flight) or halted.
 	case errors.Is(err, ErrLocked):
 		w.log.Debug("sessiondb: indexing waits for another process's write lock", "path", w.path, "err", err)
 	case isIndexFailure(err):
@@ -166,7 +168,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	}
 	limit := indexMaxSlice
 	if yield {
-		limit = w.sliceLimit()
+		limit = w.sliceLimit(time.Since(time.UnixMilli(state.OldestQueuedAt)))
 	}
 	var indexed int
 	now := time.Now()
@@ -175,6 +177,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	committed := w.runAlone(r)
 	held := time.Since(now)
 	w.unlock()
+
 	if committed > 0 {
 		w.maintain()
 	}
@@ -198,13 +201,20 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 }
 
 // sliceLimit is how many rows a slice takes: about indexSliceBudget of
-// writer time at the measured cost of a row.
-func (w *writer) sliceLimit() int {
+// writer time at the measured cost of a row, and more while the indexer
+// falls behind (lag past indexMaxLag: the appends queue rows faster than
+// slices of that size index them), up to indexMaxBudget — larger slices
+// also cost less a row.
+func (w *writer) sliceLimit(lag time.Duration) int {
 	perRow := w.ix.perRowNanos.Load()
 	if perRow <= 0 {
 		return indexMinSlice
 	}
-	return int(min(max(int64(indexSliceBudget)/perRow, indexMinSlice), indexMaxSlice))
+	budget := indexSliceBudget
+	if lag > indexMaxLag {
+		budget = min(time.Duration(float64(budget)*float64(lag)/float64(indexMaxLag)), indexMaxBudget)
+	}
+	return int(min(max(int64(budget)/perRow, indexMinSlice), indexMaxSlice))
 }
 
 // indexAll indexes the queue until it is empty or ctx ends, without
