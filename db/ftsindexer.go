@@ -70,6 +70,10 @@ func (w *writer) stopIndexer() {
 	<-w.ix.done
 }
 
+// stopped reports whether stopIndexer ran (before startIndexer, as at
+// Open, the indexer is not stopped).
+func (ix *indexer) stopped() bool { return ix.ctx != nil && ix.ctx.Err() != nil }
+
 // kickIndexer tells the indexer that a commit may have queued rows.
 func (w *writer) kickIndexer() {
 	select {
@@ -119,7 +123,7 @@ func (w *writer) runIndexer() {
 // open), as a write that finds it damaged does.
 func (w *writer) indexFailed(err error) {
 	switch {
-	case w.ix.ctx.Err() != nil, errors.Is(err, ErrClosed), w.halted() != nil:
+	case w.ix.stopped(), errors.Is(err, ErrClosed), w.halted() != nil:
 		// Stopped (Close interrupts a slice in flight) or halted.
 	case errors.Is(err, ErrLocked):
 		w.log.Debug("sessiondb: indexing waits for another process's write lock", "path", w.path, "err", err)
