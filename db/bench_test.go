@@ -101,6 +101,7 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 			b.ReportMetric(r.PerSecond, "msgs/s")
 			if st := s.Stats(); st.Transactions > 0 {
 				b.ReportMetric(float64(st.WritesCommitted)/float64(st.Transactions), "msgs/txn")
+				b.ReportMetric(float64(st.WALRestarts), "wal-restarts")
 			}
 		})
 	}

@@ -27,10 +27,10 @@ const (
 	indexDelay       = 20 * time.Millisecond
 	indexPoll        = 100 * time.Millisecond
 	indexSliceBudget = 4 * time.Millisecond
-	indexMaxBudget   = 16 * time.Millisecond
+	indexMaxBudget   = 24 * time.Millisecond
 	indexMinSlice    = 16
 	indexMaxSlice    = 500
-	indexMaxLag      = 100 * time.Millisecond
+	indexMaxLag      = 50 * time.Millisecond
 	// indexPatience bounds a slice's wait for another process's lock; the
 	// next poll tries again.
 	indexPatience = time.Second

@@ -63,9 +63,9 @@ func TestIndexer_SliceLimit(t *testing.T) {
 	}{
 		{0, 0, indexMinSlice},                                // nothing measured yet
 		{100 * time.Microsecond, 0, 40},                      // 4 ms / 100 µs
-		{100 * time.Microsecond, 50 * time.Millisecond, 40},  // not behind
-		{100 * time.Microsecond, 200 * time.Millisecond, 80}, // twice the lag bound: twice the budget
-		{100 * time.Microsecond, 10 * time.Second, 160},      // at most 16 ms
+		{100 * time.Microsecond, 40 * time.Millisecond, 40},  // not behind
+		{100 * time.Microsecond, 100 * time.Millisecond, 80}, // twice the lag bound: twice the budget
+		{100 * time.Microsecond, 10 * time.Second, 240},      // at most 24 ms
 		{time.Millisecond, 0, indexMinSlice},                 // slow rows: still a useful slice
 		{time.Microsecond, 10 * time.Second, indexMaxSlice},
 	} {
