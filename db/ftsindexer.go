@@ -51,7 +51,6 @@ type indexer struct {
 	perRowNanos atomic.Int64 // moving average of a slice's writer time a row
 	slices      atomic.Uint64
 	rows        atomic.Uint64
-	yields      atomic.Uint64
 }
 
 // startIndexer starts the background indexer; stopIndexer ends it.
@@ -154,7 +153,6 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	if yield {
 		overdue := time.UnixMilli(state.OldestQueuedAt).Add(indexMaxLag)
 		for w.queueLen() > 0 && time.Now().Before(overdue) {
-			w.ix.yields.Add(1)
 			tx := w.transactions.Load()
 			w.unlock() // wakes a queued append to lead its batch
 			for deadline := time.Now().Add(yieldWait); w.transactions.Load() == tx && w.queueLen() > 0 && time.Now().Before(deadline); {
