@@ -84,7 +84,7 @@ func trigramRune(c rune) rune {
 }
 
 func inRanges(rs []runeRange, c rune) bool {
-	i, found := slices.BinarySearchFunc(rs, c, func(r runeRange, c rune) int {
+	_, found := slices.BinarySearchFunc(rs, c, func(r runeRange, c rune) int {
 		switch {
 		case r.hi < c:
 			return -1
@@ -93,7 +93,6 @@ func inRanges(rs []runeRange, c rune) bool {
 		}
 		return 0
 	})
-	_ = i
 	return found
 }
 

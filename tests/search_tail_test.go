@@ -43,7 +43,7 @@ func appendWords(ctx context.Context, path string) int {
 // A message another process appended is found by this process's very
 // next Search, queued for indexing or not, by the word index's route and
 // the trigram index's.
-func TestSearch_FindsAnotherProcesssAcknowledgedAppends(t *testing.T) {
+func TestSearch_FindsAnotherProcessAppendsAtOnce(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, err := db.Open(ctx, path, db.Options{})
