@@ -164,3 +164,31 @@ func TestVerify_AccountsForRowsTheIndexerHasNotReached(t *testing.T) {
 		t.Errorf("Verify with 5 rows queued: %s %q %v %v; want verified", r.Health, r.FTS, r.Details, err)
 	}
 }
+
+// A slice that cannot get the write lock in time (another process holds
+// it) is no caller's exhausted patience: nothing warns or counts it, and
+// the indexer tries again once the lock is free.
+func TestIndexer_WaitsOutAnotherProcessLockQuietly(t *testing.T) {
+	var logs bytes.Buffer
+	s := openTestStore(t, Options{Logger: testLogger(&logs)})
+	newTestSession(t, s, "q")
+	s.w.ix.paused.Store(true)
+	if _, err := s.AppendMessage(t.Context(), "q", NewMessage{Role: RoleUser, Content: "behind a lock"}); err != nil {
+		t.Fatal(err)
+	}
+	releasing := holdWriteLock(t, s.Path(), 2*indexPatience+500*time.Millisecond)
+	s.w.ix.paused.Store(false)
+	<-releasing
+	for deadline := time.Now().Add(10 * time.Second); queued(t, s) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d rows still queued after the lock was released", n)
+	}
+	if st := s.Stats(); st.PatienceExhausted != 0 {
+		t.Errorf("PatienceExhausted = %d; the indexer's waits are not a caller's", st.PatienceExhausted)
+	}
+	if strings.Contains(logs.String(), "write lock unavailable") {
+		t.Errorf("the indexer's lock wait was logged as a write giving up:\n%s", logs.String())
+	}
+}

@@ -641,6 +641,10 @@ func (w *writer) expire(batch []*request, now time.Time, cause error) []*request
 			keep = append(keep, r)
 			continue
 		}
+		if r.indexing { // not a caller's write: the indexer tries again later
+			r.respond(result{err: &LockedError{Path: w.path, Patience: r.patience, Err: cause}})
+			continue
+		}
 		w.patienceExhausted.Add(1)
 		r.respond(result{err: w.lockedError(r.patience, cause)})
 	}
