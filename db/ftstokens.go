@@ -103,10 +103,12 @@ func foldOf(folds [][2]rune, c rune) rune {
 	return c
 }
 
-// wordTokens writes s as the word tokenizer indexes it: its folded tokens,
-// each between single spaces (" tok1 tok2 "), so that a phrase — its own
-// tokens written the same way — matches where it is a substring: tokens
-// never hold a space. A token whose characters all fold to nothing still
+// wordTokens writes s as the word tokenizer indexes it: its folded
+// tokens, each between single spaces (" tok1 tok2 "), so that a phrase —
+// its own tokens written the same way — matches where it is a substring:
+// tokens never hold a space. (wordTokenList splits the same way, with
+// offsets, for highlighting; this form allocates nothing per token, as it
+// runs over every queued row on every search.) A token whose characters all fold to nothing still
 // takes a position, as in the index (an empty token between two spaces).
 func wordTokens(b *strings.Builder, s string) {
 	b.WriteByte(' ')
