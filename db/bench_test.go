@@ -9,7 +9,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 func benchStore(b *testing.B) *Store {
@@ -79,24 +82,62 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
 			s := benchStore(b)
 			ctx := context.Background()
+			lag := sampleIndexLag(s)
 			b.ResetTimer()
 			r, err := timeOps(b.Name(), b.N, n, func(i int) error {
 				_, err := s.AppendMessage(ctx, "bench", benchMessage(i))
 				return err
 			})
 			b.StopTimer()
+			lagP50, lagP99, lagMax := lag()
 			if err != nil {
 				b.Fatal(err)
 			}
+			b.ReportMetric(ms(lagP50), "lag-p50-ms")
+			b.ReportMetric(ms(lagP99), "lag-p99-ms")
+			b.ReportMetric(ms(lagMax), "lag-max-ms")
 			b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
 			b.ReportMetric(r.PerSecond, "msgs/s")
 			if st := s.Stats(); st.Transactions > 0 {
 				b.ReportMetric(float64(st.WritesCommitted)/float64(st.Transactions), "msgs/txn")
+				b.ReportMetric(float64(st.WALRestarts), "wal-restarts")
 			}
 		})
 	}
 }
+
+// sampleIndexLag samples the indexer's lag (Stats.IndexLag: how long the
+// longest-waiting queued row has waited) every 5 ms until the returned
+// function is called, which gives its percentiles over the samples.
+func sampleIndexLag(s *Store) (stop func() (p50, p99, largest time.Duration)) {
+	done := make(chan struct{})
+	var samples []time.Duration
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				samples = append(samples, s.Stats().IndexLag)
+			}
+		}
+	})
+	return func() (p50, p99, largest time.Duration) {
+		close(done)
+		wg.Wait()
+		if len(samples) == 0 {
+			return 0, 0, 0
+		}
+		slices.Sort(samples)
+		return samples[len(samples)/2], samples[len(samples)*99/100], samples[len(samples)-1]
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // BenchmarkAppendMessages_Batch10 appends ten messages per transaction.
 func BenchmarkAppendMessages_Batch10(b *testing.B) {

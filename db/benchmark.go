@@ -259,8 +259,13 @@ var rawAppendBody = []string{
 	"SELECT COUNT(*) FROM sessions WHERE id = 'bench'",
 	"INSERT INTO messages (session_id, role, content, created_at) VALUES ('bench', ?, ?, ?)",
 	"UPDATE sessions SET message_count = message_count + 1 WHERE id = 'bench'",
-	indexQueuedSQL[0],
-	indexQueuedSQL[1],
+	// Indexing the new row in the same transaction, as sessiondb did
+	// before the background indexer: the ceiling of a durable append that
+	// is indexed at once.
+	`INSERT INTO messages_fts (rowid, content, tool_name)
+	 SELECT m.id, m.content, m.tool_name FROM fts_pending p JOIN messages m ON m.id = p.id`,
+	`INSERT INTO messages_fts_trigram (rowid, content)
+	 SELECT m.id, m.content FROM fts_pending p JOIN messages m ON m.id = p.id`,
 	"DELETE FROM fts_pending",
 }
 

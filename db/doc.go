@@ -121,11 +121,14 @@
 // BEGIN IMMEDIATE transaction on it, committed with synchronous=FULL (and
 // F_FULLFSYNC on macOS), so an acknowledged write survives a power cut.
 // Writes from many goroutines that arrive while a transaction commits are
-// grouped into the next one (one fsync for all, and one full-text indexing
-// step: new messages are indexed just before each COMMIT, in the same
-// transaction, so a message is searchable once its append returns), each
-// in its own SAVEPOINT, so one caller's failure never undoes another's
-// write.
+// grouped into the next one (one fsync for all), each in its own
+// SAVEPOINT, so one caller's failure never undoes another's write.
+// An append commits the message and an entry in the full-text index's
+// queue; a background indexer indexes the queue in transactions of its
+// own on the same connection, a fraction of a second later, and Search
+// matches the still-queued messages by the same rules, so a message is
+// searchable — from any process — once its append returns (see
+// [Store.IndexNow], [Stats].IndexLag).
 // Reads use a separate pool of read-only connections and never touch the
 // writer.
 //

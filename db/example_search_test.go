@@ -72,6 +72,11 @@ func ExampleStore_Search_paging() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// New messages are indexed in the background; until then Search finds
+	// them unranked, ahead of the ranked ones. Index them now to rank all.
+	if err := store.IndexNow(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for offset := 0; ; offset += 2 {
 		hits, err := store.Search(ctx, "flaky", db.SearchOptions{Limit: 2, Offset: offset})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pressly/goose/v3"
@@ -88,7 +89,8 @@ func searchContents(t *testing.T, s *Store, q string) []string {
 }
 
 // Rows inserted, updated and deleted inside one transaction, before the
-// writer indexes its queue at COMMIT: the index ends exactly in step.
+// indexer reaches the queue: Search finds the queued row's current text at
+// once, and once indexed the index is exactly in step.
 func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -104,6 +106,7 @@ func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTestStore(t, Options{})
+			s.w.ix.paused.Store(true)
 			newTestSession(t, s, "q")
 			err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
 				if _, err := tx.ExecContext(ctx, "INSERT INTO messages (id, session_id, role, content, created_at) VALUES (1, 'q', 'user', 'alpha', 0)"); err != nil {
@@ -119,24 +122,42 @@ func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := queued(t, s); n != 0 {
-				t.Errorf("%d rows still queued after the commit", n)
+			if n := queued(t, s); n != tc.wantRows {
+				t.Errorf("%d rows queued after the commit, want %d", n, tc.wantRows)
 			}
-			ftsConsistent(t, s)
-			if got := len(searchContents(t, s, "alpha")) == 1; got != tc.findOld {
-				t.Errorf("finds the inserted text: %v, want %v", got, tc.findOld)
-			}
-			if got := len(searchContents(t, s, "omega")) == 1; got != tc.findNew {
-				t.Errorf("finds the updated text: %v, want %v", got, tc.findNew)
+			for _, stage := range []string{"queued", "indexed"} {
+				if stage == "indexed" {
+					indexNow(t, s)
+					if n := queued(t, s); n != 0 {
+						t.Errorf("%d rows still queued after IndexNow", n)
+					}
+					ftsConsistent(t, s)
+				}
+				if got := len(searchContents(t, s, "alpha")) == 1; got != tc.findOld {
+					t.Errorf("%s: finds the inserted text: %v, want %v", stage, got, tc.findOld)
+				}
+				if got := len(searchContents(t, s, "omega")) == 1; got != tc.findNew {
+					t.Errorf("%s: finds the updated text: %v, want %v", stage, got, tc.findNew)
+				}
 			}
 		})
 	}
 }
 
 // A batch of appends is searchable the moment each caller is acknowledged,
-// and a later update and delete find the rows indexed.
-func TestFTSQueue_IndexedAtEveryCommit(t *testing.T) {
+// and a later update and delete of the rows, queued or indexed, keep the
+// index in step.
+func TestFTSQueue_SearchableAtEveryCommit(t *testing.T) {
+	for _, indexFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("indexed before the update: ", indexFirst), func(t *testing.T) {
+			searchableAtEveryCommit(t, indexFirst)
+		})
+	}
+}
+
+func searchableAtEveryCommit(t *testing.T, indexFirst bool) {
 	s := openTestStore(t, Options{})
+	s.w.ix.paused.Store(true)
 	newTestSession(t, s, "q")
 	ids, err := s.AppendMessages(t.Context(), "q", []NewMessage{
 		{Role: RoleUser, Content: "first zebra"}, {Role: RoleAssistant, Content: "second zebra"}, {Role: RoleUser, Content: "third giraffe"},
@@ -150,15 +171,25 @@ func TestFTSQueue_IndexedAtEveryCommit(t *testing.T) {
 	if got, want := searchContents(t, s, "iraf"), []string{fmt.Sprint("q/", ids[2])}; !cmp.Equal(got, want) {
 		t.Errorf("trigram iraf: %v, want %v", got, want)
 	}
+	if indexFirst {
+		indexNow(t, s)
+	}
 	if err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
 		_, err := tx.ExecContext(ctx, "UPDATE messages SET content = 'third okapi' WHERE id = ?", ids[2])
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if got := searchContents(t, s, "okapi"); len(got) != 1 {
+		t.Errorf("okapi after the update: %v, want the updated row", got)
+	}
+	if got := searchContents(t, s, "giraffe"); len(got) != 0 {
+		t.Errorf("giraffe after the update: %v, want none", got)
+	}
 	if _, err := s.DeleteSession(t.Context(), "q", DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	indexNow(t, s)
 	ftsConsistent(t, s)
 	if got := searchContents(t, s, "zebra"); len(got) != 0 {
 		t.Errorf("deleted rows still found: %v", got)
@@ -166,9 +197,9 @@ func TestFTSQueue_IndexedAtEveryCommit(t *testing.T) {
 }
 
 // A writer that knows nothing of the queue (another tool inserting rows
-// by hand) leaves its rows queued; the next sessiondb commit, of any kind,
-// indexes them.
-func TestFTSQueue_ForeignInsertIndexedByNextCommit(t *testing.T) {
+// by hand) leaves its rows queued; the background indexer of any open
+// store finds and indexes them.
+func TestFTSQueue_ForeignInsertIndexedInTheBackground(t *testing.T) {
 	s := openTestStore(t, Options{})
 	newTestSession(t, s, "q")
 	other, err := openDB(s.Path(), kindRepair, 1, "")
@@ -179,13 +210,18 @@ func TestFTSQueue_ForeignInsertIndexedByNextCommit(t *testing.T) {
 	if _, err := other.ExecContext(t.Context(), "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'hand written kiwi', 0)"); err != nil {
 		t.Fatal(err)
 	}
-	if n := queued(t, s); n != 1 {
-		t.Fatalf("%d rows queued by the foreign insert, want 1", n)
-	}
-	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); queued(t, s) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	wantForeignRowIndexed(t, s, "kiwi")
+}
+
+// indexNow indexes everything queued.
+func indexNow(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.IndexNow(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // wantForeignRowIndexed checks that the queue is empty, that word finds
@@ -266,8 +302,8 @@ func TestFTSQueue_SalvageIndexesCopiedRows(t *testing.T) {
 
 // Index damage that shows up as an ordinary error when the queue is
 // indexed (the word index's structure record lost: its next segment clashes
-// with rows it forgot) must not stop appends: they go through with
-// indexing off, the index is marked stale, and the next open rebuilds it.
+// with rows it forgot) must not stop appends or indexing: the index is
+// marked stale, and the next open rebuilds it.
 func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 	path := filledStore(t)
 	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
@@ -280,6 +316,7 @@ func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 			t.Fatalf("append %d over a damaged index: %v", i, err)
 		}
 	}
+	indexNow(t, s)
 	if _, err := s.Meta(t.Context(), metaFTSStale); err != nil {
 		t.Errorf("the index was not marked stale: %v", err)
 	}
@@ -304,9 +341,7 @@ func TestFTSQueue_HandRebuildThenCommitIndexesOnce(t *testing.T) {
 		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'rebuilt by hand mango', 0)",
 		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
 		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')")
-	if err := s.SetMeta(t.Context(), "any", "write"); err != nil {
-		t.Fatal(err)
-	}
+	indexNow(t, s)
 	wantForeignRowIndexed(t, s, "mango")
 }
 

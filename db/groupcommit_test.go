@@ -205,6 +205,7 @@ func TestGroupCommit_LeaderGathersTheLastBatchsWriters(t *testing.T) {
 // one full-text segment once for all its writes.
 func TestGroupCommit_MaintenanceCountsBatches(t *testing.T) {
 	s := openTestStore(t, Options{CheckpointEvery: 2, FTSMergeEvery: -1, gatherWait: 20 * time.Millisecond})
+	s.w.ix.paused.Store(true) // its transactions count as batches too
 	newTestSession(t, s, "g")
 	before := s.Stats().MaintenanceRuns
 	writes, txs := appendConcurrently(t, s, 8, 40)

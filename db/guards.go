@@ -175,7 +175,7 @@ func quarantineTorn(path string, log *slog.Logger) error {
 // isFTSDamage reports damage confined to a full-text index.
 func isFTSDamage(err error) bool { return errors.Is(err, sqlite3.CORRUPT_VTAB) }
 
-// isIndexFailure reports an error of indexQueued that says the full-text
+// isIndexFailure reports an error of an index slice that says the full-text
 // index itself is damaged. Its statements only read messages and the queue
 // and only write the indexes, so anything but a lock, an I/O or resource
 // error, an interrupt or damage to the file proper — a constraint clash in
@@ -203,17 +203,17 @@ func isStructuralDamage(err error) bool {
 
 // reconcileFTS rebuilds the full-text indexes at open when a write
 // marked them damaged, and indexes rows that a writer which does not know
-// the index queue (the sqlite3 shell) left in it. The common case costs
-// two reads, no write lock.
+// the index queue (the sqlite3 shell) or a process that ended before its
+// indexer ran left in it. The common case costs two reads, no write lock.
 func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
 	stale, queued, err := ftsState(ctx, w)
 	if err != nil {
 		return err
 	}
 	if queued && !stale {
-		// Every commit indexes the queue (runBatch): an empty write will
-		// do. It may find the index damaged and mark it stale: look again.
-		if err := w.write(ctx, patience, func(context.Context, gen.DBTX) error { return nil }); err != nil {
+		// The indexer's slices may find the index damaged and mark it
+		// stale: look again.
+		if _, err := w.indexAll(ctx); err != nil {
 			return err
 		}
 		if stale, _, err = ftsState(ctx, w); err != nil {

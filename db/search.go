@@ -27,8 +27,11 @@ const (
 type SearchSort int
 
 const (
-	// SortRelevance: best match first (bm25). The default. Ranking is
-	// bounded to a window: the newest 2000 matches the search returns
+	// SortRelevance: best match first (bm25). The default. Messages not
+	// yet indexed (the last fraction of a second of appends, which the
+	// background indexer has not reached) have no score: they come first,
+	// newest first, then the indexed ones ranked. Ranking is bounded to a
+	// window: the newest 2000 matches the search returns
 	// (after the filters; rewound rows and hidden sessions never count),
 	// best first, ties newest first. Hits past the window follow it, newest
 	// first. The order is fixed, so paging with Offset visits every hit
@@ -291,20 +294,31 @@ func (s *Store) scanInstead(ctx context.Context, err error) bool {
 // match; then, when it found nothing, the trigram index. When no term is
 // long enough for a trigram it returns routeScan with no hits: the caller
 // runs the scan (scanSearch), outside this snapshot.
+//
+// Each index route also covers the rows still queued for indexing, matched
+// by that index's rules (search_tail.go); the scan reads the table itself.
 func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, searchRoute, error) {
+	queued, err := p.loadTail(ctx, q)
+	if err != nil {
+		return nil, routeNone, err
+	}
 	if match := p.terms.wordMatch(); match != "" {
-		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset))
+		tail := p.wordTail(queued)
+		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset), tail)
 		if err != nil || len(hits) > 0 {
 			return hits, routeWords, err
 		}
 		if p.opts.Offset > 0 { // past the last page, or no match at all?
-			if first, err := p.words(ctx, q, match, p.page(1, 0)); err != nil || len(first) > 0 {
+			if len(tail) > 0 {
+				return nil, routeWords, nil
+			}
+			if first, err := p.words(ctx, q, match, p.page(1, 0), nil); err != nil || len(first) > 0 {
 				return nil, routeWords, err
 			}
 		}
 	}
 	if match, short := p.terms.trigramMatch(); match != "" {
-		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset))
+		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset), p.trigramTail(queued))
 		return hits, routeTrigram, err
 	}
 	return nil, routeScan, nil

@@ -11,18 +11,33 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-func BenchmarkSearch100k(b *testing.B) { benchmarkSearch(b, 100_000) }
+func BenchmarkSearch100k(b *testing.B) { benchmarkSearch(b, 100_000, 0) }
+
+// BenchmarkSearch100k_WhileAppending searches while 16 appenders append
+// (each search also covers the rows they queued), and checks that a
+// message is found by the Search right after its append returned.
+func BenchmarkSearch100k_WhileAppending(b *testing.B) { benchmarkSearch(b, benchSearchSize(), 16) }
+
+// benchSearchSize is 100,000, or SESSIONDB_BENCH_N when set (a quick look).
+func benchSearchSize() int {
+	if n, err := strconv.Atoi(os.Getenv("SESSIONDB_BENCH_N")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
 
 func BenchmarkSearch1M(b *testing.B) {
 	if testing.Short() || os.Getenv("SESSIONDB_BENCH_1M") != "1" {
 		b.Skip("set SESSIONDB_BENCH_1M=1 (and no -short) to fill and search a million messages")
 	}
-	benchmarkSearch(b, 1_000_000)
+	benchmarkSearch(b, 1_000_000, 0)
 }
 
 // benchQueries is the fixed query mix: frequent, middling and rare words,
@@ -37,7 +52,7 @@ var benchQueries = []string{
 // benchmarkSearch fills a store once (b.Loop runs the function body once),
 // then runs the query mix round-robin for each sort, reporting latency
 // percentiles.
-func benchmarkSearch(b *testing.B, n int) {
+func benchmarkSearch(b *testing.B, n, appenders int) {
 	path := filepath.Join(b.TempDir(), "state.db")
 	start := time.Now()
 	fillSearchStore(b, path, n)
@@ -47,26 +62,78 @@ func benchmarkSearch(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	if appenders > 0 {
+		defer appendInBackground(b, s, appenders)()
+	}
+	freshWords := 0
 	for _, sort := range []SearchSort{SortRelevance, SortNewest} {
 		b.Run(sort.String(), func(b *testing.B) {
 			ctx := context.Background()
 			var lat []time.Duration
-			i := 0
+			var queued []int64
+			i, fresh := 0, 0
 			for b.Loop() {
 				q := benchQueries[i%len(benchQueries)]
 				i++
+				if appenders > 0 && i%5 == 0 { // a just-acknowledged message
+					freshWords++
+					q = fmt.Sprintf("fresh%dword", freshWords)
+					id, err := s.AppendMessage(ctx, "live", NewMessage{Role: RoleUser, Content: "just said " + q})
+					if err != nil {
+						b.Fatal(err)
+					}
+					queued = append(queued, s.Stats().IndexQueued)
+					t := time.Now()
+					hits, err := s.Search(ctx, q, SearchOptions{Sort: sort})
+					lat = append(lat, time.Since(t))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(hits) != 1 || hits[0].MessageID != id {
+						b.Fatalf("Search(%q) right after its append: %d hits, want message %d", q, len(hits), id)
+					}
+					fresh++
+					continue
+				}
 				t := time.Now()
 				if _, err := s.Search(ctx, q, SearchOptions{Sort: sort}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t))
 			}
+			if len(queued) > 0 {
+				slices.Sort(queued)
+				b.ReportMetric(float64(fresh), "fresh-found")
+				b.ReportMetric(float64(queued[len(queued)/2]), "queued-p50")
+			}
 			slices.Sort(lat)
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 		})
 	}
+}
+
+// appendInBackground runs n appenders on session "live" until the
+// returned function is called.
+func appendInBackground(b *testing.B, s *Store, n int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := s.CreateSession(ctx, NewSession{ID: "live", Source: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for a := range n {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(a), 9))
+			words := newBenchWords(rng)
+			for j := 0; ctx.Err() == nil; j++ {
+				if _, err := s.AppendMessage(ctx, "live", words.message(rng, j)); err != nil && ctx.Err() == nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	return func() { cancel(); wg.Wait() }
 }
 
 // fillSearchStore writes n messages over sessions of 40 to 160 messages

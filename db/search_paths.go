@@ -49,8 +49,9 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 	return append(rows, more...), err
 }
 
-// words pages through the word index's matches.
-func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs) ([]SearchHit, error) {
+// words pages through the word index's matches and tail, the queued rows
+// it would match (newest first).
+func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
 			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
@@ -59,15 +60,19 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	var err error
 	switch p.opts.Sort {
 	case SortNewest:
-		rows, err = newest(a.limit, a.offset)
+		rows, err = mergeByID(a, tail, newerFirst, newest)
 	case SortOldest:
-		rows, err = convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match,
-			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
+		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match,
+				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+		})
 	default:
-		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
-				Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
-		}, newest)
+		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
+			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
+				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
+					Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+			}, newest)
+		})
 	}
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -91,6 +96,24 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	for _, m := range marked {
 		byID[m.ID] = m
 	}
+	var unmarked []SearchHit // queued rows: the index cannot mark them yet
+	for _, i := range missed {
+		if _, ok := byID[hits[i].MessageID]; !ok {
+			unmarked = append(unmarked, hits[i])
+		}
+	}
+	if len(unmarked) > 0 {
+		texts, err := queries.MessageSearchTexts(ctx, q, hitIDs(unmarked))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range texts {
+			m := gen.MessageSearchHighlightRow{ID: t.ID}
+			m.Content, _ = wordHighlight(t.Content, p.terms)
+			m.ToolName, _ = wordHighlight(t.ToolName, p.terms)
+			byID[t.ID] = m
+		}
+	}
 	for _, i := range missed {
 		m, ok := byID[hits[i].MessageID]
 		if !ok {
@@ -105,9 +128,10 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	return hits, nil
 }
 
-// trigram pages through the trigram index's matches; short holds the
-// terms too short for a trigram, checked by instr.
-func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs) ([]SearchHit, error) {
+// trigram pages through the trigram index's matches and tail, the queued
+// rows it would match (newest first); short holds the terms too short for
+// a trigram, checked by instr.
+func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs, tail []searchRow) ([]SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
 			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
@@ -116,15 +140,19 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 	var err error
 	switch p.opts.Sort {
 	case SortNewest:
-		rows, err = newest(a.limit, a.offset)
+		rows, err = mergeByID(a, tail, newerFirst, newest)
 	case SortOldest:
-		rows, err = convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match,
-			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: a.limit, RowOffset: a.offset}))
+		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
+			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match,
+				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+		})
 	default:
-		rows, err = relevancePage(a, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
-				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
-		}, newest)
+		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
+			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
+				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
+					Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+			}, newest)
+		})
 	}
 	if err != nil {
 		return nil, err

@@ -58,6 +58,7 @@ func rankFixture(t *testing.T) *searchFixture {
 	}
 	ms = append(ms, user("good", "needle needle in a short line"))
 	f.session(t, NewSession{ID: "w", Source: "cli"}, ms...)
+	f.indexed(t)
 	return f
 }
 
@@ -214,6 +215,9 @@ func TestSearch_RelevancePagingVisitsEveryHitOnce(t *testing.T) {
 		}
 	}
 	ids := appendTexts(t, s, "w", texts...)
+	if err := s.IndexNow(t.Context()); err != nil { // rank every hit
+		t.Fatal(err)
+	}
 	newestFirst := slices.Clone(ids)
 	slices.Reverse(newestFirst)
 	for _, q := range []string{"needle", "eedl"} { // word index, trigram index

@@ -49,6 +49,15 @@ func (f *searchFixture) session(t *testing.T, n NewSession, ms ...keyedMessage) 
 	}
 }
 
+// indexed indexes everything queued, so relevance ranks every hit (queued
+// messages come first, unranked: see SortRelevance).
+func (f *searchFixture) indexed(t *testing.T) {
+	t.Helper()
+	if err := f.s.IndexNow(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // keys names the hits, in order.
 func (f *searchFixture) keys(hits []SearchHit) []string {
 	out := []string{}
@@ -111,6 +120,7 @@ func conversationFixture(t *testing.T, opts Options) *searchFixture {
 	setMessageState(t, f.s, f.ids["compacted"], StateCompacted)
 	setMessageState(t, f.s, f.ids["rewound"], StateRewound)
 	hideSession(t, f.s, "s3")
+	f.indexed(t)
 	return f
 }
 

@@ -1,8 +1,11 @@
 package db
 
 import (
+	"context"
 	"database/sql"
 	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
 )
 
 // Stats are the Store's counters since Open, cheap enough to poll.
@@ -43,6 +46,19 @@ type Stats struct {
 	// before a BEGIN or after a batch, and rolled back. Never expected
 	// (see the error it logs); anything but 0 is a bug to report.
 	StrayTransactions uint64
+	// IndexQueued is how many messages wait for the full-text indexes
+	// (appended by any process; Search finds them all the same), and
+	// IndexLag how long the longest-waiting of them has waited: the
+	// background indexer's lag behind the appends (0 with none waiting).
+	// Both are read from the file when Stats is called (zero if that read
+	// fails, as after Close).
+	IndexQueued int64
+	IndexLag    time.Duration
+	// IndexSlices counts the indexer's transactions that indexed rows, and
+	// MessagesIndexed the rows they indexed (neither counts in
+	// WritesCommitted or Transactions).
+	IndexSlices     uint64
+	MessagesIndexed uint64
 	// ReadPool is the read pool's database/sql statistics (zero without WAL).
 	ReadPool sql.DBStats
 }
@@ -62,9 +78,21 @@ func (s *Store) Stats() Stats {
 			WALRestarts:          s.w.walRestarts.Load(),
 			WALRestartsOutlasted: s.w.pin.outlasted.Load(),
 			StrayTransactions:    s.w.strayTransactions.Load(),
+			IndexSlices:          s.w.ix.slices.Load(),
+			MessagesIndexed:      s.w.ix.rows.Load(),
 		}
 	}
 	st.WALBytes = walSize(s.path)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.read(ctx, "stats", "", func(q gen.DBTX) error {
+		state, err := queries.FTSPendingState(ctx, q)
+		st.IndexQueued = state.Queued
+		if err == nil && state.OldestQueuedAt > 0 {
+			st.IndexLag = max(time.Since(time.UnixMilli(state.OldestQueuedAt)), 0)
+		}
+		return err
+	})
 	if s.readers != nil {
 		st.ReadPool = s.readers.Stats()
 	}

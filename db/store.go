@@ -98,6 +98,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	} else {
 		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
 	}
+	w.startIndexer()
 	return s, nil
 }
 
@@ -208,11 +209,25 @@ func describeOpenError(path string, err error) error {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close checkpoints (PASSIVE) and closes every connection. Calls after
-// Close return ErrClosed; a second Close returns nil.
+// Close indexes the messages still queued for the full-text index (for up
+// to 2 s), checkpoints (PASSIVE) and closes every connection. Rows it
+// could not index in time (another process held the lock, a large
+// backlog) stay queued — Search finds them all the same, and the next
+// Open or any open store's indexer indexes them — and it logs how many.
+// Calls after Close return ErrClosed; a second Close returns nil.
 func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
+	}
+	s.w.stopIndexer()
+	if s.w.halted() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), closeIndexBudget)
+		left, err := s.w.indexAll(ctx)
+		cancel()
+		if err != nil || left > 0 {
+			s.opts.Logger.Warn("sessiondb: close left messages queued for the full-text index; Search still finds them and the next open indexes them",
+				"path", s.path, "queued", left, "err", err)
+		}
 	}
 	var errs []error
 	if s.readers != nil {

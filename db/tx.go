@@ -84,6 +84,9 @@ type writer struct {
 	// restarting is set while a WAL restart runs in the background.
 	restarting atomic.Bool
 
+	// ix is the background indexer (ftsindexer.go).
+	ix indexer
+
 	// The group-commit queue: requests wait here for the next leader.
 	qmu sync.Mutex
 	// +checklocks:qmu
@@ -115,6 +118,7 @@ type request struct {
 	start    time.Time
 	deadline time.Time
 	ftsCause error       // set once the write is replayed with indexing off
+	indexing bool        // the indexer's slice: not a caller's write (Stats)
 	done     chan result // buffered: the leader never blocks on delivery
 	answered atomic.Bool // done has its one result
 }
@@ -279,7 +283,20 @@ func (w *writer) tryLead(own *request) {
 func (w *writer) lead(own *request) {
 	if committed := w.leadBatch(own); committed > 0 {
 		w.maintain()
+		w.kickIndexer() // the batch may have queued rows for the index
 	}
+}
+
+// runAlone runs one request in a transaction of its own, taking no queued
+// request (the indexer's slices: an append never waits for indexing inside
+// its own transaction). Requests that queue while it waits for another
+// process's lock join it, as they join any batch that waits.
+//
+// +checklocks:w.mu
+func (w *writer) runAlone(r *request) (committed int) {
+	committed = w.runBatch(r, []*request{r})
+	w.closeStrayTransaction()
+	return committed
 }
 
 // leadBatch runs the queued batch and releases the writer lock.
@@ -413,30 +430,16 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			finish(ok, w.classify(err))
 			continue
 		}
-		// New messages are indexed once, in the transaction (ftsqueue.go).
-		// Nothing is committed yet, so a failure here is never unknown.
-		if err := indexQueued(context.Background(), w.tx); err != nil {
-			w.rollback()
-			switch {
-			case isLockError(err):
-				w.lockRetries.Add(1)
-				lockErr = err
-				batch = append(batch, ok...)
-			case isIndexFailure(err):
-				batch = append(batch, w.replayWithoutFTS(ok, err)...)
-			default:
-				finish(ok, w.classify(err))
-			}
-			continue
-		}
 		// A cancelled caller must not interrupt COMMIT halfway: that would
 		// turn a clean write into an unknown one.
 		_, err = w.tx.ExecContext(context.Background(), "COMMIT")
 		switch {
 		case err == nil:
 			committed += len(ok)
-			w.writes.Add(uint64(len(ok)))
-			w.transactions.Add(1)
+			if writes := len(ok) - countIndexing(ok); writes > 0 {
+				w.writes.Add(uint64(writes))
+				w.transactions.Add(1)
+			}
 			for _, r := range ok {
 				if r.ftsCause != nil {
 					w.ftsSwitchedOff(r.ftsCause)
@@ -557,9 +560,9 @@ func (w *writer) backoff(batch []*request) {
 // undoes only its own changes. It returns the requests whose changes stand
 // and those to run again in a new transaction; the others have their
 // outcome. (The savepoints cost little: FTS5 flushes its pending index at
-// every savepoint, but appends write no index inside callbacks — new
-// messages are only queued until indexQueued runs before COMMIT; only the
-// rare update or delete of an indexed row touches an index there.)
+// every savepoint, but appends write no index — new messages are only
+// queued for the background indexer; only the rare update or delete of an
+// indexed row touches an index there.)
 //
 // After every callback the transaction must still be open: a callback that
 // ignored an error which made SQLite roll everything back (a statement
@@ -657,6 +660,10 @@ func (w *writer) expire(batch []*request, now time.Time, cause error) []*request
 			keep = append(keep, r)
 			continue
 		}
+		if r.indexing { // not a caller's write: the indexer tries again later
+			r.respond(result{err: &LockedError{Path: w.path, Patience: r.patience, Err: cause}})
+			continue
+		}
 		w.patienceExhausted.Add(1)
 		r.respond(result{err: w.lockedError(r.patience, cause)})
 	}
@@ -674,6 +681,16 @@ func dropCancelled(batch []*request) []*request {
 		keep = append(keep, r)
 	}
 	return keep
+}
+
+// countIndexing counts the indexer's slices in a batch.
+func countIndexing(batch []*request) (n int) {
+	for _, r := range batch {
+		if r.indexing {
+			n++
+		}
+	}
+	return n
 }
 
 func finish(batch []*request, err error) {

@@ -126,6 +126,7 @@ func TestWrite_PostCommitMaintenanceFailureDoesNotReplay(t *testing.T) {
 				}
 				return nil
 			}})
+			s.w.ix.paused.Store(true) // its slices run maintenance too
 			ctx := t.Context()
 			newTestSession(t, s, "s1")
 			before := s.Stats()
@@ -151,6 +152,7 @@ func TestWrite_PostCommitMaintenanceFailureDoesNotReplay(t *testing.T) {
 
 func TestWrite_MaintenanceRuns(t *testing.T) {
 	s := openTestStore(t, Options{FTSMergeEvery: 1, CheckpointEvery: 1})
+	s.w.ix.paused.Store(true) // its slices run maintenance too
 	newTestSession(t, s, "s1")
 	before := s.Stats().MaintenanceRuns
 	for i := range 5 {

@@ -133,12 +133,7 @@ CREATE INDEX session_model_usage_model ON session_model_usage (model);
 
 CREATE TABLE fts_pending (
     id INTEGER PRIMARY KEY NOT NULL
-);
-
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO fts_pending (id) VALUES (new.id);
-END;
+, queued_at INTEGER NOT NULL DEFAULT 0);
 
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
@@ -158,6 +153,11 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
     INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
     INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+    INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;
 
 CREATE TABLE model_switches (

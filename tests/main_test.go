@@ -75,6 +75,8 @@ func runHelper(mode, path string) int {
 		return raceForLeases(ctx, path)
 	case "append":
 		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
+	case "append-words":
+		return appendWords(ctx, path)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2

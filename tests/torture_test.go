@@ -107,6 +107,8 @@ func TestTorture(t *testing.T) {
 		p.waitForAck(t)
 	}
 	acked := map[string]bool{}
+	var ackOrder []string // in the order each process acknowledged them
+	var lastBeforeKill []string
 	kills, resent := 0, 0
 	for deadline := time.Now().Add(run); time.Now().Before(deadline) && !t.Failed(); {
 		time.Sleep(time.Duration(150+rng.IntN(350)) * time.Millisecond)
@@ -115,6 +117,8 @@ func TestTorture(t *testing.T) {
 		for _, k := range keys {
 			acked[k] = true
 		}
+		ackOrder = append(ackOrder, keys...)
+		lastBeforeKill = append(lastBeforeKill, keys[max(0, len(keys)-10):]...)
 		kills++
 		resent += len(inFlight)
 		procs[i] = startTortureProc(t, path, fmt.Sprintf("p%dr%d", i, kills), inFlight)
@@ -125,6 +129,7 @@ func TestTorture(t *testing.T) {
 		for _, k := range keys {
 			acked[k] = true
 		}
+		ackOrder = append(ackOrder, keys...)
 	}
 	stopReading()
 	readers.Wait()
@@ -169,13 +174,56 @@ func TestTorture(t *testing.T) {
 			t.Errorf("%s stored %d times", k, n)
 		}
 	}
+	searchable := wantSearchable(t, s, ackOrder, lastBeforeKill)
 	t.Logf("%v: %d processes × %d goroutines, %d kills, %d acknowledged messages (%d in flight at a kill, re-sent), %d rows, %d reads, %d compactions",
 		run, tortureProcs, tortureGoroutines, kills, len(acked), resent, rows, reads.Load(), compactions.Load())
+	t.Logf("search found each of %d acknowledged messages checked (%d still queued for the index at the end)", searchable, s.Stats().IndexQueued)
 	// Loose floors (a loaded CI machine under -race is slow): enough to show
 	// every actor ran.
 	if kills < 3 || len(acked) < 100 || compactions.Load() < 1 {
 		t.Errorf("the torture barely ran: %d kills, %d acknowledged, %d compactions", kills, len(acked), compactions.Load())
 	}
+}
+
+// wantSearchable checks that Search finds acknowledged messages by their
+// key (a phrase of its words, in its session): every one in a short run;
+// in a long one, the last 10 each process acknowledged before it was
+// killed (those most likely still queued for the index when it died) and
+// 5,000 more drawn at random. It returns how many it checked.
+func wantSearchable(t *testing.T, s *db.Store, ackOrder, lastBeforeKill []string) int {
+	t.Helper()
+	check := ackOrder
+	if len(ackOrder) > 20000 {
+		rng := rand.New(rand.NewPCG(15, 16))
+		picked := map[string]bool{}
+		for range 5000 {
+			picked[ackOrder[rng.IntN(len(ackOrder))]] = true
+		}
+		for _, k := range lastBeforeKill {
+			picked[k] = true
+		}
+		check = nil
+		for k := range picked {
+			check = append(check, k)
+		}
+	}
+	missing := 0
+	for _, key := range check {
+		sid, _, _ := strings.Cut(key, "/")
+		hits, err := s.Search(t.Context(), `"`+key+`"`, db.SearchOptions{SessionID: sid, Sort: db.SortNewest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 {
+			if missing++; missing <= 10 {
+				t.Errorf("Search(%q): %d hits, want the acknowledged message", key, len(hits))
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d acknowledged messages checked not found by Search", missing, len(check))
+	}
+	return len(check)
 }
 
 // tortureProc is one writer process as the test sees it.

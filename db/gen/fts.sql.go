@@ -29,6 +29,55 @@ func (q *Queries) FTSPendingClear(ctx context.Context, db DBTX) error {
 	return err
 }
 
+const fTSPendingClearThrough = `-- name: FTSPendingClearThrough :exec
+DELETE FROM fts_pending WHERE id <= ?1
+`
+
+// Empties the queue up to and including last_id (the slice just indexed).
+func (q *Queries) FTSPendingClearThrough(ctx context.Context, db DBTX, lastID int64) error {
+	_, err := db.ExecContext(ctx, fTSPendingClearThrough, lastID)
+	return err
+}
+
+const fTSPendingSliceEnd = `-- name: FTSPendingSliceEnd :one
+SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) AS last_id, COUNT(*) AS queued
+FROM (SELECT id FROM fts_pending ORDER BY id LIMIT ?1)
+`
+
+type FTSPendingSliceEndRow struct {
+	LastID int64
+	Queued int64
+}
+
+// The last id of the oldest row_limit queued rows, and how many they are:
+// one index transaction's slice (db/ftsqueue.go). 0 rows: nothing queued.
+func (q *Queries) FTSPendingSliceEnd(ctx context.Context, db DBTX, rowLimit int64) (FTSPendingSliceEndRow, error) {
+	row := db.QueryRowContext(ctx, fTSPendingSliceEnd, rowLimit)
+	var i FTSPendingSliceEndRow
+	err := row.Scan(&i.LastID, &i.Queued)
+	return i, err
+}
+
+const fTSPendingState = `-- name: FTSPendingState :one
+SELECT COUNT(*) AS queued, CAST(COALESCE(MIN(NULLIF(queued_at, 0)), 0) AS INTEGER) AS oldest_queued_at
+FROM fts_pending
+`
+
+type FTSPendingStateRow struct {
+	Queued         int64
+	OldestQueuedAt int64
+}
+
+// The queue's length and when its longest-waiting row was queued (Unix ms;
+// 0 when the queue is empty or holds only rows queued before migration 5),
+// for Stats and the indexer.
+func (q *Queries) FTSPendingState(ctx context.Context, db DBTX) (FTSPendingStateRow, error) {
+	row := db.QueryRowContext(ctx, fTSPendingState)
+	var i FTSPendingStateRow
+	err := row.Scan(&i.Queued, &i.OldestQueuedAt)
+	return i, err
+}
+
 const fTSProbe = `-- name: FTSProbe :one
 SELECT COUNT(*) FROM messages_fts(CAST(?1 AS TEXT))
 `

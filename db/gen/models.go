@@ -12,7 +12,8 @@ type CompressionLock struct {
 }
 
 type FtsPending struct {
-	ID int64
+	ID       int64
+	QueuedAt int64
 }
 
 type ImportedSession struct {

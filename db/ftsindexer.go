@@ -1,0 +1,270 @@
+package db
+
+// ftsindexer.go runs the background indexer: one goroutine per Store
+// that indexes the queue (ftsqueue.go) in write transactions of its own,
+// through the one writer (tx.go), while appends commit only their rows.
+//
+// It batches by time (it waits indexDelay after a commit, so that rows
+// gather) and slices by size: each slice is one transaction sized to hold
+// the writer for about indexSliceBudget, from the measured cost of a row,
+// so that an append arriving meanwhile waits little. It yields: a slice
+// starts only when no append is queued, unless a row has waited
+// indexMaxLag, and then it runs one slice and yields again. Rows other
+// processes queue are found by polling every indexPoll; the indexer of
+// any open store indexes whatever is queued, whoever appended it.
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// The indexer's tuning, measured (docs/PERFORMANCE.md).
+const (
+	indexDelay       = 20 * time.Millisecond
+	indexPoll        = 100 * time.Millisecond
+	indexSliceBudget = 4 * time.Millisecond
+	indexMaxBudget   = 24 * time.Millisecond
+	indexMinSlice    = 16
+	indexMaxSlice    = 500
+	indexMaxLag      = 50 * time.Millisecond
+	// indexPatience bounds a slice's wait for another process's lock; the
+	// next poll tries again.
+	indexPatience = time.Second
+	// closeIndexBudget bounds how long Close indexes what is left.
+	closeIndexBudget = 2 * time.Second
+	// yieldWait bounds one wait for the queued appends' batch to commit.
+	yieldWait = 5 * time.Millisecond
+)
+
+// indexer is the background indexer's state, part of the writer.
+type indexer struct {
+	kick   chan struct{} // buffered: a commit queued rows
+	stop   context.CancelFunc
+	ctx    context.Context
+	done   chan struct{}
+	paused atomic.Bool // tests: leave the queue alone
+
+	perRowNanos atomic.Int64 // moving average of a slice's writer time a row
+	slices      atomic.Uint64
+	rows        atomic.Uint64
+}
+
+// startIndexer starts the background indexer; stopIndexer ends it.
+func (w *writer) startIndexer() {
+	w.ix.kick = make(chan struct{}, 1)
+	w.ix.done = make(chan struct{})
+	w.ix.ctx, w.ix.stop = context.WithCancel(context.Background())
+	go w.runIndexer()
+}
+
+func (w *writer) stopIndexer() {
+	if w.ix.stop == nil {
+		return
+	}
+	w.ix.stop()
+	<-w.ix.done
+}
+
+// stopped reports whether stopIndexer ran (before startIndexer, as at
+// Open, the indexer is not stopped).
+func (ix *indexer) stopped() bool { return ix.ctx != nil && ix.ctx.Err() != nil }
+
+// kickIndexer tells the indexer that a commit may have queued rows.
+func (w *writer) kickIndexer() {
+	select {
+	case w.ix.kick <- struct{}{}:
+	default: // a kick is pending
+	}
+}
+
+func (w *writer) runIndexer() {
+	defer close(w.ix.done)
+	ctx := w.ix.ctx
+	poll := time.NewTicker(indexPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		case <-w.ix.kick:
+			t := time.NewTimer(indexDelay) // let rows gather
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		if w.ix.paused.Load() {
+			continue
+		}
+		for ctx.Err() == nil {
+			n, err := w.indexOnce(ctx, true)
+			if err != nil {
+				w.indexFailed(err)
+				break
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+}
+
+// indexFailed handles a slice that failed. Nothing is lost: the rows stay
+// queued and Search covers them. An index the slice found damaged is
+// switched off (marked stale, the queue emptied, rebuilt at the next
+// open), as a write that finds it damaged does.
+func (w *writer) indexFailed(err error) {
+	switch {
+	case w.ix.stopped(), errors.Is(err, ErrClosed), w.halted() != nil:
+		// Stopped (Close interrupts a slice in flight) or halted.
+	case errors.Is(err, ErrLocked):
+		w.log.Debug("sessiondb: indexing waits for another process's write lock", "path", w.path, "err", err)
+	case isIndexFailure(err):
+		w.ftsSwitchedOff(err)
+		if err := w.write(context.Background(), indexPatience, markFTSStaleAndDropQueue); err != nil {
+			w.log.Error("sessiondb: could not mark the damaged full-text index stale", "path", w.path, "err", err)
+		}
+	default:
+		w.log.Warn("sessiondb: indexing new messages failed; they stay queued and searchable", "path", w.path, "err", err)
+	}
+}
+
+// indexOnce runs one slice and returns how many rows it indexed (0: the
+// queue was empty). With yield it first lets queued appends go, unless a
+// row has waited indexMaxLag.
+func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
+	w.mu.Lock()
+	if w.conn == nil {
+		w.unlock()
+		return 0, ErrClosed
+	}
+	state, err := queries.FTSPendingState(ctx, w.tx)
+	if err != nil || state.Queued == 0 {
+		w.unlock()
+		return 0, err
+	}
+	if yield {
+		overdue := time.UnixMilli(state.OldestQueuedAt).Add(indexMaxLag)
+		for w.queueLen() > 0 && time.Now().Before(overdue) {
+			tx := w.transactions.Load()
+			w.unlock() // wakes a queued append to lead its batch
+			for deadline := time.Now().Add(yieldWait); w.transactions.Load() == tx && w.queueLen() > 0 && time.Now().Before(deadline); {
+				time.Sleep(100 * time.Microsecond)
+			}
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			w.mu.Lock()
+			if w.conn == nil {
+				w.unlock()
+				return 0, ErrClosed
+			}
+		}
+	}
+	limit := indexMaxSlice
+	if yield {
+		limit = w.sliceLimit(time.Since(time.UnixMilli(state.OldestQueuedAt)))
+	}
+	var indexed int
+	now := time.Now()
+	r := &request{ctx: ctx, fn: indexSlice(limit, &indexed), patience: indexPatience, start: now,
+		deadline: now.Add(indexPatience), done: make(chan result, 1), indexing: true}
+	committed := w.runAlone(r)
+	held := time.Since(now)
+	w.unlock()
+
+	if committed > 0 {
+		w.maintain()
+	}
+	res := <-r.done
+	if res.panicked != nil {
+		return 0, errors.New("index new messages: panic") // never expected: the slice runs only SQL
+	}
+	if res.err != nil {
+		return 0, res.err
+	}
+	if indexed > 0 {
+		w.ix.slices.Add(1)
+		w.ix.rows.Add(uint64(indexed))
+		perRow := int64(held) / int64(indexed)
+		if old := w.ix.perRowNanos.Load(); old > 0 {
+			perRow = (3*old + perRow) / 4
+		}
+		w.ix.perRowNanos.Store(perRow)
+	}
+	return indexed, nil
+}
+
+// sliceLimit is how many rows a slice takes: about indexSliceBudget of
+// writer time at the measured cost of a row, and more while the indexer
+// falls behind (lag past indexMaxLag: the appends queue rows faster than
+// slices of that size index them), up to indexMaxBudget — larger slices
+// also cost less a row.
+func (w *writer) sliceLimit(lag time.Duration) int {
+	perRow := w.ix.perRowNanos.Load()
+	if perRow <= 0 {
+		return indexMinSlice
+	}
+	budget := indexSliceBudget
+	if lag > indexMaxLag {
+		budget = min(time.Duration(float64(budget)*float64(lag)/float64(indexMaxLag)), indexMaxBudget)
+	}
+	return int(min(max(int64(budget)/perRow, indexMinSlice), indexMaxSlice))
+}
+
+// indexAll indexes the queue until it is empty or ctx ends, without
+// yielding, and returns how many rows are left.
+// A slice that finds the index damaged switches it off (indexFailed).
+func (w *writer) indexAll(ctx context.Context) (left int64, err error) {
+	for {
+		n, err := w.indexOnce(ctx, false)
+		if err != nil {
+			w.indexFailed(err)
+			break
+		}
+		if n == 0 {
+			return 0, nil
+		}
+	}
+	err = w.read(context.Background(), func(q gen.DBTX) error {
+		state, err := queries.FTSPendingState(context.Background(), q)
+		left = state.Queued
+		return err
+	})
+	return left, err
+}
+
+// IndexNow indexes every message still queued for the full-text indexes,
+// in this process and whoever appended them, and returns once the queue
+// is empty. The background indexer does it within a fraction of a second
+// anyway, and Search finds queued messages all the same; IndexNow is for
+// a caller that wants what it just wrote ranked by relevance (queued
+// messages come first, unranked: see SortRelevance). It returns ctx's
+// error, or another process's lock as ErrLocked, when the queue is not
+// empty yet.
+func (s *Store) IndexNow(ctx context.Context) error {
+	const op = "index now"
+	if s.closed.Load() {
+		return opErr(op, "", ErrClosed)
+	}
+	for {
+		n, err := s.w.indexOnce(ctx, false)
+		if err != nil {
+			if isIndexFailure(err) {
+				s.w.indexFailed(err) // switched off: the next open rebuilds it
+				return nil
+			}
+			return opErr(op, "", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package db
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Appends are indexed in the background, in slices of their own: the
+// queue empties by itself, and the indexer's transactions are not counted
+// as the callers' writes.
+func TestIndexer_IndexesInTheBackground(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "b")
+	const n = 120
+	for i := range n {
+		if _, err := s.AppendMessage(t.Context(), "b", NewMessage{Role: RoleUser, Content: fmt.Sprint("background ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); queued(t, s) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	st := s.Stats()
+	if st.IndexQueued != 0 || st.MessagesIndexed != n || st.IndexSlices == 0 {
+		t.Errorf("after 10 s: %d queued, %d indexed in %d slices; want 0, %d, at least 1", st.IndexQueued, st.MessagesIndexed, st.IndexSlices, n)
+	}
+	if st.WritesCommitted != n+1 { // the session and the appends
+		t.Errorf("WritesCommitted %d, want %d (index slices are not writes)", st.WritesCommitted, n+1)
+	}
+	ftsConsistent(t, s)
+}
+
+// Stats reports the queue and how long its oldest row has waited.
+func TestStats_IndexQueueAndLag(t *testing.T) {
+	s := openTestStore(t, Options{})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "l")
+	for i := range 3 {
+		if _, err := s.AppendMessage(t.Context(), "l", NewMessage{Role: RoleUser, Content: fmt.Sprint("lag ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(60 * time.Millisecond)
+	if st := s.Stats(); st.IndexQueued != 3 || st.IndexLag < 50*time.Millisecond || st.IndexLag > time.Minute {
+		t.Errorf("Stats: %d queued, lag %v; want 3 queued and a lag of 60 ms or so", st.IndexQueued, st.IndexLag)
+	}
+	indexNow(t, s)
+	if st := s.Stats(); st.IndexQueued != 0 || st.IndexLag != 0 || st.MessagesIndexed != 3 {
+		t.Errorf("after IndexNow: %d queued, lag %v, %d indexed; want 0, 0, 3", st.IndexQueued, st.IndexLag, st.MessagesIndexed)
+	}
+}
+
+// The slice size follows the measured cost of a row, grows while the
+// indexer is behind, and stays within its bounds.
+func TestIndexer_SliceLimit(t *testing.T) {
+	for _, tc := range []struct {
+		perRow time.Duration
+		lag    time.Duration
+		want   int
+	}{
+		{0, 0, indexMinSlice},                                // nothing measured yet
+		{100 * time.Microsecond, 0, 40},                      // 4 ms / 100 µs
+		{100 * time.Microsecond, 40 * time.Millisecond, 40},  // not behind
+		{100 * time.Microsecond, 100 * time.Millisecond, 80}, // twice the lag bound: twice the budget
+		{100 * time.Microsecond, 10 * time.Second, 240},      // at most 24 ms
+		{time.Millisecond, 0, indexMinSlice},                 // slow rows: still a useful slice
+		{time.Microsecond, 10 * time.Second, indexMaxSlice},
+	} {
+		var w writer
+		w.ix.perRowNanos.Store(int64(tc.perRow))
+		if got := w.sliceLimit(tc.lag); got != tc.want {
+			t.Errorf("sliceLimit(per row %v, lag %v) = %d, want %d", tc.perRow, tc.lag, got, tc.want)
+		}
+	}
+}
+
+// Close indexes what is queued before it closes.
+func TestClose_IndexesTheQueue(t *testing.T) {
+	s := openTestStore(t, Options{})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "c")
+	for i := range 50 {
+		if _, err := s.AppendMessage(t.Context(), "c", NewMessage{Role: RoleUser, Content: fmt.Sprint("closing ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := s.Path()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var pending, indexed int
+	if err := d.QueryRowContext(t.Context(), "SELECT (SELECT COUNT(*) FROM fts_pending), (SELECT COUNT(*) FROM messages_fts_docsize)").Scan(&pending, &indexed); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 || indexed != 50 {
+		t.Errorf("after Close: %d queued, %d indexed; want 0 and 50", pending, indexed)
+	}
+}
+
+// Close that cannot index in time (another process holds the write lock
+// past its budget) says so and loses nothing: the rows stay queued and
+// searchable, and the next store's indexer indexes them once the lock is
+// free.
+func TestClose_SaysWhenItCannotIndex(t *testing.T) {
+	var logs bytes.Buffer
+	s := openTestStore(t, Options{Logger: testLogger(&logs)})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "c")
+	if _, err := s.AppendMessage(t.Context(), "c", NewMessage{Role: RoleUser, Content: "stuck behind a lock"}); err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path()
+	holdWriteLock(t, path, closeIndexBudget+time.Second)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > closeIndexBudget+10*time.Second {
+		t.Errorf("Close took %v with a %v budget", took, closeIndexBudget)
+	}
+	if !strings.Contains(logs.String(), "close left messages queued") || !strings.Contains(logs.String(), "queued=1") {
+		t.Errorf("Close did not say it left a row queued; logs:\n%s", logs.String())
+	}
+	s, err := Open(t.Context(), path, Options{OpenPatience: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := searchContents(t, s, "stuck lock"); len(got) != 1 {
+		t.Errorf("stuck lock: %v, want the row Close left queued", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); queued(t, s) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d rows still queued 10 s after the next Open", n)
+	}
+}
+
+// Verify, run while a store's rows wait for its indexer, counts them as
+// queued, not missing.
+func TestVerify_AccountsForRowsTheIndexerHasNotReached(t *testing.T) {
+	s := openTestStore(t, Options{})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "v")
+	for i := range 5 {
+		if _, err := s.AppendMessage(t.Context(), "v", NewMessage{Role: RoleUser, Content: fmt.Sprint("verify ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := queued(t, s); n != 5 {
+		t.Fatalf("%d queued, want 5", n)
+	}
+	r, err := Verify(t.Context(), s.Path())
+	if err != nil || r.Health != HealthVerified || r.FTS != "ok" {
+		t.Errorf("Verify with 5 rows queued: %s %q %v %v; want verified", r.Health, r.FTS, r.Details, err)
+	}
+}
+
+// A slice that cannot get the write lock in time (another process holds
+// it) is no caller's exhausted patience: nothing warns or counts it, and
+// the indexer tries again once the lock is free.
+func TestIndexer_WaitsOutAnotherProcessLockQuietly(t *testing.T) {
+	var logs bytes.Buffer
+	s := openTestStore(t, Options{Logger: testLogger(&logs)})
+	newTestSession(t, s, "q")
+	s.w.ix.paused.Store(true)
+	if _, err := s.AppendMessage(t.Context(), "q", NewMessage{Role: RoleUser, Content: "behind a lock"}); err != nil {
+		t.Fatal(err)
+	}
+	releasing := holdWriteLock(t, s.Path(), 2*indexPatience+500*time.Millisecond)
+	s.w.ix.paused.Store(false)
+	<-releasing
+	for deadline := time.Now().Add(10 * time.Second); queued(t, s) > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d rows still queued after the lock was released", n)
+	}
+	if st := s.Stats(); st.PatienceExhausted != 0 {
+		t.Errorf("PatienceExhausted = %d; the indexer's waits are not a caller's", st.PatienceExhausted)
+	}
+	if strings.Contains(logs.String(), "write lock unavailable") {
+		t.Errorf("the indexer's lock wait was logged as a write giving up:\n%s", logs.String())
+	}
+}
