@@ -219,6 +219,22 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	if s.w != nil { // a read-only store has no writer, and so no indexer
+		s.closeIndexer()
+	}
+	var errs []error
+	if s.readers != nil {
+		errs = append(errs, s.readers.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+	}
+	return opErr("close", "", errors.Join(errs...))
+}
+
+// closeIndexer stops the background indexer and indexes what is queued,
+// within closeIndexBudget, so a store closed cleanly leaves no queue.
+func (s *Store) closeIndexer() {
 	s.w.stopIndexer()
 	if s.w.halted() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeIndexBudget)
@@ -229,14 +245,6 @@ func (s *Store) Close() error {
 				"path", s.path, "queued", left, "err", err)
 		}
 	}
-	var errs []error
-	if s.readers != nil {
-		errs = append(errs, s.readers.Close())
-	}
-	if s.w != nil {
-		errs = append(errs, s.w.close())
-	}
-	return opErr("close", "", errors.Join(errs...))
 }
 
 // write runs fn as one write transaction with the given patience.
