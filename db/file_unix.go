@@ -21,3 +21,13 @@ func writable(dir string) error {
 	}
 	return nil
 }
+
+// linkCount returns the number of hard links to path (0 when it cannot be
+// read).
+func linkCount(path string) uint64 {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil {
+		return 0
+	}
+	return uint64(st.Nlink)
+}

@@ -79,6 +79,11 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		r.Health, r.Details = HealthCorrupt, []string{why}
 		return r, nil
 	}
+	// A check through a second name would read a WAL that is not the
+	// writers' (and leave a -shm beside it).
+	if err := refuseAliased(abs); err != nil {
+		return r, opErr("verify", "", err)
+	}
 
 	probe, err := openDB(abs, kindProbe, 1, "")
 	if err != nil {

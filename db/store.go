@@ -50,6 +50,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := prepareFile(abs); err != nil {
 		return nil, opErr("open", "", err)
 	}
+	if err := refuseAliased(abs); err != nil {
+		return nil, opErr("open", "", err)
+	}
 
 	start := time.Now()
 	openCtx, cancel := context.WithDeadline(ctx, start.Add(opts.OpenPatience))
@@ -74,6 +77,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if err := sleepJitter(openCtx, time.Since(start), time.Until(start.Add(opts.OpenPatience))); err != nil && ctx.Err() != nil {
 			return nil, opErr("open", "", ctx.Err())
 		}
+	}
+	// Again now that this store holds the file: an alias opened at the
+	// same moment as this one was invisible to the first check.
+	if err := refuseAliased(abs); err != nil {
+		w.close()
+		return nil, opErr("open", "", err)
 	}
 	tightenSidecars(abs)
 	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {

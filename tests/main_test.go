@@ -6,6 +6,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,8 @@ func runHelper(mode, path string) int {
 		return raceForLeases(ctx, path)
 	case "append":
 		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
+	case "hold":
+		return holdOpen(ctx, path)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
@@ -95,6 +98,28 @@ func openStore(t *testing.T, path string, opts db.Options) *db.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// holdOpen is the body of a process that keeps a store open: it writes a
+// session "held", prints "ready", and closes the store when its standard
+// input ends.
+func holdOpen(ctx context.Context, path string) int {
+	s, err := db.Open(ctx, path, db.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 1
+	}
+	if _, _, err := s.EnsureSession(ctx, db.NewSession{ID: "held", Source: "test"}); err != nil {
+		fmt.Fprintln(os.Stderr, "ensure:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close:", err)
+		return 1
+	}
+	return 0
 }
 
 // appendUntilKilled is the body of a writer process: it appends messages
