@@ -125,6 +125,10 @@ func dsn(path string, kind connKind, vfsName string) string {
 	if vfsName != "" {
 		q.Set("vfs", vfsName)
 	}
+	// A -wal or -journal SQLite creates itself (prepareSidecars could not:
+	// a new, empty database deletes a -wal it finds) takes the database
+	// file's mode and owner at once, not the umask's 0644 or 0666.
+	q.Set("modeof", path)
 	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
 	return u.String()
 }
@@ -143,6 +147,9 @@ func registerExtensions() {
 // would only contend with the first).
 func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, error) {
 	registerExtensions()
+	if err := prepareSidecars(path); err != nil {
+		return nil, fmt.Errorf("open %s connection: %w", kind, err)
+	}
 	d, err := sql.Open("sqlite3", dsn(path, kind, vfsName))
 	if err != nil {
 		return nil, fmt.Errorf("open %s connection: %w", kind, err)
@@ -193,8 +200,72 @@ func prepareFile(path string) error {
 	if err := writable(dir); err != nil {
 		return readOnlyHint(path, err)
 	}
-	tightenMode(path)
+	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
+		tightenMode(path)
+	}
 	return nil
+}
+
+// prepareSidecars creates the WAL and shared-memory files 0600 with
+// O_EXCL|O_NOFOLLOW before SQLite first opens them: the driver would
+// create them with the umask's mode (0644, or 0666 under umask 000), and
+// a process of another user that opened one in that moment keeps reading
+// every transcript written through it, whatever chmod follows. It runs
+// before every connection (openDB), so Open, Verify, Repair and the
+// CLI's commands all get it. An empty -wal and a zero-length -shm are
+// what SQLite itself leaves after a checkpoint: valid for read-write and
+// read-only connections alike. The -wal is made only for a file whose
+// header says WAL: a -wal beside a rollback-journal file would switch it
+// to WAL, and SQLite deletes one beside an empty file (modeof covers the
+// WAL it then creates). Run as root on another user's file, the new
+// files are given to that user, so root never locks the owner out of
+// their own database. A -wal or -shm that is not a regular file (a FIFO
+// would hang SQLite's read) is refused. Reading the header opens and
+// closes the main file, which is safe here: this driver's locks (OFD or
+// flock) belong to its own descriptors, not to the process.
+func prepareSidecars(path string) error {
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := refuseNonRegular(path + side); err != nil {
+			return err
+		}
+	}
+	owner, ok := fileOwner(path)
+	if !ok {
+		return nil // absent: created by prepareFile or refused before SQLite runs
+	}
+	sides := []string{"-shm"}
+	if walHeader(path) {
+		sides = append(sides, "-wal")
+	}
+	for _, side := range sides {
+		f, err := createExclusive(path + side)
+		switch {
+		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrPermission):
+			continue // there already, or a directory SQLite cannot write either
+		case err != nil:
+			return fmt.Errorf("create %s: %w", path+side, err)
+		}
+		giveTo(f, owner)
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("create %s: %w", path+side, err)
+		}
+	}
+	return nil
+}
+
+// walHeader reports whether the database file's header marks it as a WAL
+// database (read and write versions 2, at offsets 18 and 19).
+func walHeader(path string) bool {
+	f, err := openSideFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [20]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		return false
+	}
+	return string(b[:16]) == string(sqliteHeader) && b[18] == 2 && b[19] == 2
 }
 
 // tightenSidecars applies 0600 to the database and its WAL and shared
@@ -205,12 +276,16 @@ func tightenSidecars(path string) {
 	}
 }
 
+// tightenMode takes every permission from group and others, and never
+// adds one: a 0400 file stays 0400.
 func tightenMode(p string) {
 	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
+	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	_ = os.Chmod(p, 0o600) // best effort: a file we do not own keeps its mode
+	if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
+		_ = os.Chmod(p, perm&0o600) // best effort: a file we do not own keeps its mode
+	}
 }
 
 func readOnlyHint(path string, err error) error {

@@ -209,3 +209,20 @@ func (e *AliasedFileError) Error() string {
 }
 
 func (e *AliasedFileError) Is(target error) bool { return target == ErrAliased }
+
+// ForeignOwnerError refuses to open for writing a database file that
+// belongs to another user: the -wal and -shm this process would create
+// are its own, 0600, and would lock the owner out of their own file. It
+// matches ErrReadOnly; run as the file's owner (sudo -u) instead.
+type ForeignOwnerError struct {
+	Path  string
+	Owner int // the file's uid
+	User  int // this process's effective uid
+}
+
+func (e *ForeignOwnerError) Error() string {
+	return fmt.Sprintf("%s belongs to uid %d, and this process runs as uid %d: writing it would leave -wal and -shm files its owner cannot open; run as its owner (e.g. sudo -u '#%d' sessiondb ...)",
+		e.Path, e.Owner, e.User, e.Owner)
+}
+
+func (e *ForeignOwnerError) Is(target error) bool { return target == ErrReadOnly }

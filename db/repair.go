@@ -111,6 +111,9 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if err := refuseAliased(abs); err != nil {
 		return fail(err)
 	}
+	if err := refuseForeignOwner(abs); err != nil {
+		return fail(err)
+	}
 
 	lockCtx, cancel := context.WithTimeout(ctx, opts.LockWait)
 	defer cancel()

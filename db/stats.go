@@ -42,6 +42,9 @@ type Stats struct {
 
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
+	if s.w == nil { // opened for reading only
+		return Stats{ReadPool: s.readers.Stats()}
+	}
 	st := Stats{
 		WritesCommitted:     s.w.writes.Load(),
 		Transactions:        s.w.transactions.Load(),

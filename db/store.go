@@ -26,7 +26,10 @@ type Store struct {
 	opts    Options
 	w       *writer
 	readers *sql.DB // nil when the file is not in WAL mode
-	closed  atomic.Bool
+	// readOnly, when set, is why the store was opened for reading only:
+	// there is no writer (w is nil), and every write returns it.
+	readOnly error
+	closed   atomic.Bool
 }
 
 // Open opens (creating if needed) the database at path, applies pending
@@ -52,6 +55,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if err := refuseAliased(abs); err != nil {
 		return nil, opErr("open", "", err)
+	}
+	if why := readOnlyReason(abs); why != nil {
+		s, err := openReadOnly(ctx, abs, opts, why)
+		return s, opErr("open", "", err)
 	}
 
 	start := time.Now()
@@ -209,7 +216,9 @@ func (s *Store) Close() error {
 	if s.readers != nil {
 		errs = append(errs, s.readers.Close())
 	}
-	errs = append(errs, s.w.close())
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+	}
 	return opErr("close", "", errors.Join(errs...))
 }
 
@@ -217,6 +226,9 @@ func (s *Store) Close() error {
 func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn txFunc) error {
 	if s.closed.Load() {
 		return opErr(op, sessionID, ErrClosed)
+	}
+	if s.readOnly != nil {
+		return opErr(op, sessionID, s.readOnly)
 	}
 	return opErr(op, sessionID, s.w.write(ctx, patience, fn))
 }

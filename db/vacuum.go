@@ -34,6 +34,9 @@ type VacuumResult struct {
 func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 	const op = "vacuum"
 	var res VacuumResult
+	if s.readOnly != nil {
+		return res, opErr(op, "", s.readOnly)
+	}
 	err := s.w.exclusive(ctx, func(ctx context.Context, c *sql.Conn) error {
 		// Checked with this store's writer held, so no write of ours races it.
 		if who, _ := otherOpeners(s.path); len(who) > 0 {
