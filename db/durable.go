@@ -253,6 +253,82 @@ func prepareSidecars(path string) error {
 	return nil
 }
 
+// emptyWAL is a new, empty database already in WAL mode, made once per
+// process by SQLite itself in a private directory.
+var emptyWAL struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func emptyWALDatabase() ([]byte, error) {
+	emptyWAL.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sessiondb-new-")
+		if err != nil {
+			emptyWAL.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "new.db")
+		d, err := openDB(p, kindWriter, 1, "")
+		if err != nil {
+			emptyWAL.err = err
+			return
+		}
+		// Hand-written: a pragma. Closing checkpoints the header into p.
+		var mode string
+		err = d.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode)
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			emptyWAL.b, err = os.ReadFile(p)
+		}
+		if err == nil && (!strings.EqualFold(mode, "wal") || len(emptyWAL.b) < 100 || emptyWAL.b[18] != 2) {
+			err = fmt.Errorf("journal mode %q, %d bytes", mode, len(emptyWAL.b))
+		}
+		emptyWAL.err = err
+	})
+	if emptyWAL.err != nil {
+		return nil, fmt.Errorf("make an empty WAL database: %w", emptyWAL.err)
+	}
+	return emptyWAL.b, nil
+}
+
+// initializeEmpty turns the zero-length file prepareFile made into an
+// empty WAL database before SQLite first reads it, then makes its
+// sidecars (prepareSidecars). SQLite would instead delete any -wal it
+// found beside an empty file and create its own with the umask's mode; a
+// file that is already WAL uses the 0600 -wal made here. Only on the
+// operating system's VFS: another VFS (a test harness, one refusing WAL)
+// initialises the file its own way. The caller holds the migration lock,
+// so no other opener is initialising the file.
+func initializeEmpty(path, vfsName string) error {
+	if fi, err := os.Lstat(path); vfsName != "" || err != nil || fi.Size() != 0 {
+		return nil
+	}
+	b, err := emptyWALDatabase()
+	if err != nil {
+		return err
+	}
+	f, err := openSideFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("initialise %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("initialise %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return prepareSidecars(path)
+}
+
 // walHeader reports whether the database file's header marks it as a WAL
 // database (read and write versions 2, at offsets 18 and 19).
 func walHeader(path string) bool {

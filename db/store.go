@@ -133,6 +133,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		if err := quarantineTorn(path, opts.Logger); err != nil {
 			return err
 		}
+		if err := initializeEmpty(path, opts.VFS); err != nil {
+			return err
+		}
 		// The pool has one connection: each step takes it and gives it back
 		// (goose takes it itself).
 		c, err := pool.Conn(ctx)
