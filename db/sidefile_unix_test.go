@@ -72,30 +72,40 @@ func TestRepair_LedgerTempSymlinkIsNotFollowed(t *testing.T) {
 // instead of blocking it (a FIFO at the ledger hung repair forever while it
 // held the exclusive lock).
 func TestSideFiles_FIFOFailsFast(t *testing.T) {
+	open := func(p string) error {
+		s, err := Open(t.Context(), p, Options{OpenPatience: time.Second})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	verify := func(p string) error { _, err := Verify(t.Context(), p); return err }
 	cases := []struct {
-		name string
-		side string
-		call func(path string) error
+		name    string
+		side    string
+		call    func(path string) error
+		healthy bool // the store is not damaged
 	}{
+		{"WAL on open", "-wal", open, true},
+		{"shared memory on verify", "-shm", verify, true},
 		{"repair ledger", ".repair-attempts.json", func(p string) error {
 			_, err := Repair(t.Context(), p, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
 			return err
-		}},
+		}, false},
 		{"repair lock", ".repair.lock", func(p string) error {
 			_, err := Repair(t.Context(), p, RepairOptions{Logger: testLogger(new(bytes.Buffer)), LockWait: time.Second})
 			return err
-		}},
-		{"migration lock on open", ".migrate.lock", func(p string) error {
-			s, err := Open(t.Context(), p, Options{OpenPatience: time.Second})
-			if err == nil {
-				s.Close()
-			}
-			return err
-		}},
+		}, false},
+		{"migration lock on open", ".migrate.lock", open, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			path := unrepairableStore(t)
+			var path string
+			if c.healthy {
+				path = filledStore(t)
+			} else {
+				path = unrepairableStore(t)
+			}
 			os.Remove(path + c.side) // a lock file left by the store's last open
 			if err := syscall.Mkfifo(path+c.side, 0o600); err != nil {
 				t.Fatal(err)
