@@ -125,9 +125,10 @@ func dsn(path string, kind connKind, vfsName string) string {
 	if vfsName != "" {
 		q.Set("vfs", vfsName)
 	}
-	// A -wal or -journal SQLite creates itself (prepareSidecars could not:
-	// a new, empty database deletes a -wal it finds) takes the database
-	// file's mode and owner at once, not the umask's 0644 or 0666.
+	// A -wal or -journal SQLite creates itself (one deleted by the last
+	// connection of another process just after prepareSidecars looked, a
+	// new file on another VFS) takes the database file's mode and owner at
+	// once, not the umask's 0644 or 0666.
 	q.Set("modeof", path)
 	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
 	return u.String()
@@ -216,8 +217,8 @@ func prepareFile(path string) error {
 // what SQLite itself leaves after a checkpoint: valid for read-write and
 // read-only connections alike. The -wal is made only for a file whose
 // header says WAL: a -wal beside a rollback-journal file would switch it
-// to WAL, and SQLite deletes one beside an empty file (modeof covers the
-// WAL it then creates). Run as root on another user's file, the new
+// to WAL, and SQLite deletes one beside an empty file (initializeEmpty
+// gives a new file its WAL header first). Run as root on another user's file, the new
 // files are given to that user, so root never locks the owner out of
 // their own database. A -wal or -shm that is not a regular file (a FIFO
 // would hang SQLite's read) is refused. Reading the header opens and
