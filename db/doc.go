@@ -12,6 +12,17 @@
 // file that is not a database) fail at once. [Store.Close] checkpoints
 // (PASSIVE) and closes.
 //
+// The WAL and shared-memory files are created 0600 before SQLite opens
+// them, and no mode is ever widened. A file that is mode 0400, or that
+// belongs to another user, opens for reading only: writes return
+// [ErrReadOnly]. A file that has a second name refuses to open with
+// [ErrAliased]. A second name is a hard link or, on Linux, another process
+// holding it open under another path, such as a file bind mount. SQLite
+// gives each path its own WAL, and two WALs corrupt the one file. Side
+// files (locks, the repair ledger, backups) are never followed through a
+// symlink. Anything but a regular file at such a path is refused with a
+// [SideFileError] and never blocks the open.
+//
 // # Sessions and messages
 //
 //   - [Store.CreateSession], [Store.EnsureSession], [Store.Session],
@@ -118,7 +129,7 @@
 // [ErrConflict], [ErrInvalidInput], [ErrLocked], [ErrCommitUnknown],
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
-// [ErrSchemaTooNew]) inside
+// [ErrSchemaTooNew], [ErrAliased]) inside
 // an [*Error] that names the operation and the session. Branch with
 // errors.Is.
 package db
