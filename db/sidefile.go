@@ -20,7 +20,7 @@ type SideFileError struct {
 }
 
 func (e *SideFileError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file; sessiondb will not open it (remove it and try again)", e.Path, e.What)
+	return fmt.Sprintf("%s is %s, not a regular file; sessiondb opens only regular files there, since a link could redirect the write and a pipe could block it (remove it if you did not put it there)", e.Path, e.What)
 }
 
 func (e *SideFileError) Is(target error) bool { return target == ErrInvalidInput }
