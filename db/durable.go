@@ -130,7 +130,9 @@ func dsn(path string, kind connKind, vfsName string) string {
 	// new file on another VFS) takes the database file's mode and owner at
 	// once, not the umask's 0644 or 0666.
 	q.Set("modeof", path)
-	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
+	// SQLite decodes %HH in a URI's parameters but not '+': spaces (in
+	// modeof's path) must be %20. A literal '+' is already %2B.
+	u := url.URL{Scheme: "file", Path: slashed, RawQuery: strings.ReplaceAll(q.Encode(), "+", "%20")}
 	return u.String()
 }
 
