@@ -175,10 +175,10 @@ func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, 
 // with chmod on the path (never open+close: closing a descriptor drops the
 // process's POSIX locks on the file). A symlink or a directory at the path
 // is refused at once, and so is a directory we cannot write.
-func prepareFile(path string) error {
+func prepareFile(path string) (created bool, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return readOnlyHint(path, fmt.Errorf("create directory: %w", err))
+		return false, readOnlyHint(path, fmt.Errorf("create directory: %w", err))
 	}
 	fi, err := os.Lstat(path)
 	switch {
@@ -188,25 +188,25 @@ func prepareFile(path string) error {
 			return prepareFile(path) // another opener created it first
 		}
 		if err != nil {
-			return readOnlyHint(path, fmt.Errorf("create database file: %w", err))
+			return false, readOnlyHint(path, fmt.Errorf("create database file: %w", err))
 		}
-		return f.Close() // new, empty and unlocked: nothing to drop yet
+		return true, f.Close() // new, empty and unlocked: nothing to drop yet
 	case err != nil:
-		return fmt.Errorf("inspect %s: %w", path, err)
+		return false, fmt.Errorf("inspect %s: %w", path, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symbolic link; open the real file instead so the 0600 and lock guarantees hold", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is a symbolic link; open the real file instead so the 0600 and lock guarantees hold", ErrInvalidInput, path)
 	case fi.IsDir():
-		return fmt.Errorf("%w: %s is a directory, not a database file; point --db (or SESSIONDB_PATH) at a file inside it", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is a directory, not a database file; point --db (or SESSIONDB_PATH) at a file inside it", ErrInvalidInput, path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
 	}
 	if err := writable(dir); err != nil {
-		return readOnlyHint(path, err)
+		return false, readOnlyHint(path, err)
 	}
 	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
 		tightenMode(path)
 	}
-	return nil
+	return false, nil
 }
 
 // prepareSidecars creates the WAL and shared-memory files 0600 with
@@ -298,16 +298,21 @@ func emptyWALDatabase() ([]byte, error) {
 	return emptyWAL.b, nil
 }
 
-// initializeEmpty turns the zero-length file prepareFile made into an
-// empty WAL database before SQLite first reads it, then makes its
-// sidecars (prepareSidecars). SQLite would instead delete any -wal it
-// found beside an empty file and create its own with the umask's mode; a
-// file that is already WAL uses the 0600 -wal made here. Only on the
-// operating system's VFS: another VFS (a test harness, one refusing WAL)
-// initialises the file its own way. The caller holds the migration lock,
-// so no other opener is initialising the file.
-func initializeEmpty(path, vfsName string) error {
-	if fi, err := os.Lstat(path); vfsName != "" || err != nil || fi.Size() != 0 {
+// initializeEmpty turns the zero-length file this Open created
+// (prepareFile) into an empty WAL database before SQLite first reads it,
+// then makes its sidecars (prepareSidecars). SQLite would instead delete
+// any -wal it found beside an empty file and create its own with the
+// umask's mode; a file that is already WAL uses the 0600 -wal made here.
+// The bytes are written past SQLite's locks, so only into a file no one
+// else can be using: one this Open created, that is still empty, that no
+// other process has open (where the OS can tell), under the migration
+// lock the caller holds. And only on the operating system's VFS: another
+// VFS (a test harness, one refusing WAL) initialises the file its own way.
+func initializeEmpty(path string, created bool, vfsName string) error {
+	if fi, err := os.Lstat(path); !created || vfsName != "" || err != nil || fi.Size() != 0 {
+		return nil
+	}
+	if who, _ := otherOpeners(path); len(who) > 0 {
 		return nil
 	}
 	b, err := emptyWALDatabase()

@@ -50,7 +50,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, opErr("open", "", err)
 	}
-	if err := prepareFile(abs); err != nil {
+	created, err := prepareFile(abs)
+	if err != nil {
 		return nil, opErr("open", "", err)
 	}
 	if err := refuseAliased(abs); err != nil {
@@ -66,7 +67,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	defer cancel()
 	var w *writer
 	for {
-		w, err = openWriter(openCtx, abs, opts)
+		w, err = openWriter(openCtx, abs, created, opts)
 		if err == nil {
 			break
 		}
@@ -112,7 +113,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // openWriter opens the writer, and under the cross-process migration lock
 // switches the file to WAL and applies migrations, then pins the single
 // writer connection.
-func openWriter(ctx context.Context, path string, opts Options) (w *writer, err error) {
+func openWriter(ctx context.Context, path string, created bool, opts Options) (w *writer, err error) {
 	pool, err := openDB(path, kindWriter, 1, opts.VFS)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 		if err := quarantineTorn(path, opts.Logger); err != nil {
 			return err
 		}
-		if err := initializeEmpty(path, opts.VFS); err != nil {
+		if err := initializeEmpty(path, created, opts.VFS); err != nil {
 			return err
 		}
 		// The pool has one connection: each step takes it and gives it back
