@@ -26,7 +26,7 @@ const maxFailedRepairs = 3
 func databaseHash(path string) (string, error) {
 	h := sha256.New()
 	for _, p := range []string{path, path + "-wal"} {
-		f, err := os.Open(p)
+		f, err := openSideFile(p, os.O_RDONLY, 0)
 		if errors.Is(err, fs.ErrNotExist) && p != path {
 			continue
 		}
@@ -50,14 +50,15 @@ func syncDir(dir string) {
 	}
 }
 
-// copyFile copies src to dst (0600) and fsyncs it.
+// copyFile copies src to dst (0600) and fsyncs it. Neither may be a
+// symlink or other non-regular file (openSideFile).
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := openSideFile(src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	out, err := openSideFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ type ledger struct {
 
 func loadLedger(dbPath string) (*ledger, error) {
 	l := &ledger{path: dbPath + ".repair-attempts.json", Failures: map[string]int{}}
-	b, err := os.ReadFile(l.path)
+	b, err := readSideFile(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
 	}
@@ -156,8 +157,10 @@ func (l *ledger) save() error {
 	if err != nil {
 		return err
 	}
+	// rename replaces whatever stands at l.path (a symlink itself, never
+	// its target); the temporary file is written through openSideFile.
 	tmp := l.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	if err := writeSideFile(tmp, b); err != nil {
 		return err
 	}
 	return os.Rename(tmp, l.path)

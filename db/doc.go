@@ -14,6 +14,17 @@
 // that belongs to another copy of the file is retired, never replayed.
 // [Store.Close] checkpoints (PASSIVE) and closes.
 //
+// The WAL and shared-memory files are created 0600 before SQLite opens
+// them, and no mode is ever widened. A file that is mode 0400, or that
+// belongs to another user, opens for reading only: writes return
+// [ErrReadOnly]. A file that has a second name refuses to open with
+// [ErrAliased]. A second name is a hard link or, on Linux, another process
+// holding it open under another path, such as a file bind mount. SQLite
+// gives each path its own WAL, and two WALs corrupt the one file. Side
+// files (locks, the repair ledger, backups) are never followed through a
+// symlink. Anything but a regular file at such a path is refused with a
+// [SideFileError] and never blocks the open.
+//
 // # Sessions and messages
 //
 //   - [Store.CreateSession], [Store.EnsureSession], [Store.Session],
@@ -157,18 +168,22 @@
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
 // [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
-// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema]) inside an [*Error] that
-// names the operation and the session — except that a COMMIT cut short by a
-// full disk matches both [ErrCommitUnknown] and [ErrDiskFull]. Branch with
-// errors.Is. Some carry what the caller needs to go on, for errors.As:
-// [*TitleInUseError] (who holds the title), [*ContinuedError] (where a
-// compressed conversation continues), [*IdempotencyConflictError] (which
-// message holds the key), [*LockedError] (who holds the write lock).
+// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased]) inside an
+// [*Error] that names the operation and the session — except that a COMMIT
+// cut short by a full disk matches both [ErrCommitUnknown] and
+// [ErrDiskFull]. Branch with errors.Is. Some carry what the caller needs to
+// go on, for errors.As: [*TitleInUseError] (who holds the title),
+// [*ContinuedError] (where a compressed conversation continues),
+// [*IdempotencyConflictError] (which message holds the key), [*LockedError]
+// (who holds the write lock), [*AliasedFileError] (the other name and the
+// process holding it).
 //
-// # Read-only media
+// # Read-only media and files
 //
 // A store that cannot be written — a read-only mount, a directory this
 // user cannot write — opens for reading with [Options].ReadOnly; a plain
 // [Open] refuses it with [ErrReadOnly], saying so. See readonly.go for
-// when the file is read as immutable and what that risks.
+// when the file is read as immutable and what that risks. A file made
+// read-only on purpose (mode 0400) or owned by another user opens for
+// reading by itself, and every write returns why.
 package db

@@ -145,7 +145,14 @@ func dsn(path string, kind connKind, vfsName string) string {
 	if vfsName != "" {
 		q.Set("vfs", vfsName)
 	}
-	u := url.URL{Scheme: "file", Path: slashed, RawQuery: q.Encode()}
+	// A -wal or -journal SQLite creates itself (one deleted by the last
+	// connection of another process just after prepareSidecars looked, a
+	// new file on another VFS) takes the database file's mode and owner at
+	// once, not the umask's 0644 or 0666.
+	q.Set("modeof", path)
+	// SQLite decodes %HH in a URI's parameters but not '+': spaces (in
+	// modeof's path) must be %20. A literal '+' is already %2B.
+	u := url.URL{Scheme: "file", Path: slashed, RawQuery: strings.ReplaceAll(q.Encode(), "+", "%20")}
 	return u.String()
 }
 
@@ -163,6 +170,13 @@ func registerExtensions() {
 // would only contend with the first).
 func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, error) {
 	registerExtensions()
+	// Not for a file that is not ours (an import's source) nor one read
+	// as immutable (no sidecar is used, and its medium may be read-only).
+	if kind != kindForeign && kind != kindImmutable {
+		if err := prepareSidecars(path); err != nil {
+			return nil, fmt.Errorf("open %s connection: %w", kind, err)
+		}
+	}
 	d, err := sql.Open("sqlite3", dsn(path, kind, vfsName))
 	if err != nil {
 		return nil, fmt.Errorf("open %s connection: %w", kind, err)
@@ -185,10 +199,10 @@ func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, 
 // with chmod on the path (never open+close: closing a descriptor drops the
 // process's POSIX locks on the file). A symlink or a directory at the path
 // is refused at once, and so is a directory we cannot write.
-func prepareFile(path string) error {
+func prepareFile(path string) (created bool, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return readOnlyHint(path, fmt.Errorf("create directory: %w", err))
+		return false, readOnlyHint(path, fmt.Errorf("create directory: %w", err))
 	}
 	fi, err := os.Lstat(path)
 	switch {
@@ -198,23 +212,168 @@ func prepareFile(path string) error {
 			return prepareFile(path) // another opener created it first
 		}
 		if err != nil {
-			return readOnlyHint(path, fmt.Errorf("create database file: %w", err))
+			return false, readOnlyHint(path, fmt.Errorf("create database file: %w", err))
 		}
-		return f.Close() // new, empty and unlocked: nothing to drop yet
+		return true, f.Close() // new, empty and unlocked: nothing to drop yet
 	case err != nil:
-		return fmt.Errorf("inspect %s: %w", path, err)
+		return false, fmt.Errorf("inspect %s: %w", path, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symbolic link; open the real file instead so the 0600 and lock guarantees hold", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is a symbolic link; open the real file instead so the 0600 and lock guarantees hold", ErrInvalidInput, path)
 	case fi.IsDir():
-		return fmt.Errorf("%w: %s is a directory, not a database file; point --db (or SESSIONDB_PATH) at a file inside it", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is a directory, not a database file; point --db (or SESSIONDB_PATH) at a file inside it", ErrInvalidInput, path)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
+		return false, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
 	}
 	if err := writable(dir); err != nil {
-		return readOnlyHint(path, err)
+		return false, readOnlyHint(path, err)
 	}
-	tightenMode(path)
+	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
+		tightenMode(path)
+	}
+	return false, nil
+}
+
+// prepareSidecars creates the WAL and shared-memory files 0600 with
+// O_EXCL|O_NOFOLLOW before SQLite first opens them: the driver would
+// create them with the umask's mode (0644, or 0666 under umask 000), and
+// a process of another user that opened one in that moment keeps reading
+// every transcript written through it, whatever chmod follows. It runs
+// before every connection (openDB), so Open, Verify, Repair and the
+// CLI's commands all get it. An empty -wal and a zero-length -shm are
+// what SQLite itself leaves after a checkpoint: valid for read-write and
+// read-only connections alike. The -wal is made only for a file whose
+// header says WAL: a -wal beside a rollback-journal file would switch it
+// to WAL, and SQLite deletes one beside an empty file (initializeEmpty
+// gives a new file its WAL header first). Run as root on another user's file, the new
+// files are given to that user, so root never locks the owner out of
+// their own database. A -wal or -shm that is not a regular file (a FIFO
+// would hang SQLite's read) is refused. Reading the header opens and
+// closes the main file, which is safe here: this driver's locks (OFD or
+// flock) belong to its own descriptors, not to the process.
+func prepareSidecars(path string) error {
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := refuseNonRegular(path + side); err != nil {
+			return err
+		}
+	}
+	owner, ok := fileOwner(path)
+	if !ok {
+		return nil // absent: created by prepareFile or refused before SQLite runs
+	}
+	sides := []string{"-shm"}
+	if walHeader(path) {
+		sides = append(sides, "-wal")
+	}
+	for _, side := range sides {
+		f, err := createExclusive(path + side)
+		switch {
+		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+			continue // there already, or a directory SQLite cannot write either
+		case err != nil:
+			return fmt.Errorf("create %s: %w", path+side, err)
+		}
+		giveTo(f, owner)
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("create %s: %w", path+side, err)
+		}
+	}
 	return nil
+}
+
+// emptyWAL is a new, empty database already in WAL mode, made once per
+// process by SQLite itself in a private directory.
+var emptyWAL struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+func emptyWALDatabase() ([]byte, error) {
+	emptyWAL.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sessiondb-new-")
+		if err != nil {
+			emptyWAL.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, "new.db")
+		d, err := openDB(p, kindWriter, 1, "")
+		if err != nil {
+			emptyWAL.err = err
+			return
+		}
+		// Hand-written: a pragma. Closing checkpoints the header into p.
+		var mode string
+		err = d.QueryRow("PRAGMA journal_mode=WAL").Scan(&mode)
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			emptyWAL.b, err = os.ReadFile(p)
+		}
+		if err == nil && (!strings.EqualFold(mode, "wal") || len(emptyWAL.b) < 100 || emptyWAL.b[18] != 2) {
+			err = fmt.Errorf("journal mode %q, %d bytes", mode, len(emptyWAL.b))
+		}
+		emptyWAL.err = err
+	})
+	if emptyWAL.err != nil {
+		return nil, fmt.Errorf("make an empty WAL database: %w", emptyWAL.err)
+	}
+	return emptyWAL.b, nil
+}
+
+// initializeEmpty turns the zero-length file this Open created
+// (prepareFile) into an empty WAL database before SQLite first reads it,
+// then makes its sidecars (prepareSidecars). SQLite would instead delete
+// any -wal it found beside an empty file and create its own with the
+// umask's mode; a file that is already WAL uses the 0600 -wal made here.
+// The bytes are written past SQLite's locks, so only into a file no one
+// else can be using: one this Open created, that is still empty, that no
+// other process has open (where the OS can tell), under the migration
+// lock the caller holds. And only on the operating system's VFS: another
+// VFS (a test harness, one refusing WAL) initialises the file its own way.
+func initializeEmpty(path string, created bool, vfsName string) error {
+	if fi, err := os.Lstat(path); !created || vfsName != "" || err != nil || fi.Size() != 0 {
+		return nil
+	}
+	if who, _ := otherOpeners(path); len(who) > 0 {
+		return nil
+	}
+	b, err := emptyWALDatabase()
+	if err != nil {
+		return err
+	}
+	f, err := openSideFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("initialise %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("initialise %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return prepareSidecars(path)
+}
+
+// walHeader reports whether the database file's header marks it as a WAL
+// database (read and write versions 2, at offsets 18 and 19).
+func walHeader(path string) bool {
+	f, err := openSideFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [20]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		return false
+	}
+	return string(b[:16]) == string(sqliteHeader) && b[18] == 2 && b[19] == 2
 }
 
 // tightenSidecars applies 0600 to the database and its WAL and shared
@@ -225,12 +384,16 @@ func tightenSidecars(path string) {
 	}
 }
 
+// tightenMode takes every permission from group and others, and never
+// adds one: a 0400 file stays 0400.
 func tightenMode(p string) {
 	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() == 0o600 {
+	if err != nil || !fi.Mode().IsRegular() {
 		return
 	}
-	_ = os.Chmod(p, 0o600) // best effort: a file we do not own keeps its mode
+	if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
+		_ = os.Chmod(p, perm&0o600) // best effort: a file we do not own keeps its mode
+	}
 }
 
 func readOnlyHint(path string, err error) error {

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -91,6 +92,12 @@ var (
 	// the error names it. Inspect and drop it (sqlite3 state.db 'DROP
 	// TRIGGER name'); Verify reports it and every other foreign object.
 	ErrForeignSchema = errors.New("database holds schema objects sessiondb did not create")
+	// ErrAliased: the database file is reachable by another path (a hard
+	// link, a file bind mount) that is, or may be, in use. SQLite names the
+	// WAL and shared memory after the path, so two paths to one file give
+	// two logs that two writers checkpoint into it independently, which
+	// corrupts it. See AliasedFileError.
+	ErrAliased = errors.New("database file is reachable by another path")
 )
 
 // Error is the one typed error of the package: what was being done (Op),
@@ -173,7 +180,7 @@ func fromSQLite(err error) bool {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles, ErrForeignSchema}
+	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles, ErrForeignSchema, ErrAliased}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {
@@ -219,3 +226,49 @@ func (e *LockedError) Error() string {
 
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 func (e *LockedError) Unwrap() error        { return e.Err }
+
+// AliasedFileError refuses a database file that has a second name: more
+// than one hard link, or a process holding it open under a path whose WAL
+// is not this path's WAL (a file bind mount such as docker's
+// -v host/state.db:/data/state.db). It matches ErrAliased.
+type AliasedFileError struct {
+	Path  string
+	Links uint64 // the file's link count, when above 1
+	Other string // the other path, when known
+	PID   int    // the process using Other, when known
+	// Process is that process's command line, when known.
+	Process string
+}
+
+func (e *AliasedFileError) Error() string {
+	why := "each path gets its own -wal and -shm, and two writers checkpointing separate logs into one file corrupt it"
+	if e.PID != 0 {
+		other := e.Other
+		if other == "" {
+			other = "another path"
+		}
+		return fmt.Sprintf("%s is the same file as %s, open in pid %d (%s): %s; use one path for every process (bind-mount the directory, not the file)",
+			e.Path, other, e.PID, cmp.Or(e.Process, "unknown"), why)
+	}
+	return fmt.Sprintf("%s has %d hard links: %s; remove the other names (find / -samefile %s) or copy the file",
+		e.Path, e.Links, why, e.Path)
+}
+
+func (e *AliasedFileError) Is(target error) bool { return target == ErrAliased }
+
+// ForeignOwnerError refuses to open for writing a database file that
+// belongs to another user: the -wal and -shm this process would create
+// are its own, 0600, and would lock the owner out of their own file. It
+// matches ErrReadOnly; run as the file's owner (sudo -u) instead.
+type ForeignOwnerError struct {
+	Path  string
+	Owner int // the file's uid
+	User  int // this process's effective uid
+}
+
+func (e *ForeignOwnerError) Error() string {
+	return fmt.Sprintf("%s belongs to uid %d, and this process runs as uid %d: writing it would leave -wal and -shm files its owner cannot open; run as its owner (e.g. sudo -u '#%d' sessiondb ...)",
+		e.Path, e.Owner, e.User, e.Owner)
+}
+
+func (e *ForeignOwnerError) Is(target error) bool { return target == ErrReadOnly }

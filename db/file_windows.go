@@ -12,3 +12,19 @@ func createExclusive(path string) (*os.File, error) {
 
 // writable is checked by SQLite itself on Windows.
 func writable(string) error { return nil }
+
+// linkCount is not read on Windows (it needs an open handle); hard links
+// to a database are rare there and refused only on Unix.
+func linkCount(string) uint64 { return 0 }
+
+// owner is not tracked on Windows: ACLs, not modes, guard the files.
+type owner struct{}
+
+func fileOwner(path string) (owner, bool) {
+	_, err := os.Stat(path)
+	return owner{}, err == nil
+}
+
+func giveTo(*os.File, owner) {}
+
+func refuseForeignOwner(string) error { return nil }

@@ -11,7 +11,7 @@ import (
 // tryLockFile takes a non-blocking flock. flock locks belong to the open
 // file description, so two Stores in one process exclude each other too.
 func tryLockFile(path string) (*os.File, bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	f, err := openSideFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, false, err
 	}

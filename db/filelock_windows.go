@@ -14,6 +14,9 @@ const errSharingViolation = syscall.Errno(32)
 // tryLockFile opens the lock file with no sharing: a second opener gets
 // ERROR_SHARING_VIOLATION until the holder closes it (or dies).
 func tryLockFile(path string) (*os.File, bool, error) {
+	if err := refuseNonRegular(path); err != nil {
+		return nil, false, err
+	}
 	p, err := syscall.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, false, err

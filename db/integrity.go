@@ -82,6 +82,11 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		r.Health, r.Details = HealthCorrupt, []string{why}
 		return r, nil
 	}
+	// A check through a second name would read a WAL that is not the
+	// writers' (and leave a -shm beside it).
+	if err := refuseAliased(abs); err != nil {
+		return r, opErr("verify", "", err)
+	}
 
 	// Verify changes nothing: a foreign WAL is reported, not moved.
 	if why, release, err := idleForeignWAL(abs); err != nil {

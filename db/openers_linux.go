@@ -8,10 +8,36 @@ import (
 	"syscall"
 )
 
+// fileID identifies a file whatever path reaches it.
+type fileID struct{ dev, ino uint64 }
+
+func statID(p string) (fileID, bool) {
+	var st syscall.Stat_t
+	if syscall.Stat(p, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
+
+// forEachOpenFile calls fn for every descriptor of every process whose
+// /proc/PID/fd this user can read, with the file it refers to. Processes
+// of other users whose descriptors cannot be read are not seen.
+func forEachOpenFile(fn func(pid int, fd string, id fileID)) {
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(fd))))
+		if err != nil {
+			continue
+		}
+		if id, ok := statID(fd); ok {
+			fn(pid, fd, id)
+		}
+	}
+}
+
 // otherOpeners names the other processes that have the database, its WAL
 // or its shared memory open, from /proc/*/fd. known is true: Linux can
-// tell. Processes of other users whose descriptors cannot be read are not
-// seen.
+// tell.
 func otherOpeners(path string) (who []string, known bool) {
 	return openersOf(path, path+"-wal", path+"-shm"), true
 }
@@ -25,27 +51,67 @@ func shmOpeners(path string) (who []string, known bool) {
 
 // openersOf names the other processes that have any of files open.
 func openersOf(files ...string) (who []string) {
-	type fileID struct{ dev, ino uint64 }
 	ours := map[fileID]bool{}
 	for _, p := range files {
-		var st syscall.Stat_t
-		if syscall.Stat(p, &st) == nil {
-			ours[fileID{uint64(st.Dev), st.Ino}] = true
+		if id, ok := statID(p); ok {
+			ours[id] = true
 		}
 	}
-	self := strconv.Itoa(os.Getpid())
-	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
-	seen := map[string]bool{}
-	for _, fd := range fds {
-		pid := filepath.Base(filepath.Dir(filepath.Dir(fd)))
-		if pid == self || seen[pid] {
+	self := os.Getpid()
+	seen := map[int]bool{}
+	forEachOpenFile(func(pid int, _ string, id fileID) {
+		if pid != self && !seen[pid] && ours[id] {
+			seen[pid] = true
+			who = append(who, fmt.Sprintf("pid %d (%s)", pid, processName(strconv.Itoa(pid))))
+		}
+	})
+	return who
+}
+
+// aliasedOpener finds a process (this one included) holding the database
+// file open under a name whose WAL is not path's WAL: a file bind mount
+// has one link but two names. Two names share a WAL exactly when they
+// are the same entry of the same directory (a directory bind mount or a
+// symlinked parent is fine). A process whose name for the file cannot be
+// resolved here (another mount namespace) is an alias unless it also has
+// this path's WAL open. A process that has the file open for another
+// reason under another name (a backup tool copying a bind-mounted path)
+// is refused too: the store cannot tell it from a SQLite writer.
+func aliasedOpener(path string) error {
+	main, ok := statID(path)
+	if !ok {
+		return nil
+	}
+	dir, _ := statID(filepath.Dir(path))
+	wal, hasWAL := statID(path + "-wal")
+	sameName := func(other string) bool {
+		d, ok := statID(filepath.Dir(other))
+		return ok && d == dir && filepath.Base(other) == filepath.Base(path)
+	}
+	type suspect struct {
+		pid   int
+		other string
+	}
+	var suspects []suspect
+	withOurWAL := map[int]bool{}
+	forEachOpenFile(func(pid int, fd string, id fileID) {
+		switch {
+		case hasWAL && id == wal:
+			withOurWAL[pid] = true
+		case id == main:
+			other, err := os.Readlink(fd)
+			if err == nil && sameName(other) {
+				return
+			}
+			suspects = append(suspects, suspect{pid, other})
+		}
+	})
+	for _, s := range suspects {
+		if _, resolvable := statID(filepath.Dir(s.other)); !resolvable && withOurWAL[s.pid] {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(fd, &st) == nil && ours[fileID{uint64(st.Dev), st.Ino}] {
-			seen[pid] = true
-			who = append(who, fmt.Sprintf("pid %s (%s)", pid, processName(pid)))
-		}
+		return &AliasedFileError{Path: path, Other: s.other,
+			PID: s.pid, Process: processName(strconv.Itoa(s.pid))}
 	}
-	return who
+	return nil
 }

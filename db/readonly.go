@@ -28,14 +28,31 @@ import (
 // An immutable reader cannot replay a WAL, so a file whose WAL still holds
 // committed writes is refused instead of shown without them.
 
-// errStoreReadOnly is what every write on a read-only Store returns.
+// errStoreReadOnly is what every write on a Store opened with
+// Options.ReadOnly returns.
 var errStoreReadOnly = fmt.Errorf("%w: the store was opened with Options.ReadOnly", ErrReadOnly)
+
+// readOnlyReason says why the database at path must be opened for reading
+// only, or nil. A file whose owner has no write permission (0400) was made
+// read-only on purpose, and root, who could write it anyway, does not;
+// a file owned by another user is never written (ForeignOwnerError).
+func readOnlyReason(path string) error {
+	if err := refuseForeignOwner(path); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%w: %s is mode %04o, so it was opened for reading only (chmod u+w to write it)",
+			ErrReadOnly, path, fi.Mode().Perm())
+	}
+	return nil
+}
 
 // walHeaderBytes is the size of a WAL with no frames.
 const walHeaderBytes = 32
 
-// openReadOnly opens the Store at abs for reading only.
-func openReadOnly(ctx context.Context, abs string, opts Options) (*Store, error) {
+// openReadOnly opens the Store at abs for reading only; every write
+// returns why.
+func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*Store, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -72,7 +89,10 @@ func openReadOnly(ctx context.Context, abs string, opts Options) (*Store, error)
 		return nil, fmt.Errorf("%w: %s is at schema version %d and needs migrating to %d, which a read-only open cannot do; open it once for writing",
 			ErrReadOnly, abs, have, want)
 	}
-	return &Store{path: abs, opts: opts, readers: readers}, nil
+	if why != errStoreReadOnly { // asked for, it needs no warning
+		opts.Logger.Warn("sessiondb: opened for reading only", "path", abs, "reason", why)
+	}
+	return &Store{path: abs, opts: opts, readers: readers, readOnly: why}, nil
 }
 
 // readOnlyKind picks the connection kind for a read-only Store: a plain

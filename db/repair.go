@@ -112,6 +112,12 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 		return fail(fmt.Errorf("%w: no database at %s", ErrNotFound, abs))
 	}
+	if err := refuseAliased(abs); err != nil {
+		return fail(err)
+	}
+	if err := refuseForeignOwner(abs); err != nil {
+		return fail(err)
+	}
 
 	lockCtx, cancel := context.WithTimeout(ctx, opts.LockWait)
 	defer cancel()

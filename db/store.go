@@ -26,7 +26,10 @@ type Store struct {
 	opts    Options
 	w       *writer // nil when opened with Options.ReadOnly
 	readers *sql.DB // nil when the file is not in WAL mode
-	closed  atomic.Bool
+	// readOnly, when set, is why the store was opened for reading only:
+	// there is no writer (w is nil), and every write returns it.
+	readOnly error
+	closed   atomic.Bool
 	// snapshots counts the read transactions snapshot began: how tests
 	// see that a long read is split into short ones.
 	snapshots atomic.Uint64
@@ -50,12 +53,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, opErr("open", "", err)
 	}
+	if err := refuseAliased(abs); err != nil {
+		return nil, opErr("open", "", err)
+	}
 	if opts.ReadOnly {
-		s, err := openReadOnly(ctx, abs, opts)
+		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
 		return s, opErr("open", "", err)
 	}
-	if err := prepareFile(abs); err != nil {
+	created, err := prepareFile(abs)
+	if err != nil {
 		return nil, opErr("open", "", err)
+	}
+	if err := refuseAliased(abs); err != nil {
+		return nil, opErr("open", "", err)
+	}
+	if why := readOnlyReason(abs); why != nil {
+		s, err := openReadOnly(ctx, abs, opts, why)
+		return s, opErr("open", "", err)
 	}
 
 	start := time.Now()
@@ -63,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	defer cancel()
 	var w *writer
 	for {
-		w, err = openWriter(openCtx, abs, opts)
+		w, err = openWriter(openCtx, abs, created, opts)
 		if err == nil {
 			break
 		}
@@ -81,6 +95,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if err := sleepJitter(openCtx, time.Since(start), time.Until(start.Add(opts.OpenPatience))); err != nil && ctx.Err() != nil {
 			return nil, opErr("open", "", ctx.Err())
 		}
+	}
+	// Again now that this store holds the file: an alias opened at the
+	// same moment as this one was invisible to the first check.
+	if err := refuseAliased(abs); err != nil {
+		w.close()
+		return nil, opErr("open", "", err)
 	}
 	tightenSidecars(abs)
 	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
@@ -105,7 +125,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // openWriter opens the writer, and under the cross-process migration lock
 // switches the file to WAL and applies migrations, then pins the single
 // writer connection.
-func openWriter(ctx context.Context, path string, opts Options) (w *writer, err error) {
+func openWriter(ctx context.Context, path string, created bool, opts Options) (w *writer, err error) {
 	pool, err := openDB(path, kindWriter, 1, opts.VFS)
 	if err != nil {
 		return nil, err
@@ -127,6 +147,9 @@ func openWriter(ctx context.Context, path string, opts Options) (w *writer, err 
 			return err
 		}
 		if _, _, err := retireForeignWAL(path, opts.Logger); err != nil {
+			return err
+		}
+		if err := initializeEmpty(path, created, opts.VFS); err != nil {
 			return err
 		}
 		// The pool has one connection: each step takes it and gives it back
@@ -253,7 +276,7 @@ func (s *Store) write(ctx context.Context, op, sessionID string, patience time.D
 		return opErr(op, sessionID, ErrClosed)
 	}
 	if s.w == nil {
-		return opErr(op, sessionID, errStoreReadOnly)
+		return opErr(op, sessionID, s.readOnly)
 	}
 	return s.opErr(op, sessionID, s.w.write(ctx, patience, fn))
 }

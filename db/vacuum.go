@@ -35,7 +35,7 @@ func (s *Store) Vacuum(ctx context.Context) (VacuumResult, error) {
 	const op = "vacuum"
 	var res VacuumResult
 	if s.w == nil {
-		return res, opErr(op, "", errStoreReadOnly)
+		return res, opErr(op, "", s.readOnly)
 	}
 	err := s.w.exclusive(ctx, func(ctx context.Context, c *sql.Conn) error {
 		// Checked with this store's writer held, so no write of ours races it.

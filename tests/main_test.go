@@ -6,9 +6,11 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +79,10 @@ func runHelper(mode, path string) int {
 		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
 	case "append-words":
 		return appendWords(ctx, path)
+	case "hold":
+		return holdOpen(ctx, path)
+	case "poll":
+		return pollSidecars(path)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
@@ -99,6 +105,82 @@ func openStore(t *testing.T, path string, opts db.Options) *db.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// holdOpen is the body of a process that keeps a store open: it writes a
+// session "held", prints "ready", and closes the store when its standard
+// input ends.
+func holdOpen(ctx context.Context, path string) int {
+	s, err := db.Open(ctx, path, db.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 1
+	}
+	if _, _, err := s.EnsureSession(ctx, db.NewSession{ID: "held", Source: "test"}); err != nil {
+		fmt.Fprintln(os.Stderr, "ensure:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close:", err)
+		return 1
+	}
+	return 0
+}
+
+// pollSidecars is the body of a process (run as another user) that
+// watches every -wal and -shm file in dir until its standard input ends:
+// it notes the files it saw with any group or other permission, tries to
+// open each, keeps one descriptor per file it got, and prints "opened N
+// read B wide W": the files it opened, the bytes it could read through
+// them at the end, and the files it saw wider than 0600.
+func pollSidecars(dir string) int {
+	stop := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(stop) }()
+	var held []*os.File
+	var heldInfo, wide []os.FileInfo
+	seen := func(list []os.FileInfo, fi os.FileInfo) bool {
+		for _, x := range list {
+			if os.SameFile(x, fi) {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		select {
+		case <-stop:
+			var read int64
+			for _, f := range held {
+				n, _ := io.Copy(io.Discard, io.NewSectionReader(f, 0, 1<<40))
+				read += n
+			}
+			fmt.Printf("opened %d read %d wide %d\n", len(held), read, len(wide))
+			return 0
+		default:
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			n := e.Name()
+			if !strings.HasSuffix(n, "-wal") && !strings.HasSuffix(n, "-shm") {
+				continue
+			}
+			p := filepath.Join(dir, n)
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().Perm()&0o077 != 0 && !seen(wide, fi) {
+				wide = append(wide, fi)
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			if fi, err := f.Stat(); err == nil && !seen(heldInfo, fi) {
+				held, heldInfo = append(held, f), append(heldInfo, fi)
+			} else {
+				f.Close()
+			}
+		}
+	}
 }
 
 // appendUntilKilled is the body of a writer process: it appends messages

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -22,6 +23,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	if o.Lineage && o.SessionID == "" {
 		return usagef("export: --lineage needs --session")
+	}
+	if *out != "" {
+		if err := refuseIrregularTarget(*out); err != nil {
+			return err
+		}
 	}
 	s, err := e.openRead(ctx)
 	if err != nil {
@@ -62,6 +68,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if err := tmp.Close(); err != nil {
 			return err
 		}
+		if err := refuseIrregularTarget(*out); err != nil { // planted while the export ran
+			return err
+		}
 		if err := os.Rename(tmp.Name(), *out); err != nil {
 			return err
 		}
@@ -72,6 +81,31 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		_, err = fmt.Fprint(e.stderr, summary)
 	}
 	return err
+}
+
+// refuseIrregularTarget refuses an export target that exists and is not a
+// regular file. The export is renamed into place, which would replace a
+// symlink, a FIFO or a device node by a regular file (and as root, /dev/sda
+// by a transcript); write to standard output to feed a pipe.
+func refuseIrregularTarget(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // absent, or the rename will report it
+	}
+	var what string
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case fi.Mode()&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case fi.Mode()&fs.ModeDevice != 0:
+		what = "a device"
+	case fi.IsDir():
+		what = "a directory"
+	default:
+		what = "not a regular file"
+	}
+	return fmt.Errorf("export -o: %w (omit -o to write to standard output)", &db.SideFileError{Path: path, What: what})
 }
 
 func runImport(ctx context.Context, e *env, args []string) error {
