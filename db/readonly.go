@@ -62,6 +62,9 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, abs)
 	}
+	if err := refuseAliased(abs); err != nil {
+		return nil, err
+	}
 	if state, why, err := readHeader(abs); err != nil {
 		return nil, readOnlyHint(abs, err)
 	} else if state != headerSQLite {

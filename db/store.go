@@ -53,9 +53,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, opErr("open", "", err)
 	}
-	if err := refuseAliased(abs); err != nil {
-		return nil, opErr("open", "", err)
-	}
 	if opts.ReadOnly {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
 		return s, opErr("open", "", err)
@@ -64,12 +61,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, opErr("open", "", err)
 	}
-	if err := refuseAliased(abs); err != nil {
-		return nil, opErr("open", "", err)
-	}
 	if why := readOnlyReason(abs); why != nil {
 		s, err := openReadOnly(ctx, abs, opts, why)
 		return s, opErr("open", "", err)
+	}
+	if err := refuseAliased(abs); err != nil {
+		return nil, opErr("open", "", err)
 	}
 
 	start := time.Now()
