@@ -168,7 +168,10 @@ func TestWrite_StructuralDamageHaltsWrites(t *testing.T) {
 
 func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 	path := filledStore(t)
-	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+	// The structure record (id 10) too: indexing reads it on every insert,
+	// while the segments (above 10) are read only by a merge that may or
+	// may not come.
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id >= 10")
 	var logs bytes.Buffer
 	s, err := Open(t.Context(), path, Options{FTSMergeEvery: 1, Logger: testLogger(&logs)})
 	if err != nil {
@@ -178,6 +181,10 @@ func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint("zanzibar ", i)}); err != nil {
 			t.Fatalf("append %d with a damaged index: %v", i, err)
 		}
+	}
+	// The appends do not touch the index; the indexer meets the damage.
+	if err := s.IndexNow(t.Context()); err != nil {
+		t.Fatalf("IndexNow with a damaged index: %v", err)
 	}
 	if _, err := s.Meta(t.Context(), metaFTSStale); err != nil {
 		t.Errorf("the index was not marked stale: %v", err)
