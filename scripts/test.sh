@@ -55,5 +55,7 @@ run() {
     "$@"
   fi
 }
-run go test "${race[@]}" -count=1 ./...
+# The db package alone runs for minutes under the race detector on a
+# 2-core machine; the default 10-minute timeout per package is too tight.
+run go test "${race[@]}" -count=1 -timeout 40m ./...
 (cd lint && run go test -count=1 ./...)

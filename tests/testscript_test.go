@@ -34,7 +34,7 @@ func TestTestScript_Race(t *testing.T) {
 	}
 	t.Run("NoCompiler", func(t *testing.T) {
 		stdout, stderr, code := run(t, "CC=/nonexistent/gcc")
-		if code != 0 || !strings.HasPrefix(stdout, "go test -count=1 ./...\n") || !strings.Contains(stderr, "WITHOUT the race detector") {
+		if code != 0 || !strings.HasPrefix(stdout, "go test -count=1 -timeout 40m ./...\n") || !strings.Contains(stderr, "WITHOUT the race detector") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want the tests without -race and a notice", code, stdout, stderr)
 		}
 	})
@@ -53,7 +53,7 @@ func TestTestScript_Race(t *testing.T) {
 			t.Skip("no C compiler here (apt-get install gcc, or run scripts/test.sh as root)")
 		}
 		stdout, stderr, code := run(t)
-		if code != 0 || !strings.HasPrefix(stdout, "go test -race -count=1 ./...\n") || stderr != "" {
+		if code != 0 || !strings.HasPrefix(stdout, "go test -race -count=1 -timeout 40m ./...\n") || stderr != "" {
 			t.Errorf("exit %d, stdout %q, stderr %q; want the tests with -race", code, stdout, stderr)
 		}
 	})
