@@ -260,6 +260,12 @@ func prepareSidecars(path string) error {
 	if !ok {
 		return nil // absent: created by prepareFile or refused before SQLite runs
 	}
+	if owner.belongsToAnotherUser() {
+		// Another user's file, read by this one: a sidecar made here would
+		// be this user's, 0600, and lock its owner out. SQLite makes what
+		// it needs (the file's owner chose the directory's modes).
+		return nil
+	}
 	sides := []string{"-shm"}
 	if walHeader(path) {
 		sides = append(sides, "-wal")

@@ -180,7 +180,7 @@ func fromSQLite(err error) bool {
 // not mapped again.
 var sentinels = []error{ErrNotFound, ErrExists, ErrInvalidInput, ErrLocked, ErrCommitUnknown,
 	ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrReplaced, ErrClosed, ErrConflict, ErrLeaseHeld,
-	ErrLeaseLost, ErrSessionClosed, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles, ErrForeignSchema, ErrAliased}
+	ErrLeaseLost, ErrSessionClosed, ErrSchemaTooNew, ErrIdempotencyConflict, ErrCoolingDown, ErrDiskFull, ErrIO, ErrTooManyOpenFiles, ErrForeignSchema, ErrAliased}
 
 func hasSentinel(err error) bool {
 	for _, s := range sentinels {

@@ -30,7 +30,7 @@ func ExampleStore_SetTitle() {
 	applied, _ = store.SetAutoTitle(ctx, "s1", "Compiler errors", db.TitleGenerated)
 	fmt.Println("second generated title applied:", applied)
 
-	// Titles are unique across the store.
+	// Titles are unique per user (these sessions have none: one scope).
 	err := store.SetTitle(ctx, "s2", "Fix the build")
 	var inUse *db.TitleInUseError
 	if errors.Is(err, db.ErrExists) && errors.As(err, &inUse) {

@@ -281,3 +281,27 @@ func TestImport_FromAFileAndAStream(t *testing.T) {
 		}
 	}
 }
+
+// Two users' sessions may share a title; their export imports whole.
+func TestImport_TitlesSharedAcrossUsers(t *testing.T) {
+	ctx := t.Context()
+	src := openTestStore(t, Options{})
+	mustCreate(t, src, NewSession{ID: "alice", UserID: "alice", Title: "New chat"})
+	mustCreate(t, src, NewSession{ID: "bob", UserID: "bob", Title: "New chat"})
+	data := exportAll(t, src)
+	dst := openTestStore(t, Options{})
+	if _, err := dst.Import(ctx, bytes.NewReader(data), ImportOptions{}); err != nil {
+		t.Fatalf("import of two users' New chat: %v", err)
+	}
+	if got := exportAll(t, dst); !bytes.Equal(got, data) {
+		t.Errorf("the round trip differs:\n%s\nwant\n%s", got, data)
+	}
+	mustCreate(t, src, NewSession{ID: "alice-2", UserID: "alice"})
+	dup := bytes.ReplaceAll(exportAll(t, src), []byte(`"id":"alice-2"`), []byte(`"id":"alice-2","title":"New chat"`))
+	if bytes.Equal(dup, exportAll(t, src)) {
+		t.Fatal("the test did not plant a duplicate title")
+	}
+	if _, err := openTestStore(t, Options{}).Import(ctx, bytes.NewReader(dup), ImportOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("one user's title twice in a file = %v, want ErrInvalidInput", err)
+	}
+}

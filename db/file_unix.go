@@ -35,6 +35,10 @@ func linkCount(path string) uint64 {
 // owner is a file's user and group.
 type owner struct{ uid, gid int }
 
+// belongsToAnotherUser reports a file of another user opened by this one
+// (not root, who can give what it creates to the owner).
+func (o owner) belongsToAnotherUser() bool { return os.Geteuid() != 0 && o.uid != os.Geteuid() }
+
 // fileOwner returns who owns path (false when it cannot be read).
 func fileOwner(path string) (owner, bool) {
 	var st syscall.Stat_t

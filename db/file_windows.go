@@ -20,6 +20,8 @@ func linkCount(string) uint64 { return 0 }
 // owner is not tracked on Windows: ACLs, not modes, guard the files.
 type owner struct{}
 
+func (owner) belongsToAnotherUser() bool { return false }
+
 func fileOwner(path string) (owner, bool) {
 	_, err := os.Stat(path)
 	return owner{}, err == nil

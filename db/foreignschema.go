@@ -104,8 +104,7 @@ func schemaVersion(ctx context.Context, q gen.DBTX) (int64, error) {
 	return v, err
 }
 
-// guardCommit runs last in every write transaction before the full-text
-// indexing and COMMIT: when the schema changed since the writer last
+// guardCommit runs last in every write transaction, before COMMIT: when the schema changed since the writer last
 // looked (a trigger planted while the store is open), it refuses the
 // batch if a foreign trigger now fires on sessiondb's tables — everything
 // the batch did, the trigger's work included, is rolled back — and it

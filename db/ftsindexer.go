@@ -34,8 +34,10 @@ const (
 	// indexPatience bounds a slice's wait for another process's lock; the
 	// next poll tries again.
 	indexPatience = time.Second
-	// closeIndexBudget bounds how long Close indexes what is left.
+	// closeIndexBudget bounds how long Close indexes what is left, and
+	// openIndexBudget how long Open indexes what a previous run left.
 	closeIndexBudget = 2 * time.Second
+	openIndexBudget  = 2 * time.Second
 	// yieldWait bounds one wait for the queued appends' batch to commit.
 	yieldWait = 5 * time.Millisecond
 )
@@ -140,6 +142,9 @@ func (w *writer) indexFailed(err error) {
 // queue was empty). With yield it first lets queued appends go, unless a
 // row has waited indexMaxLag.
 func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
+	if err := w.halted(); err != nil {
+		return 0, err // writes are halted: no slice can commit
+	}
 	w.mu.Lock()
 	if w.conn == nil {
 		w.unlock()
@@ -224,21 +229,22 @@ func (w *writer) sliceLimit(lag time.Duration) int {
 // A slice that finds the index damaged switches it off (indexFailed).
 func (w *writer) indexAll(ctx context.Context) (left int64, err error) {
 	for {
-		n, err := w.indexOnce(ctx, false)
-		if err != nil {
-			w.indexFailed(err)
+		n, ierr := w.indexOnce(ctx, false)
+		if ierr != nil {
+			w.indexFailed(ierr)
+			err = ierr
 			break
 		}
 		if n == 0 {
 			return 0, nil
 		}
 	}
-	err = w.read(context.Background(), func(q gen.DBTX) error {
+	rerr := w.read(context.Background(), func(q gen.DBTX) error {
 		state, err := queries.FTSPendingState(context.Background(), q)
 		left = state.Queued
 		return err
 	})
-	return left, err
+	return left, errors.Join(err, rerr)
 }
 
 // IndexNow indexes every message still queued for the full-text indexes,
@@ -253,6 +259,9 @@ func (s *Store) IndexNow(ctx context.Context) error {
 	const op = "index now"
 	if s.closed.Load() {
 		return opErr(op, "", ErrClosed)
+	}
+	if s.w == nil { // a read-only store indexes nothing
+		return opErr(op, "", s.readOnly)
 	}
 	for {
 		n, err := s.w.indexOnce(ctx, false)

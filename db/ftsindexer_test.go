@@ -2,7 +2,9 @@ package db
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +192,69 @@ func TestIndexer_WaitsOutAnotherProcessLockQuietly(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "write lock unavailable") {
 		t.Errorf("the indexer's lock wait was logged as a write giving up:\n%s", logs.String())
+	}
+}
+
+// With ManualIndexing nothing indexes in the background; Search finds the
+// queued message anyway, and IndexNow empties the queue.
+func TestManualIndexing(t *testing.T) {
+	s := openTestStore(t, Options{ManualIndexing: true})
+	newTestSession(t, s, "m")
+	if _, err := s.AppendMessage(t.Context(), "m", NewMessage{Role: RoleUser, Content: "kumquat marmalade"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * indexPoll) // long past when the background indexer would have run
+	if st := s.Stats(); st.IndexQueued != 1 || st.IndexSlices != 0 {
+		t.Fatalf("Stats: %d queued, %d slices; want the message left queued", st.IndexQueued, st.IndexSlices)
+	}
+	if hits, err := s.Search(t.Context(), "kumquat", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Errorf("Search of a queued message = %d hits, %v; want 1", len(hits), err)
+	}
+	if err := s.IndexNow(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.IndexQueued != 0 || st.MessagesIndexed != 1 {
+		t.Errorf("after IndexNow: %d queued, %d indexed; want 0, 1", st.IndexQueued, st.MessagesIndexed)
+	}
+}
+
+// A read-only store indexes nothing: IndexNow says why instead of panicking.
+func TestIndexNow_ReadOnlyStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ro, err := Open(t.Context(), path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := ro.IndexNow(t.Context()); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("IndexNow on a read-only store = %v, want ErrReadOnly", err)
+	}
+}
+
+// A long backlog queued by another writer does not make Open fail: Open
+// indexes what it can within part of its patience and leaves the rest to
+// the background indexer.
+func TestOpen_LongIndexBacklogWithShortPatience(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newTestSession(t, s, "b")
+	s.Close()
+	damage(t, path, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000)
+		INSERT INTO messages (session_id, role, content, created_at) SELECT 'b', 'user', 'backlog row ' || i, 0 FROM n`)
+	s, err = Open(t.Context(), path, Options{OpenPatience: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open behind a 40,000-row backlog with 300 ms patience: %v", err)
+	}
+	defer s.Close()
+	if hits, err := s.Search(t.Context(), `"backlog row 39999"`, SearchOptions{}); err != nil || len(hits) == 0 {
+		t.Errorf("Search behind the backlog = %d hits, %v; want the row", len(hits), err)
 	}
 }

@@ -211,11 +211,13 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 		return err
 	}
 	if queued && !stale {
-		// The indexer's slices may find the index damaged and mark it
-		// stale: look again.
-		if _, err := w.indexAll(ctx); err != nil {
-			return err
-		}
+		// Index what was left, within part of Open's patience: a long
+		// backlog is the background indexer's (Search finds queued rows
+		// meanwhile), and must not make Open fail. The slices may find the
+		// index damaged and mark it stale: look again.
+		ictx, cancel := context.WithTimeout(ctx, min(patience/2, openIndexBudget))
+		_, _ = w.indexAll(ictx) // what it could not do, the indexer does
+		cancel()
 		if stale, _, err = ftsState(ctx, w); err != nil {
 			return err
 		}

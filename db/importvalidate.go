@@ -99,10 +99,11 @@ func (v *importValidator) check(lr *lineReader, line []byte) error {
 		}
 		v.seen[rec.ID] = true
 		if rec.Title != "" {
-			if other, dup := v.titles[rec.Title]; dup {
-				return v.fail(lr.line, invalid("sessions %q and %q have the same title %q (titles are unique)", other, rec.ID, rec.Title))
+			key := rec.UserID + "\x00" + rec.Title // titles are unique per user
+			if other, dup := v.titles[key]; dup {
+				return v.fail(lr.line, invalid("sessions %q and %q have the same title %q (titles are unique per user)", other, rec.ID, rec.Title))
 			}
-			v.titles[rec.Title] = rec.ID
+			v.titles[key] = rec.ID
 		}
 		v.blocks = append(v.blocks, importBlock{id: rec.ID, start: lr.start})
 		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, usage: map[[2]string]bool{}}

@@ -55,7 +55,9 @@ type Options struct {
 	// power-loss disk in tests/powerloss) and special filesystems.
 	VFS string
 	// ReadOnly opens the store for reading only: no writer, no migration,
-	// no file created; every write returns ErrReadOnly. It is how to read
+	// no database file created (only the shared-memory file SQLite needs
+	// to read a WAL file, made 0600, where the directory allows it); every
+	// write returns ErrReadOnly. It is how to read
 	// a store on a read-only mount or in a directory this user cannot
 	// write (a plain Open refuses those with ErrReadOnly). The file must
 	// exist and be at this build's schema version. Where the directory
@@ -63,6 +65,12 @@ type Options struct {
 	// immutable (see readonly.go for the risk where the medium itself is
 	// writable).
 	ReadOnly bool
+	// ManualIndexing runs no background indexer: new messages stay
+	// queued for the full-text index until IndexNow, Close or the next
+	// Open indexes them, and Search finds them meanwhile all the same. For
+	// a bulk load that indexes once at the end, and for harnesses that
+	// count every write and fsync a store makes.
+	ManualIndexing bool
 	// Logger receives warnings (maintenance failures, lock holders). Default
 	// slog.Default().
 	Logger *slog.Logger

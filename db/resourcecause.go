@@ -26,8 +26,8 @@ const diskFullSlack = 1 << 20
 // the process's open files. Errors it does not recognise are returned as
 // they are; an error that already names a cause keeps it.
 func resourceCause(path string, err error) error {
-	if err == nil || errors.Is(err, ErrDiskFull) || errors.Is(err, ErrTooManyOpenFiles) {
-		return err
+	if err == nil || errors.Is(err, ErrDiskFull) || errors.Is(err, ErrTooManyOpenFiles) || errors.Is(err, ErrIO) {
+		return err // the cause is named already (a halted store says reopen, not free space)
 	}
 	if !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.CANTOPEN) && !errors.Is(err, sqlite3.FULL) &&
 		!errors.Is(err, sql.ErrConnDone) {

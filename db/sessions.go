@@ -126,7 +126,7 @@ type NewSession struct {
 	ModelConfig  string
 	SystemPrompt string
 	Cwd          string
-	Title        string // a user's title (TitleUser): unique across the store, rules as in SetTitle
+	Title        string // a user's title (TitleUser): unique per user, rules as in SetTitle
 }
 
 func (n *NewSession) normalize() error {

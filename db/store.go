@@ -115,7 +115,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	} else {
 		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
 	}
-	w.startIndexer()
+	if !opts.ManualIndexing {
+		w.startIndexer()
+	}
 	return s, nil
 }
 

@@ -18,7 +18,8 @@ func TestCLI_ReadsNeverCreateADatabase(t *testing.T) {
 		{"usage"}, {"usage", "s1"}, {"lineage", "s1"}, {"conversation", "s1"}, {"meta", "get", "k"},
 		{"locks", "s1"}, {"handoff", "s1"}, {"title", "s1"}, {"title", "s1", "new title"},
 		{"append", "s1", "--role", "user", "--content", "hi"}, {"rewind", "s1", "--to", "1"},
-		{"flag", "s1", "pin"}, {"delete", "s1"}, {"prune"}, {"vacuum"},
+		{"flag", "s1", "pin"}, {"delete", "s1"}, {"prune"}, {"vacuum"}, {"resume", "s1"},
+		{"bulk", "archive", "--dry-run"}, {"bulk", "ghosts"}, {"mcp"},
 	}
 	for _, where := range []string{"MissingDir", "MissingFile"} {
 		t.Run(where, func(t *testing.T) {

@@ -68,7 +68,7 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 	default:
 		return usagef("bulk: unknown operation %q (expected prune, archive, delete or ghosts)", sub)
 	}
-	s, err := e.open(ctx)
+	s, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func runSessionNew(ctx context.Context, e *env, args []string) error {
 	var n db.NewSession
 	fs.StringVar(&n.ID, "id", "", "session id (default: generated)")
 	fs.StringVar(&n.Source, "source", "cli", "where the session comes from")
-	fs.StringVar(&n.Title, "title", "", "title, unique across the store")
+	fs.StringVar(&n.Title, "title", "", "title, unique per user (sessions without a user share one scope)")
 	fs.StringVar(&n.ParentID, "parent", "", "parent session id")
 	kind := fs.String("kind", "", "what the session is to its parent: branch, delegate, reset, tool")
 	fs.StringVar(&n.Model, "model", "", "model name")

@@ -34,6 +34,13 @@ var errorCodes = []struct {
 	{sentinel(db.ErrReadOnly), "read_only", exitError},
 	{sentinel(db.ErrReplaced), "replaced", exitError},
 	{sentinel(db.ErrSchemaTooNew), "schema_too_new", exitError},
+	{sentinel(db.ErrIdempotencyConflict), "idempotency_conflict", exitError},
+	{sentinel(db.ErrCoolingDown), "cooling_down", exitLocked},
+	{sentinel(db.ErrForeignSchema), "foreign_schema", exitError},
+	{sentinel(db.ErrAliased), "aliased", exitError},
+	{sentinel(db.ErrDiskFull), "disk_full", exitError},
+	{sentinel(db.ErrTooManyOpenFiles), "too_many_open_files", exitError},
+	{sentinel(db.ErrIO), "io_error", exitError},
 	{sentinel(db.ErrClosed), "closed", exitError},
 	{sentinel(context.Canceled), "interrupted", exitError},
 }

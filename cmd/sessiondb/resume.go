@@ -42,7 +42,7 @@ func runResume(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func TestFaults_FsyncFailureHaltsWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	disk := New(false)
 	defer disk.Close()
-	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: 2, FTSMergeEvery: -1, Logger: quiet})
+	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: 2, FTSMergeEvery: -1, ManualIndexing: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestFaults_AutomaticCheckpointFailureHalts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	disk := New(false)
 	defer disk.Close()
-	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: -1, FTSMergeEvery: -1, Logger: quiet})
+	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: -1, FTSMergeEvery: -1, ManualIndexing: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestFaults_AutomaticCheckpointFailureHalts(t *testing.T) {
 func TestFaults_OpenSurvivesFailedSync(t *testing.T) {
 	ctx := t.Context()
 	count := New(false)
-	s, err := db.Open(ctx, filepath.Join(t.TempDir(), "count.db"), db.Options{VFS: count.Name(), Logger: quiet})
+	s, err := db.Open(ctx, filepath.Join(t.TempDir(), "count.db"), db.Options{VFS: count.Name(), ManualIndexing: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestFaults_OpenSurvivesFailedSync(t *testing.T) {
 			disk := New(false)
 			disk.Inject(f)
 			acked := false
-			if s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), Logger: quiet}); err != nil {
+			if s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), ManualIndexing: true, Logger: quiet}); err != nil {
 				failed++
 				t.Logf("%s: Open failed: %v", f, err)
 			} else {
@@ -314,7 +314,7 @@ func TestFaults_OpenSurvivesFailedSync(t *testing.T) {
 			if _, err := disk.Restore(rng, 0, false); err != nil {
 				t.Fatal(err)
 			}
-			s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), Logger: quiet})
+			s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), ManualIndexing: true, Logger: quiet})
 			if err != nil {
 				t.Errorf("%s: reopen once the fault cleared: %v", f, err)
 				disk.Close()
@@ -343,7 +343,7 @@ func TestFaults_VacuumFsyncFailureHalts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	disk := New(false)
 	defer disk.Close()
-	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), Logger: quiet})
+	s, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), ManualIndexing: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,8 +372,8 @@ func TestFaults_OpenOverAnotherProcessesPartialCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	disk := New(false)
 	defer disk.Close()
-	opts := db.Options{VFS: disk.Name(), CheckpointEvery: 2, FTSMergeEvery: -1, Logger: quiet}
-	a, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: -1, FTSMergeEvery: -1, Logger: quiet})
+	opts := db.Options{VFS: disk.Name(), CheckpointEvery: 2, FTSMergeEvery: -1, ManualIndexing: true, Logger: quiet}
+	a, err := db.Open(ctx, path, db.Options{VFS: disk.Name(), CheckpointEvery: -1, FTSMergeEvery: -1, ManualIndexing: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
