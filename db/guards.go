@@ -218,7 +218,12 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 		ictx, cancel := context.WithTimeout(ctx, min(patience/2, openIndexBudget))
 		_, _ = w.indexAll(ictx) // what it could not do, the indexer does
 		cancel()
-		if stale, _, err = ftsState(ctx, w); err != nil {
+		// A read of two rows: not bound by what is left of the patience,
+		// which the indexing may have used up (a slow machine overruns).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		stale, _, err = ftsState(sctx, w)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}

@@ -187,7 +187,7 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 	disk.Inject(f)
 	var mu sync.Mutex
 	acked := map[string]string{} // key → content
-	unknown := map[string]string{}
+	unknown := map[string]db.NewMessage{} // a retry resends the same message: a key names one message
 	refused := map[string]bool{} // failed cleanly and not retried
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -235,7 +235,7 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 					o.failed[name]++
 					for _, m := range batch {
 						if name == "ErrCommitUnknown" {
-							unknown[m.IdempotencyKey] = m.Content
+							unknown[m.IdempotencyKey] = m
 							delete(refused, m.IdempotencyKey)
 						} else if _, maybe := unknown[m.IdempotencyKey]; !maybe {
 							refused[m.IdempotencyKey] = true
@@ -283,12 +283,12 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 		return o, fmt.Errorf("reopen after the fault: %w", err)
 	}
 	// Retry what was left unknown (exactly once by key), then write more.
-	for key, content := range unknown {
-		if _, err := s.AppendMessage(ctx, "p", db.NewMessage{Role: db.RoleUser, Content: content, IdempotencyKey: key}); err != nil {
+	for key, m := range unknown {
+		if _, err := s.AppendMessage(ctx, "p", m); err != nil {
 			s.Close()
 			return o, fmt.Errorf("retry %s after the reopen: %w", key, err)
 		}
-		acked[key] = content
+		acked[key] = m.Content
 	}
 	for n := range 8 {
 		batch := faultBatch(fmt.Sprintf("after-%d", n), n)
