@@ -186,9 +186,9 @@ func faultOnce(t *testing.T, f Fault, sameBoot bool, rng *rand.Rand) (faultOutco
 	f.At += disk.Calls(f.Call, f.Target)
 	disk.Inject(f)
 	var mu sync.Mutex
-	acked := map[string]string{} // key → content
+	acked := map[string]string{}          // key → content
 	unknown := map[string]db.NewMessage{} // a retry resends the same message: a key names one message
-	refused := map[string]bool{} // failed cleanly and not retried
+	refused := map[string]bool{}          // failed cleanly and not retried
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() { // a reader: its snapshots hold checkpoints short
