@@ -70,17 +70,7 @@ func runSessionNew(ctx context.Context, e *env, args []string) error {
 }
 
 func runSessionShow(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("session show", flag.ContinueOnError)
-	ref := addSessionRefFlags(fs)
-	pos, err := e.parseArgs(fs, args, 0, 1)
-	if err != nil {
-		return err
-	}
-	s, err := e.openRead(ctx)
-	if err != nil {
-		return err
-	}
-	id, err := ref.resolve(ctx, s, "session show", pos)
+	s, id, err := openNamedSession(ctx, e, "session show", args)
 	if err != nil {
 		return err
 	}

@@ -35,18 +35,26 @@ func (r sessionRef) resolve(ctx context.Context, s *db.Store, cmd string, pos []
 	return s.ResolveSessionID(ctx, pos[0])
 }
 
-func runResume(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+// openNamedSession is the start of a read command that names one session
+// (id, prefix or --title): its flags parsed first (as help's describe mode
+// needs), the existing store opened for reading, the name resolved.
+func openNamedSession(ctx context.Context, e *env, cmd string, args []string) (*db.Store, string, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	ref := addSessionRefFlags(fs)
 	pos, err := e.parseArgs(fs, args, 0, 1)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	s, err := e.openRead(ctx)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	id, err := ref.resolve(ctx, s, "resume", pos)
+	id, err := ref.resolve(ctx, s, cmd, pos)
+	return s, id, err
+}
+
+func runResume(ctx context.Context, e *env, args []string) error {
+	s, id, err := openNamedSession(ctx, e, "resume", args)
 	if err != nil {
 		return err
 	}
