@@ -1,0 +1,270 @@
+// Command drivergen writes the typed query half of the engine seam from
+// sqlc's SQLite output (db/gen): store/driver/queries.go, the Queries
+// interface every engine implements with its row and parameter types, and
+// db/executor_gen.go, the SQLite engine's implementation of it over
+// db/gen. Run it through `go generate ./...` after sqlc; CI fails on a
+// diff.
+//
+// The interface is derived rather than written so that the domain's view of
+// storage cannot drift from the queries the SQLite engine runs: a query
+// added to queries/ appears in the interface, and an engine that lacks it
+// no longer compiles. The types are copies with the same fields, so the
+// SQLite engine converts between them with a plain conversion, and other
+// engines generate structs of the same shape.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// engineOnly lists the queries of db/gen that are the SQLite engine's own:
+// the FTS5 index and its queue, the search routes over it, and the import
+// of another program's SQLite file. They stay out of the neutral interface.
+var engineOnly = map[string]bool{}
+
+// engineOnlyFiles are the query files whose every query is engine-only,
+// except those named in neutralAnyway.
+var engineOnlyFiles = []string{"fts.sql.go", "search.sql.go", "hermes.sql.go"}
+
+// neutralAnyway are queries in engineOnlyFiles the domain needs on every
+// engine: a search hit's neighbours, and the usage report's billing rows.
+var neutralAnyway = map[string]bool{
+	"MessageContextBefore":       true,
+	"MessageContextAfter":        true,
+	"ModelUsageBillingBySession": true,
+}
+
+type method struct {
+	name   string
+	file   string
+	doc    string
+	params []*ast.Field // after ctx and db
+	result []ast.Expr   // the non-error results
+}
+
+func main() {
+	genDir := flag.String("gen", "gen", "sqlc's output directory")
+	driverOut := flag.String("driver", "../store/driver/queries.go", "the interface file to write")
+	engineOut := flag.String("engine", "executor_gen.go", "the SQLite implementation to write")
+	flag.Parse()
+	if err := run(*genDir, *driverOut, *engineOut); err != nil {
+		fmt.Fprintln(os.Stderr, "drivergen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(genDir, driverOut, engineOut string) error {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, genDir, nil, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	pkg, ok := pkgs["gen"]
+	if !ok {
+		return fmt.Errorf("no package gen in %s", genDir)
+	}
+	types := map[string]*ast.TypeSpec{}
+	var methods []method
+	files := make([]string, 0, len(pkg.Files))
+	for name := range pkg.Files {
+		files = append(files, name)
+	}
+	slices.Sort(files)
+	for _, name := range files {
+		f := pkg.Files[name]
+		base := filepath.Base(name)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name != "DBTX" && ts.Name.Name != "Queries" {
+						types[ts.Name.Name] = ts
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv == nil || !d.Name.IsExported() {
+					continue
+				}
+				if slices.Contains(engineOnlyFiles, base) && !neutralAnyway[d.Name.Name] || engineOnly[d.Name.Name] {
+					continue
+				}
+				m := method{name: d.Name.Name, file: strings.TrimSuffix(base, ".go")}
+				var params []*ast.Field
+				for _, p := range d.Type.Params.List {
+					for _, n := range p.Names {
+						params = append(params, &ast.Field{Names: []*ast.Ident{n}, Type: p.Type})
+					}
+				}
+				if len(params) < 2 {
+					return fmt.Errorf("%s: want (ctx, db, ...) parameters", m.name)
+				}
+				m.params = params[2:]
+				for _, r := range d.Type.Results.List {
+					if id, ok := r.Type.(*ast.Ident); ok && id.Name == "error" {
+						continue
+					}
+					m.result = append(m.result, r.Type)
+				}
+				if len(m.result) > 1 {
+					return fmt.Errorf("%s: more than one result besides error", m.name)
+				}
+				methods = append(methods, m)
+			}
+		}
+	}
+	slices.SortFunc(methods, func(a, b method) int { return strings.Compare(a.name, b.name) })
+
+	used := map[string]bool{}
+	var mark func(e ast.Expr)
+	mark = func(e ast.Expr) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if ts, ok := types[id.Name]; ok && !used[id.Name] {
+					used[id.Name] = true
+					mark(ts.Type)
+				}
+			}
+			return true
+		})
+	}
+	for _, m := range methods {
+		for _, p := range m.params {
+			mark(p.Type)
+		}
+		for _, r := range m.result {
+			mark(r)
+		}
+	}
+
+	driverSrc, err := driverFile(fset, types, used, methods)
+	if err != nil {
+		return err
+	}
+	engineSrc, err := engineFile(fset, types, methods)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(driverOut, driverSrc, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(engineOut, engineSrc, 0o644)
+}
+
+const header = "// Code generated by drivergen from db/gen. DO NOT EDIT.\n\n"
+
+func expr(fset *token.FileSet, e ast.Expr) string {
+	var b bytes.Buffer
+	printer.Fprint(&b, fset, e)
+	return b.String()
+}
+
+// qualify prints e with every generated type name prefixed by pkg.
+func qualify(fset *token.FileSet, types map[string]*ast.TypeSpec, e ast.Expr, pkg string) string {
+	s := expr(fset, e)
+	for _, p := range []string{"[]*", "[]", "*", ""} {
+		if name, ok := strings.CutPrefix(s, p); ok && types[name] != nil {
+			return p + pkg + "." + name
+		}
+	}
+	return s
+}
+
+func driverFile(fset *token.FileSet, types map[string]*ast.TypeSpec, used map[string]bool, methods []method) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteString("package driver\n\nimport \"context\"\n\n")
+	b.WriteString("// Queries are the typed operations the domain runs, one per query of\n")
+	b.WriteString("// queries/*.sql that every engine has. A query that finds no row returns\n")
+	b.WriteString("// ErrNotFound; every other error carries at most one of this package's\n")
+	b.WriteString("// sentinels (ErrExists for a unique violation, ErrNotFound for a missing\n")
+	b.WriteString("// parent, ErrInvalidInput for a failed check).\n")
+	b.WriteString("type Queries interface {\n")
+	for _, m := range methods {
+		fmt.Fprintf(&b, "\t%s(ctx context.Context", m.name)
+		for _, p := range m.params {
+			fmt.Fprintf(&b, ", %s %s", p.Names[0].Name, expr(fset, p.Type))
+		}
+		b.WriteString(") ")
+		if len(m.result) == 1 {
+			fmt.Fprintf(&b, "(%s, error)", expr(fset, m.result[0]))
+		} else {
+			b.WriteString("error")
+		}
+		fmt.Fprintf(&b, " // %s\n", m.file)
+	}
+	b.WriteString("}\n")
+	names := make([]string, 0, len(used))
+	for n := range used {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		ts := types[n]
+		fmt.Fprintf(&b, "\ntype %s %s\n", n, expr(fset, stripTags(ts.Type)))
+	}
+	return format.Source(b.Bytes())
+}
+
+// stripTags drops struct tags: the driver's types are not encoded.
+func stripTags(e ast.Expr) ast.Expr {
+	st, ok := e.(*ast.StructType)
+	if !ok {
+		return e
+	}
+	out := &ast.StructType{Fields: &ast.FieldList{}}
+	for _, f := range st.Fields.List {
+		out.Fields.List = append(out.Fields.List, &ast.Field{Names: f.Names, Type: f.Type})
+	}
+	return out
+}
+
+func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []method) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.WriteString("package db\n\nimport (\n\t\"context\"\n\n\t\"github.com/sessiondb/sessiondb/db/gen\"\n\t\"github.com/sessiondb/sessiondb/store/driver\"\n)\n\n")
+	b.WriteString("// executor runs the neutral queries on one SQLite connection or\n")
+	b.WriteString("// transaction, mapping each driver error to a sentinel (queryError).\n")
+	b.WriteString("type executor struct{ db gen.DBTX }\n\n")
+	b.WriteString("var _ driver.Queries = executor{}\n")
+	for _, m := range methods {
+		fmt.Fprintf(&b, "\nfunc (e executor) %s(ctx context.Context", m.name)
+		args := []string{"ctx", "e.db"}
+		for _, p := range m.params {
+			name := p.Names[0].Name
+			fmt.Fprintf(&b, ", %s %s", name, qualify(fset, types, p.Type, "driver"))
+			if q := qualify(fset, types, p.Type, "gen"); strings.HasPrefix(q, "gen.") {
+				args = append(args, q+"("+name+")")
+			} else {
+				args = append(args, name)
+			}
+		}
+		call := fmt.Sprintf("queries.%s(%s)", m.name, strings.Join(args, ", "))
+		if len(m.result) == 0 {
+			fmt.Fprintf(&b, ") error {\n\treturn queryError(%s)\n}\n", call)
+			continue
+		}
+		res := qualify(fset, types, m.result[0], "driver")
+		fmt.Fprintf(&b, ") (%s, error) {\n\tr, err := %s\n", res, call)
+		switch {
+		case strings.HasPrefix(res, "[]driver."):
+			fmt.Fprintf(&b, "\tout := make(%s, len(r))\n\tfor i := range r {\n\t\tout[i] = %s(r[i])\n\t}\n\treturn out, queryError(err)\n}\n",
+				res, strings.TrimPrefix(res, "[]"))
+		case strings.HasPrefix(res, "driver."):
+			fmt.Fprintf(&b, "\treturn %s(r), queryError(err)\n}\n", res)
+		default:
+			b.WriteString("\treturn r, queryError(err)\n}\n")
+		}
+	}
+	return format.Source(b.Bytes())
+}
