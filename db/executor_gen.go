@@ -10,29 +10,29 @@ import (
 )
 
 // executor runs the neutral queries on one SQLite connection or
-// transaction, mapping each driver error to a sentinel (queryError).
+// transaction, mapping each driver error to a sentinel (mapDriverError).
 type executor struct{ db gen.DBTX }
 
 var _ driver.Queries = executor{}
 
 func (e executor) CompressionLockDelete(ctx context.Context, arg driver.CompressionLockDeleteParams) (int64, error) {
 	r, err := queries.CompressionLockDelete(ctx, e.db, gen.CompressionLockDeleteParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) CompressionLockExtend(ctx context.Context, arg driver.CompressionLockExtendParams) (int64, error) {
 	r, err := queries.CompressionLockExtend(ctx, e.db, gen.CompressionLockExtendParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) CompressionLockGet(ctx context.Context, sessionID string) (driver.CompressionLock, error) {
 	r, err := queries.CompressionLockGet(ctx, e.db, sessionID)
-	return driver.CompressionLock(r), queryError(err)
+	return driver.CompressionLock(r), mapDriverError(err)
 }
 
 func (e executor) CompressionLockInsert(ctx context.Context, arg driver.CompressionLockInsertParams) (int64, error) {
 	r, err := queries.CompressionLockInsert(ctx, e.db, gen.CompressionLockInsertParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
@@ -41,22 +41,22 @@ func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActi
 	for i := range r {
 		out[i] = driver.Message(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error) {
 	r, err := queries.MessageActiveIDs(ctx, e.db, sessionID)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageActiveWatermark(ctx context.Context, sessionID string) (int64, error) {
 	r, err := queries.MessageActiveWatermark(ctx, e.db, sessionID)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageCompactUpTo(ctx context.Context, arg driver.MessageCompactUpToParams) (int64, error) {
 	r, err := queries.MessageCompactUpTo(ctx, e.db, gen.MessageCompactUpToParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageContextAfter(ctx context.Context, arg driver.MessageContextAfterParams) ([]driver.MessageContextAfterRow, error) {
@@ -65,7 +65,7 @@ func (e executor) MessageContextAfter(ctx context.Context, arg driver.MessageCon
 	for i := range r {
 		out[i] = driver.MessageContextAfterRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageContextBefore(ctx context.Context, arg driver.MessageContextBeforeParams) ([]driver.MessageContextBeforeRow, error) {
@@ -74,17 +74,17 @@ func (e executor) MessageContextBefore(ctx context.Context, arg driver.MessageCo
 	for i := range r {
 		out[i] = driver.MessageContextBeforeRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageCopy(ctx context.Context, arg driver.MessageCopyParams) (int64, error) {
 	r, err := queries.MessageCopy(ctx, e.db, gen.MessageCopyParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageCount(ctx context.Context) (int64, error) {
 	r, err := queries.MessageCount(ctx, e.db)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExportPageParams) ([]driver.Message, error) {
@@ -93,32 +93,32 @@ func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExpor
 	for i := range r {
 		out[i] = driver.Message(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageGet(ctx context.Context, id int64) (driver.Message, error) {
 	r, err := queries.MessageGet(ctx, e.db, id)
-	return driver.Message(r), queryError(err)
+	return driver.Message(r), mapDriverError(err)
 }
 
 func (e executor) MessageIDByIdempotencyKey(ctx context.Context, arg driver.MessageIDByIdempotencyKeyParams) (int64, error) {
 	r, err := queries.MessageIDByIdempotencyKey(ctx, e.db, gen.MessageIDByIdempotencyKeyParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageIDBySeq(ctx context.Context, arg driver.MessageIDBySeqParams) (int64, error) {
 	r, err := queries.MessageIDBySeq(ctx, e.db, gen.MessageIDBySeqParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageImport(ctx context.Context, arg driver.MessageImportParams) (int64, error) {
 	r, err := queries.MessageImport(ctx, e.db, gen.MessageImportParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageInsert(ctx context.Context, arg driver.MessageInsertParams) (int64, error) {
 	r, err := queries.MessageInsert(ctx, e.db, gen.MessageInsertParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageListAscending(ctx context.Context, arg driver.MessageListAscendingParams) ([]driver.Message, error) {
@@ -127,7 +127,7 @@ func (e executor) MessageListAscending(ctx context.Context, arg driver.MessageLi
 	for i := range r {
 		out[i] = driver.Message(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageListDescendingParams) ([]driver.Message, error) {
@@ -136,47 +136,47 @@ func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageL
 	for i := range r {
 		out[i] = driver.Message(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) MessageRetire(ctx context.Context, id int64) error {
-	return queryError(queries.MessageRetire(ctx, e.db, id))
+	return mapDriverError(queries.MessageRetire(ctx, e.db, id))
 }
 
 func (e executor) MessageRewindFrom(ctx context.Context, arg driver.MessageRewindFromParams) (int64, error) {
 	r, err := queries.MessageRewindFrom(ctx, e.db, gen.MessageRewindFromParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MessageSeq(ctx context.Context, id int64) (driver.MessageSeqRow, error) {
 	r, err := queries.MessageSeq(ctx, e.db, id)
-	return driver.MessageSeqRow(r), queryError(err)
+	return driver.MessageSeqRow(r), mapDriverError(err)
 }
 
 func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOriginParams) error {
-	return queryError(queries.MessageSetOrigin(ctx, e.db, gen.MessageSetOriginParams(arg)))
+	return mapDriverError(queries.MessageSetOrigin(ctx, e.db, gen.MessageSetOriginParams(arg)))
 }
 
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {
 	r, err := queries.MetaDelete(ctx, e.db, key)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MetaGet(ctx context.Context, key string) (string, error) {
 	r, err := queries.MetaGet(ctx, e.db, key)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) MetaInsertIfAbsent(ctx context.Context, arg driver.MetaInsertIfAbsentParams) error {
-	return queryError(queries.MetaInsertIfAbsent(ctx, e.db, gen.MetaInsertIfAbsentParams(arg)))
+	return mapDriverError(queries.MetaInsertIfAbsent(ctx, e.db, gen.MetaInsertIfAbsentParams(arg)))
 }
 
 func (e executor) MetaUpsert(ctx context.Context, arg driver.MetaUpsertParams) error {
-	return queryError(queries.MetaUpsert(ctx, e.db, gen.MetaUpsertParams(arg)))
+	return mapDriverError(queries.MetaUpsert(ctx, e.db, gen.MetaUpsertParams(arg)))
 }
 
 func (e executor) ModelSwitchInsert(ctx context.Context, arg driver.ModelSwitchInsertParams) error {
-	return queryError(queries.ModelSwitchInsert(ctx, e.db, gen.ModelSwitchInsertParams(arg)))
+	return mapDriverError(queries.ModelSwitchInsert(ctx, e.db, gen.ModelSwitchInsertParams(arg)))
 }
 
 func (e executor) ModelSwitchesBySession(ctx context.Context, sessionID string) ([]driver.ModelSwitch, error) {
@@ -185,11 +185,11 @@ func (e executor) ModelSwitchesBySession(ctx context.Context, sessionID string) 
 	for i := range r {
 		out[i] = driver.ModelSwitch(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddParams) error {
-	return queryError(queries.ModelUsageAdd(ctx, e.db, gen.ModelUsageAddParams(arg)))
+	return mapDriverError(queries.ModelUsageAdd(ctx, e.db, gen.ModelUsageAddParams(arg)))
 }
 
 func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBillingBySessionRow, error) {
@@ -198,7 +198,7 @@ func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID stri
 	for i := range r {
 		out[i] = driver.ModelUsageBillingBySessionRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBySessionRow, error) {
@@ -207,11 +207,11 @@ func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]
 	for i := range r {
 		out[i] = driver.ModelUsageBySessionRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) ModelUsageImport(ctx context.Context, arg driver.ModelUsageImportParams) error {
-	return queryError(queries.ModelUsageImport(ctx, e.db, gen.ModelUsageImportParams(arg)))
+	return mapDriverError(queries.ModelUsageImport(ctx, e.db, gen.ModelUsageImportParams(arg)))
 }
 
 func (e executor) ModelUsageTotals(ctx context.Context, arg driver.ModelUsageTotalsParams) ([]driver.ModelUsageTotalsRow, error) {
@@ -220,26 +220,26 @@ func (e executor) ModelUsageTotals(ctx context.Context, arg driver.ModelUsageTot
 	for i := range r {
 		out[i] = driver.ModelUsageTotalsRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionActivityClearLabels(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionActivityClearLabels(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionActivityTouch(ctx context.Context, arg driver.SessionActivityTouchParams) (int64, error) {
 	r, err := queries.SessionActivityTouch(ctx, e.db, gen.SessionActivityTouchParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) error {
-	return queryError(queries.SessionAddMessageCounts(ctx, e.db, gen.SessionAddMessageCountsParams(arg)))
+	return mapDriverError(queries.SessionAddMessageCounts(ctx, e.db, gen.SessionAddMessageCountsParams(arg)))
 }
 
 func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, error) {
 	r, err := queries.SessionAncestors(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
@@ -248,12 +248,12 @@ func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionB
 	for i := range r {
 		out[i] = driver.SessionBulkCandidatesRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.SessionBulkFactsRow, error) {
 	r, err := queries.SessionBulkFacts(ctx, e.db, id)
-	return driver.SessionBulkFactsRow(r), queryError(err)
+	return driver.SessionBulkFactsRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.SessionChildrenRow, error) {
@@ -262,70 +262,70 @@ func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.Ses
 	for i := range r {
 		out[i] = driver.SessionChildrenRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionCompressionCooldownClear(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionCompressionCooldownGet(ctx context.Context, id string) (driver.SessionCompressionCooldownGetRow, error) {
 	r, err := queries.SessionCompressionCooldownGet(ctx, e.db, id)
-	return driver.SessionCompressionCooldownGetRow(r), queryError(err)
+	return driver.SessionCompressionCooldownGetRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionCompressionCooldownSet(ctx context.Context, arg driver.SessionCompressionCooldownSetParams) (int64, error) {
 	r, err := queries.SessionCompressionCooldownSet(ctx, e.db, gen.SessionCompressionCooldownSetParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionContinuation(ctx context.Context, id *string) (string, error) {
 	r, err := queries.SessionContinuation(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionConversationRoot(ctx context.Context, id string) (string, error) {
 	r, err := queries.SessionConversationRoot(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionCopyFlags(ctx context.Context, arg driver.SessionCopyFlagsParams) error {
-	return queryError(queries.SessionCopyFlags(ctx, e.db, gen.SessionCopyFlagsParams(arg)))
+	return mapDriverError(queries.SessionCopyFlags(ctx, e.db, gen.SessionCopyFlagsParams(arg)))
 }
 
 func (e executor) SessionCount(ctx context.Context) (int64, error) {
 	r, err := queries.SessionCount(ctx, e.db)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionCountRewind(ctx context.Context, id string) error {
-	return queryError(queries.SessionCountRewind(ctx, e.db, id))
+	return mapDriverError(queries.SessionCountRewind(ctx, e.db, id))
 }
 
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionDelete(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionEnd(ctx context.Context, arg driver.SessionEndParams) (int64, error) {
 	r, err := queries.SessionEnd(ctx, e.db, gen.SessionEndParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionEndForCompression(ctx context.Context, arg driver.SessionEndForCompressionParams) (int64, error) {
 	r, err := queries.SessionEndForCompression(ctx, e.db, gen.SessionEndForCompressionParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionEndReason(ctx context.Context, id string) (*string, error) {
 	r, err := queries.SessionEndReason(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionExists(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionExists(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionExportPage(ctx context.Context, arg driver.SessionExportPageParams) ([]driver.Session, error) {
@@ -334,65 +334,65 @@ func (e executor) SessionExportPage(ctx context.Context, arg driver.SessionExpor
 	for i := range r {
 		out[i] = driver.Session(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionFillUnset(ctx context.Context, arg driver.SessionFillUnsetParams) error {
-	return queryError(queries.SessionFillUnset(ctx, e.db, gen.SessionFillUnsetParams(arg)))
+	return mapDriverError(queries.SessionFillUnset(ctx, e.db, gen.SessionFillUnsetParams(arg)))
 }
 
 func (e executor) SessionGet(ctx context.Context, id string) (driver.Session, error) {
 	r, err := queries.SessionGet(ctx, e.db, id)
-	return driver.Session(r), queryError(err)
+	return driver.Session(r), mapDriverError(err)
 }
 
 func (e executor) SessionHandoffClaim(ctx context.Context, arg driver.SessionHandoffClaimParams) (int64, error) {
 	r, err := queries.SessionHandoffClaim(ctx, e.db, gen.SessionHandoffClaimParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionHandoffFinish(ctx context.Context, arg driver.SessionHandoffFinishParams) (int64, error) {
 	r, err := queries.SessionHandoffFinish(ctx, e.db, gen.SessionHandoffFinishParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionHandoffGet(ctx context.Context, id string) (driver.SessionHandoffGetRow, error) {
 	r, err := queries.SessionHandoffGet(ctx, e.db, id)
-	return driver.SessionHandoffGetRow(r), queryError(err)
+	return driver.SessionHandoffGetRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionHandoffReclaimStale(ctx context.Context, arg driver.SessionHandoffReclaimStaleParams) (int64, error) {
 	r, err := queries.SessionHandoffReclaimStale(ctx, e.db, gen.SessionHandoffReclaimStaleParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionHandoffRequest(ctx context.Context, arg driver.SessionHandoffRequestParams) (int64, error) {
 	r, err := queries.SessionHandoffRequest(ctx, e.db, gen.SessionHandoffRequestParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionHasRealTurns(ctx context.Context, sessionID string) (bool, error) {
 	r, err := queries.SessionHasRealTurns(ctx, e.db, sessionID)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionIDsInRange(ctx context.Context, arg driver.SessionIDsInRangeParams) ([]string, error) {
 	r, err := queries.SessionIDsInRange(ctx, e.db, gen.SessionIDsInRangeParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionImport(ctx context.Context, arg driver.SessionImportParams) (int64, error) {
 	r, err := queries.SessionImport(ctx, e.db, gen.SessionImportParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionInsert(ctx context.Context, arg driver.SessionInsertParams) (int64, error) {
 	r, err := queries.SessionInsert(ctx, e.db, gen.SessionInsertParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams) error {
-	return queryError(queries.SessionLink(ctx, e.db, gen.SessionLinkParams(arg)))
+	return mapDriverError(queries.SessionLink(ctx, e.db, gen.SessionLinkParams(arg)))
 }
 
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
@@ -401,22 +401,22 @@ func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams)
 	for i := range r {
 		out[i] = driver.Session(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {
 	r, err := queries.SessionNewestMessageID(ctx, e.db, sessionID)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionOrphanChildren(ctx context.Context, id *string) (int64, error) {
 	r, err := queries.SessionOrphanChildren(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionParentOf(ctx context.Context, id string) (*string, error) {
 	r, err := queries.SessionParentOf(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.SessionPruneCandidatesParams) ([]driver.SessionPruneCandidatesRow, error) {
@@ -425,7 +425,7 @@ func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.Session
 	for i := range r {
 		out[i] = driver.SessionPruneCandidatesRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentParams) ([]driver.SessionRecentRow, error) {
@@ -434,7 +434,7 @@ func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentPar
 	for i := range r {
 		out[i] = driver.SessionRecentRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRecentCountsParams) ([]driver.SessionRecentCountsRow, error) {
@@ -443,51 +443,51 @@ func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRec
 	for i := range r {
 		out[i] = driver.SessionRecentCountsRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionRecount(ctx context.Context, id string) error {
-	return queryError(queries.SessionRecount(ctx, e.db, id))
+	return mapDriverError(queries.SessionRecount(ctx, e.db, id))
 }
 
 func (e executor) SessionReopen(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionReopen(ctx, e.db, id)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionSetFlags(ctx context.Context, arg driver.SessionSetFlagsParams) (int64, error) {
 	r, err := queries.SessionSetFlags(ctx, e.db, gen.SessionSetFlagsParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionSetModel(ctx context.Context, arg driver.SessionSetModelParams) (int64, error) {
 	r, err := queries.SessionSetModel(ctx, e.db, gen.SessionSetModelParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionSetSystemPrompt(ctx context.Context, arg driver.SessionSetSystemPromptParams) (int64, error) {
 	r, err := queries.SessionSetSystemPrompt(ctx, e.db, gen.SessionSetSystemPromptParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionSetWorkspace(ctx context.Context, arg driver.SessionSetWorkspaceParams) (int64, error) {
 	r, err := queries.SessionSetWorkspace(ctx, e.db, gen.SessionSetWorkspaceParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionTitleGet(ctx context.Context, id string) (driver.SessionTitleGetRow, error) {
 	r, err := queries.SessionTitleGet(ctx, e.db, id)
-	return driver.SessionTitleGetRow(r), queryError(err)
+	return driver.SessionTitleGetRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionTitleOwner(ctx context.Context, arg driver.SessionTitleOwnerParams) (driver.SessionTitleOwnerRow, error) {
 	r, err := queries.SessionTitleOwner(ctx, e.db, gen.SessionTitleOwnerParams(arg))
-	return driver.SessionTitleOwnerRow(r), queryError(err)
+	return driver.SessionTitleOwnerRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionTitleSet(ctx context.Context, arg driver.SessionTitleSetParams) (int64, error) {
 	r, err := queries.SessionTitleSet(ctx, e.db, gen.SessionTitleSetParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionTitlesNumbered(ctx context.Context, arg driver.SessionTitlesNumberedParams) ([]driver.SessionTitlesNumberedRow, error) {
@@ -496,50 +496,50 @@ func (e executor) SessionTitlesNumbered(ctx context.Context, arg driver.SessionT
 	for i := range r {
 		out[i] = driver.SessionTitlesNumberedRow(r[i])
 	}
-	return out, queryError(err)
+	return out, mapDriverError(err)
 }
 
 func (e executor) SessionUsageAdd(ctx context.Context, arg driver.SessionUsageAddParams) (int64, error) {
 	r, err := queries.SessionUsageAdd(ctx, e.db, gen.SessionUsageAddParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionUsageGet(ctx context.Context, id string) (driver.SessionUsageGetRow, error) {
 	r, err := queries.SessionUsageGet(ctx, e.db, id)
-	return driver.SessionUsageGetRow(r), queryError(err)
+	return driver.SessionUsageGetRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionUsageSet(ctx context.Context, arg driver.SessionUsageSetParams) (int64, error) {
 	r, err := queries.SessionUsageSet(ctx, e.db, gen.SessionUsageSetParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) TurnLeaseDelete(ctx context.Context, arg driver.TurnLeaseDeleteParams) (int64, error) {
 	r, err := queries.TurnLeaseDelete(ctx, e.db, gen.TurnLeaseDeleteParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) TurnLeaseExtend(ctx context.Context, arg driver.TurnLeaseExtendParams) (int64, error) {
 	r, err := queries.TurnLeaseExtend(ctx, e.db, gen.TurnLeaseExtendParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) TurnLeaseGet(ctx context.Context, conversationID string) (driver.TurnLease, error) {
 	r, err := queries.TurnLeaseGet(ctx, e.db, conversationID)
-	return driver.TurnLease(r), queryError(err)
+	return driver.TurnLease(r), mapDriverError(err)
 }
 
 func (e executor) TurnLeaseInsert(ctx context.Context, arg driver.TurnLeaseInsertParams) (int64, error) {
 	r, err := queries.TurnLeaseInsert(ctx, e.db, gen.TurnLeaseInsertParams(arg))
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) TurnLeaseSweep(ctx context.Context, before int64) (int64, error) {
 	r, err := queries.TurnLeaseSweep(ctx, e.db, before)
-	return r, queryError(err)
+	return r, mapDriverError(err)
 }
 
 func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams) (driver.UsageTotalsRow, error) {
 	r, err := queries.UsageTotals(ctx, e.db, gen.UsageTotalsParams(arg))
-	return driver.UsageTotalsRow(r), queryError(err)
+	return driver.UsageTotalsRow(r), mapDriverError(err)
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 var updateTokenTables = stdflag.Bool("update-token-tables", false,
@@ -136,10 +138,10 @@ func TestFTSTokenTables_MatchTheDriver(t *testing.T) {
 		return
 	}
 	check := func(c rune) {
-		if got, want := wordRune(c), word[c]; got != want {
+		if got, want := searchtext.WordRune(c), word[c]; got != want {
 			t.Errorf("word tokenizer U+%04X: Go %d, SQLite %d", c, got, want)
 		}
-		if got, want := trigramRune(c), trigram[c]; got != want {
+		if got, want := searchtext.TrigramRune(c), trigram[c]; got != want {
 			t.Errorf("trigram tokenizer U+%04X: Go %d, SQLite %d", c, got, want)
 		}
 	}

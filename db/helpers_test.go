@@ -2,12 +2,13 @@ package db
 
 import (
 	"context"
-	"github.com/pressly/goose/v3"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rules"
 )
 
 // hermesOrigin names Hermes in imported_sessions.
@@ -138,11 +139,22 @@ func (s *Store) ImportHermes(ctx context.Context, path string, o HermesImportOpt
 	return res, nil
 }
 
+// hermesLink is a child whose parent comes later in the import: it is
+// linked once every session is in.
+type hermesLink struct {
+	child, parent, kind string
+	started             int64 // the child's start
+}
+
+// hermesChainWalk bounds the walk up a parent chain (a cycle in the
+// source would otherwise never end).
+const hermesChainWalk = 1000
+
 // hermesWriter is the write side of an import.
 type hermesWriter struct {
 	s       *Store
 	res     *HermesImportResult
-	pending []pendingLink
+	pending []hermesLink
 }
 
 // session imports one source session, a batch of its messages per
@@ -295,7 +307,7 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 					return err
 				}
 				if ok {
-					p.ParentSessionID, p.ParentKind = &u.s.parent, ptr(u.s.parentKind)
+					p.ParentSessionID, p.ParentKind = &u.s.parent, rules.Ptr(u.s.parentKind)
 				} else {
 					pending = true
 				}
@@ -380,7 +392,7 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 		w.res.Untitled++
 	}
 	if pending {
-		w.pending = append(w.pending, pendingLink{child: id, parent: u.s.parent, kind: u.s.parentKind})
+		w.pending = append(w.pending, hermesLink{child: id, parent: u.s.parent, kind: u.s.parentKind})
 	}
 	return nil
 }
@@ -397,7 +409,7 @@ func hermesLinkable(ctx context.Context, tx gen.DBTX, child, parent string) (boo
 		return false, err
 	}
 	cur := parent
-	for range maxChainWalk {
+	for range hermesChainWalk {
 		if cur == child {
 			return false, nil
 		}
@@ -431,7 +443,7 @@ func (w *hermesWriter) linkPending(ctx context.Context) error {
 				continue
 			}
 			if err := queries.SessionLink(ctx, tx, gen.SessionLinkParams{
-				ID: l.child, ParentID: &l.parent, ParentKind: ptr(l.kind)}); err != nil {
+				ID: l.child, ParentID: &l.parent, ParentKind: rules.Ptr(l.kind)}); err != nil {
 				return err
 			}
 		}
@@ -458,7 +470,7 @@ func (w *hermesWriter) meta(ctx context.Context, src *hermesSource) error {
 		written = 0
 		for _, r := range rows {
 			k, v := hermesMetaKey(r.str("key")), r.str("value")
-			if k == "" || checkLabel("meta key", k) != nil || checkText("meta value", v) != nil {
+			if k == "" || rules.CheckLabel("meta key", k) != nil || rules.CheckText("meta value", v) != nil {
 				continue
 			}
 			old, err := queries.MetaGet(ctx, tx, k)
@@ -483,7 +495,7 @@ func (w *hermesWriter) meta(ctx context.Context, src *hermesSource) error {
 		k, v := hermesMetaKey(r.str("key")), r.str("value")
 		if k == "" {
 			tally(w.res.NotRepresentable).add("state_meta(Hermes's own keys)", 1)
-		} else if checkLabel("meta key", k) != nil || checkText("meta value", v) != nil {
+		} else if rules.CheckLabel("meta key", k) != nil || rules.CheckText("meta value", v) != nil {
 			tally(w.res.NotRepresentable).add("state_meta(invalid key or value)", 1)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rules"
 )
 
 // How each Hermes column is carried over. A column in neither set that
@@ -102,7 +103,7 @@ type foreignSession struct {
 // mapHermesSession maps a sessions row; lost counts what has no place.
 func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tally) (foreignSession, error) {
 	id := r.str("id")
-	if err := checkID("session id", id); err != nil {
+	if err := rules.CheckID("session id", id); err != nil {
 		return foreignSession{}, err
 	}
 	source := r.str("source")
@@ -119,13 +120,13 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		CacheReadTokens: nonNeg(r.int("cache_read_tokens")), CacheWriteTokens: nonNeg(r.int("cache_write_tokens")),
 		ReasoningTokens: nonNeg(r.int("reasoning_tokens")), ApiCallCount: nonNeg(r.int("api_call_count")),
 		EstimatedCostUsd: cost(r.float("estimated_cost_usd")), ActualCostUsd: cost(r.float("actual_cost_usd")),
-		Archived: b2i(r.int("archived") != 0), Pinned: b2i(r.int("pinned") != 0), Hidden: b2i(r.int("hidden") != 0),
+		Archived: rules.B2I(r.int("archived") != 0), Pinned: rules.B2I(r.int("pinned") != 0), Hidden: rules.B2I(r.int("hidden") != 0),
 		RewindCount:    nonNeg(r.int("rewind_count")),
 		LastActivityAt: r.millis("last_activity_at"), CompressionRetryAfter: r.millis("compression_failure_cooldown_until"),
 		TitleRank: int64(TitleDerived),
 	}
 	if p.EndedAt != nil {
-		p.EndReason = ptr(r.str("end_reason"))
+		p.EndReason = rules.Ptr(r.str("end_reason"))
 	} else if r.present("end_reason") {
 		lost.add("sessions.end_reason(without ended_at)", 1)
 	}
@@ -147,11 +148,11 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 	}
 	for _, l := range labels {
 		v := r.str(l.col)
-		if err := checkLabel(l.col, v); err != nil {
+		if err := rules.CheckLabel(l.col, v); err != nil {
 			lost.add("sessions."+l.col+"(invalid)", 1)
 			continue
 		}
-		*l.dst = ptr(v)
+		*l.dst = rules.Ptr(v)
 	}
 	for _, t := range []struct {
 		col string
@@ -161,11 +162,11 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		{"system_prompt", prompt, &p.SystemPrompt}, {"handoff_error", r.str("handoff_error"), &p.HandoffError},
 		{"compression_failure_error", r.str("compression_failure_error"), &p.CompressionError},
 	} {
-		if err := checkText(t.col, t.v); err != nil {
+		if err := rules.CheckText(t.col, t.v); err != nil {
 			lost.add("sessions."+t.col+"(invalid)", 1)
 			continue
 		}
-		*t.dst = ptr(t.v)
+		*t.dst = rules.Ptr(t.v)
 	}
 	for _, j := range []struct {
 		col string
@@ -191,7 +192,7 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		}
 	}
 	if title := r.str("title"); title != "" {
-		t, err := normalizeTitle(title)
+		t, err := rules.SanitizeTitle(title)
 		if err != nil {
 			lost.add("sessions.title(invalid)", 1)
 		} else {
@@ -257,7 +258,7 @@ func hermesChildKind(r hermesRow, parent string, parentRow hermesRow) ChildKind 
 		return ""
 	}
 	switch parentRow.str("end_reason") {
-	case compressionEndReason:
+	case "compression": // the end reason of a session compressed into a continuation
 		return ChildCompression
 	case "session_reset", "session_switch", "idle", "daily", "suspended", "resume_pending_expired":
 		if k := r.str("session_key"); k != "" && k == parentRow.str("session_key") {
@@ -303,12 +304,20 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 		lost.add("messages.tool_calls(fields beyond id, name, arguments)", extra)
 		nm.ToolCalls = calls
 	}
-	if err := nm.check(); err != nil {
+	if err := nm.Validate(); err != nil {
 		return foreignMessage{}, err
 	}
-	p, err := insertParams("", &nm)
-	if err != nil {
-		return foreignMessage{}, err
+	var toolCalls *string
+	if len(nm.ToolCalls) > 0 {
+		b, err := json.Marshal(nm.ToolCalls)
+		if err != nil {
+			return foreignMessage{}, invalid("tool calls: %v", err)
+		}
+		toolCalls = rules.Ptr(string(b))
+	}
+	var tokens *int64
+	if nm.TokenCount > 0 {
+		tokens = &nm.TokenCount
 	}
 	state := StateActive
 	switch {
@@ -318,10 +327,10 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 		state = StateRewound
 	}
 	fm := foreignMessage{p: gen.ForeignMessageInsertParams{
-		Role: p.Role, Content: p.Content, ToolName: p.ToolName, ToolCallID: p.ToolCallID,
-		ToolCallsJson: p.ToolCallsJson, Reasoning: p.Reasoning, FinishReason: p.FinishReason,
-		TokenCount: p.TokenCount, State: string(state), IsSummary: b2i(r.int("_compressed_summary") != 0),
-		IdempotencyKey: ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
+		Role: string(nm.Role), Content: nm.Content, ToolName: rules.Ptr(nm.ToolName), ToolCallID: rules.Ptr(nm.ToolCallID),
+		ToolCallsJson: toolCalls, Reasoning: rules.Ptr(nm.Reasoning), FinishReason: rules.Ptr(nm.FinishReason),
+		TokenCount: tokens, State: string(state), IsSummary: rules.B2I(r.int("_compressed_summary") != 0),
+		IdempotencyKey: rules.Ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
 	}, toolCalls: int64(len(nm.ToolCalls))}
 	if d := r.str("reasoning_details"); d != "" {
 		if utf8.ValidString(d) && json.Valid([]byte(d)) {
@@ -331,7 +340,7 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 		}
 	}
 	if pm := r.str("platform_message_id"); pm != "" {
-		if checkLabel("platform message id", pm) == nil {
+		if rules.CheckLabel("platform message id", pm) == nil {
 			fm.p.PlatformMessageID = &pm
 		} else {
 			lost.add("messages.platform_message_id(invalid)", 1)
@@ -418,9 +427,9 @@ func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tall
 		if !seen {
 			p = &gen.ForeignModelUsagePutParams{SessionID: sessionID, Model: k.model, Task: k.task,
 				FirstSeenAt: *first, LastSeenAt: *last,
-				BillingProvider: ptr(r.str("billing_provider")), BillingBaseUrl: ptr(r.str("billing_base_url")),
-				BillingMode: ptr(r.str("billing_mode")), CostStatus: ptr(r.str("cost_status")),
-				CostSource: ptr(r.str("cost_source"))}
+				BillingProvider: rules.Ptr(r.str("billing_provider")), BillingBaseUrl: rules.Ptr(r.str("billing_base_url")),
+				BillingMode: rules.Ptr(r.str("billing_mode")), CostStatus: rules.Ptr(r.str("cost_status")),
+				CostSource: rules.Ptr(r.str("cost_source"))}
 			by[k] = p
 			order = append(order, k)
 		} else {
@@ -451,7 +460,7 @@ func nonNeg(n int64) int64 { return max(n, 0) }
 // cost keeps a finite, non-negative dollar figure (0 otherwise), as
 // RecordUsage would insist.
 func cost(f float64) float64 {
-	if (Usage{EstimatedCostUSD: f}).check() != nil {
+	if (Usage{EstimatedCostUSD: f}).Validate() != nil {
 		return 0
 	}
 	return f

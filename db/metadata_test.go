@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sessiondb/sessiondb/internal/rules"
 )
 
 func TestSetModel(t *testing.T) {
@@ -72,10 +73,10 @@ func TestSetWorkspaceAndSystemPrompt(t *testing.T) {
 		up                WorkspaceUpdate
 		cwd, branch, root string
 	}{
-		{"BranchAndRoot", WorkspaceUpdate{GitBranch: str("main"), GitRepoRoot: str("/src/a")}, "/src/a", "main", "/src/a"},
-		{"CwdOnly", WorkspaceUpdate{Cwd: str("/src/a/pkg")}, "/src/a/pkg", "main", "/src/a"},
-		{"NewBranch", WorkspaceUpdate{GitBranch: str("fix-retry")}, "/src/a/pkg", "fix-retry", "/src/a"},
-		{"LeaveRepo", WorkspaceUpdate{Cwd: str("/tmp"), GitBranch: str(""), GitRepoRoot: str("")}, "/tmp", "", ""},
+		{"BranchAndRoot", WorkspaceUpdate{GitBranch: rules.Str("main"), GitRepoRoot: rules.Str("/src/a")}, "/src/a", "main", "/src/a"},
+		{"CwdOnly", WorkspaceUpdate{Cwd: rules.Str("/src/a/pkg")}, "/src/a/pkg", "main", "/src/a"},
+		{"NewBranch", WorkspaceUpdate{GitBranch: rules.Str("fix-retry")}, "/src/a/pkg", "fix-retry", "/src/a"},
+		{"LeaveRepo", WorkspaceUpdate{Cwd: rules.Str("/tmp"), GitBranch: rules.Str(""), GitRepoRoot: rules.Str("")}, "/tmp", "", ""},
 	}
 	for _, st := range steps {
 		if err := s.SetWorkspace(ctx, "s1", st.up); err != nil {
@@ -92,7 +93,7 @@ func TestSetWorkspaceAndSystemPrompt(t *testing.T) {
 	if got, _ := s.Session(ctx, "s1"); got.SystemPrompt != "You are a careful reviewer." {
 		t.Errorf("system prompt = %q", got.SystemPrompt)
 	}
-	if err := s.SetWorkspace(ctx, "ghost", WorkspaceUpdate{Cwd: str("/")}); !errors.Is(err, ErrNotFound) {
+	if err := s.SetWorkspace(ctx, "ghost", WorkspaceUpdate{Cwd: rules.Str("/")}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetWorkspace(ghost) = %v, want ErrNotFound", err)
 	}
 	if err := s.SetSystemPrompt(ctx, "s1", "\xff"); !errors.Is(err, ErrInvalidInput) {

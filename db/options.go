@@ -10,13 +10,10 @@ import (
 // (VACUUM, a large checkpoint), and a budget of N quick retries gives up
 // in a second or two while the database is perfectly healthy.
 const (
-	DefaultWritePatience      = 20 * time.Second
-	DefaultTranscriptPatience = 60 * time.Second
-	DefaultOpenPatience       = 20 * time.Second
-	DefaultActivityPatience   = 500 * time.Millisecond
-	DefaultReadPoolSize       = 8
-	DefaultFTSMergeEvery      = 1000
-	DefaultCheckpointEvery    = 50
+	DefaultOpenPatience    = 20 * time.Second
+	DefaultReadPoolSize    = 8
+	DefaultFTSMergeEvery   = 1000
+	DefaultCheckpointEvery = 50
 )
 
 // Options tunes a Store. The zero value is the recommended configuration.

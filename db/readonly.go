@@ -96,7 +96,7 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	if why != errStoreReadOnly { // asked for, it needs no warning
 		opts.Logger.Warn("sessiondb: opened for reading only", "path", abs, "reason", why)
 	}
-	return &Store{path: abs, opts: opts, readers: readers, readOnly: why}, nil
+	return (&engine{path: abs, opts: opts, readers: readers, readOnly: why}).store()
 }
 
 // readOnlyKind picks the connection kind for a read-only Store: a plain

@@ -4,115 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
-	"time"
-	"unicode/utf8"
 
 	"github.com/ncruces/go-sqlite3"
-
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
-
-// Search limits (Hermes's numbers).
-const (
-	DefaultSearchLimit = 20
-	MaxSearchLimit     = 200
-	// MaxSearchContext is the most neighbours returned on each side of a hit.
-	MaxSearchContext = 5
-	// contextChars cuts each neighbour's content.
-	contextChars = 200
-)
-
-// SearchSort orders search results.
-type SearchSort int
-
-const (
-	// SortRelevance: best match first (bm25). The default. Messages not
-	// yet indexed (the last fraction of a second of appends, which the
-	// background indexer has not reached) have no score: they come first,
-	// newest first, then the indexed ones ranked. Ranking is bounded to a
-	// window: the newest 2000 matches the search returns
-	// (after the filters; rewound rows and hidden sessions never count),
-	// best first, ties newest first. Hits past the window follow it, newest
-	// first. The order is fixed, so paging with Offset visits every hit
-	// exactly once: offsets below 2000 page through the ranked window,
-	// offsets from 2000 on are the same hits as SortNewest at that offset.
-	// On a word found in thousands of messages, the first pages are the
-	// best of recent conversation. Without the index (see [Store.Search])
-	// there is no ranking and results come newest first.
-	SortRelevance SearchSort = iota
-	// SortNewest: the most recently appended message first.
-	SortNewest
-	// SortOldest: the first appended message first.
-	SortOldest
-)
-
-func (s SearchSort) String() string {
-	switch s {
-	case SortRelevance:
-		return "relevance"
-	case SortNewest:
-		return "newest"
-	case SortOldest:
-		return "oldest"
-	}
-	return "SearchSort(" + strconv.Itoa(int(s)) + ")"
-}
-
-// SearchOptions filters, orders and pages [Store.Search]. The zero value
-// searches every session, best match first, 20 hits, no context.
-//
-// Every sort is a fixed order over the matching messages (see SearchSort),
-// so successive pages (Offset += Limit) neither repeat nor skip a hit while
-// the store does not change; a page is read from one snapshot.
-type SearchOptions struct {
-	Source    string // only sessions with this source
-	Roles     []Role // only these roles (empty: any)
-	SessionID string // only this session
-	Sort      SearchSort
-	Limit     int // default 20, at most 200 (larger values are cut to 200)
-	Offset    int
-	// Context asks for up to this many neighbouring messages (active or
-	// compacted, in the hit's session) before and after each hit, each
-	// cut to 200 characters. 0 to 5; larger values are cut to 5.
-	Context int
-}
-
-// SearchHit is one message that matched.
-type SearchHit struct {
-	MessageID int64
-	SessionID string
-	Role      Role
-	ToolName  string
-	// Snippet is about 120 characters of the message around its first
-	// match (starting some 40 before it), every match in it between >>>
-	// and <<<, whitespace collapsed, "..." where it was cut. When only
-	// the tool name matched, it is the tool name, marked.
-	Snippet string
-	// Marks are the matched runs of Snippet (the text between each >>>
-	// and its <<<), as byte offsets. The text itself may hold ">>>": a
-	// caller that shows matches its own way (bold on a terminal) reads
-	// Marks, never the markers, and cannot be fooled by stored text.
-	Marks            []Mark
-	CreatedAt        time.Time
-	Source           string // the session's
-	Model            string // the session's
-	SessionStartedAt time.Time
-	// Before and After are the hit's neighbours, oldest first (empty
-	// unless SearchOptions.Context asked for them).
-	Before, After []ContextMessage
-}
-
-// Mark is a matched run of a snippet: Snippet[Start:End].
-type Mark struct{ Start, End int }
-
-// ContextMessage is a neighbour of a hit, its content cut to 200
-// characters.
-type ContextMessage struct {
-	ID      int64
-	Role    Role
-	Content string
-}
 
 // searchRoute says which way a search was answered (for tests and logs).
 type searchRoute int
@@ -123,6 +21,10 @@ const (
 	routeTrigram                    // the trigram index
 	routeScan                       // a scan of the messages table
 )
+
+// routeSlot is the context key under which a caller (the tests) asks
+// which route a search took: the value is a *searchRoute to fill.
+type routeSlot struct{}
 
 // searchRow is the shape every page query returns (the generated row
 // types are identical and convert to it).
@@ -137,100 +39,29 @@ type searchRow = struct {
 	StartedAt int64
 }
 
-// Search finds messages containing every term of query, in all sessions
-// or as opts narrows. Rewound messages and hidden sessions are never
-// returned; compacted messages are.
-//
-// Any text is a valid query. It is sanitised, never parsed as FTS5
-// syntax: AND, OR, NOT, NEAR, *, ^, parentheses and column filters are
-// searched as text or dropped, a balanced "quoted phrase" is kept, an
-// unbalanced quote is dropped, and the query is cut to 2048 bytes. A
-// query with nothing to search for (empty, only punctuation) returns no
-// hits and no error. Invalid UTF-8 is refused with ErrInvalidInput, as
-// are a negative limit, offset or context, an unknown role and an
-// unknown sort.
-//
-// Words are matched whole by the word index, in the content and the tool
-// name, case and diacritics ignored; a dotted or hyphenated term
-// (foo.bar, gpt-4o) or a phrase matches its words side by side. A query
-// in a script written without spaces (Chinese, Japanese, Korean, Thai...),
-// or one the word index does not match, is searched as substrings of the
-// content through the trigram index; terms shorter than three characters
-// are then checked by a substring test, and when no term is three
-// characters long the messages are scanned. Relevance is bm25 (see
-// SortRelevance for the bound on what it ranks).
-//
-// Search never fails because of the full-text index: when it is marked
-// stale, or a query through it fails for any reason other than
-// cancellation or Close (a damaged or unreadable index), Search scans the
-// messages table instead (slower, substring matching with ASCII-only case
-// folding, no ranking) and logs one warning.
-//
-// The hits, their snippets and their context are read in one snapshot: a
-// concurrent write or delete cannot leave a hit without its text.
-func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]SearchHit, error) {
-	hits, _, err := s.search(ctx, query, opts)
-	return hits, err
-}
-
-// searchPlan is a validated search.
+// searchPlan is a search as the SQLite engine runs it.
 type searchPlan struct {
-	terms   searchTerms
-	opts    SearchOptions
+	terms   searchtext.Terms
+	opts    driver.SearchRequest
 	source  *string
 	session *string
 	roles   *string // JSON array
 }
 
-func (o *SearchOptions) check() (searchPlan, error) {
-	p := searchPlan{source: ptr(o.Source), session: ptr(o.SessionID)}
-	switch {
-	case o.Limit < 0 || o.Offset < 0 || o.Context < 0:
-		return p, invalid("negative limit, offset or context")
-	case o.Sort < SortRelevance || o.Sort > SortOldest:
-		return p, invalid("unknown sort %d (want relevance, newest or oldest)", o.Sort)
+// Search answers from the full-text indexes (words, then trigrams), each
+// covering the rows still queued for indexing, or — when the index is
+// marked stale or fails for any reason but the search's own end — by
+// scanning the messages table, with one warning. Hits and withHits share
+// one snapshot, except after a scan, which reads in snapshots of its own
+// (so withHits gets a fresh one).
+func (s sqliteDriver) Search(ctx context.Context, req driver.SearchRequest, withHits func(context.Context, driver.Executor, []driver.SearchHit) error) error {
+	p := &searchPlan{terms: req.Terms, opts: req, source: rules.Ptr(req.Source), session: rules.Ptr(req.SessionID)}
+	if len(req.Roles) > 0 {
+		p.roles = rules.Ptr(searchtext.JSONStrings(req.Roles))
 	}
-	if o.Limit == 0 {
-		o.Limit = DefaultSearchLimit
-	}
-	o.Limit = min(o.Limit, MaxSearchLimit)
-	o.Context = min(o.Context, MaxSearchContext)
-	if o.SessionID != "" {
-		if err := checkID("session id", o.SessionID); err != nil {
-			return p, err
-		}
-	}
-	if err := checkLabel("source", o.Source); err != nil {
-		return p, err
-	}
-	if len(o.Roles) > 0 {
-		names := make([]string, len(o.Roles))
-		for i, r := range o.Roles {
-			if !r.Valid() {
-				return p, invalid("role %q is not one of system, user, assistant, tool", r)
-			}
-			names[i] = string(r)
-		}
-		p.roles = ptr(jsonStrings(names))
-	}
-	p.opts = *o
-	return p, nil
-}
-
-// search is Search, also saying which way it went.
-func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (hits []SearchHit, route searchRoute, err error) {
-	const op = "search"
-	p, err := opts.check()
-	if err != nil {
-		return nil, routeNone, opErr(op, opts.SessionID, err)
-	}
-	if !utf8.ValidString(query) {
-		return nil, routeNone, opErr(op, opts.SessionID, invalid("query is not valid UTF-8"))
-	}
-	if p.terms = sanitizeQuery(query); len(p.terms) == 0 {
-		return nil, routeNone, nil
-	}
-	err = s.snapshot(ctx, op, opts.SessionID, func(q gen.DBTX) error {
+	var hits []driver.SearchHit
+	route := routeNone
+	err := s.snapshotTx(ctx, func(q gen.DBTX) error {
 		hits, route = nil, routeNone
 		var reason string
 		var cause error
@@ -259,17 +90,17 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 		if route == routeScan {
 			return nil // the scan reads in snapshots of its own (scanSearch)
 		}
-		return p.addContext(ctx, q, hits)
+		return withHits(ctx, sqliteExecutor{executor{q}}, hits)
 	})
 	if err == nil && route == routeScan {
-		if hits, err = s.scanSearch(ctx, op, &p); err == nil {
-			err = s.snapshot(ctx, op, opts.SessionID, func(q gen.DBTX) error { return p.addContext(ctx, q, hits) })
+		if hits, err = s.scanSearch(ctx, p); err == nil {
+			err = s.snapshotTx(ctx, func(q gen.DBTX) error { return withHits(ctx, sqliteExecutor{executor{q}}, hits) })
 		}
 	}
-	if err != nil {
-		return nil, routeNone, err
+	if slot, ok := ctx.Value(routeSlot{}).(*searchRoute); ok {
+		*slot = route
 	}
-	return hits, route, nil
+	return err
 }
 
 // scanInstead reports an error from the full-text route that the scan
@@ -281,7 +112,7 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) (h
 // is not the driver's (a context error, ErrClosed, sql.ErrConnDone) is
 // returned as it is. Writes are stricter (db/tx.go): they fail open on
 // index damage only.
-func (s *Store) scanInstead(ctx context.Context, err error) bool {
+func (s *engine) scanInstead(ctx context.Context, err error) bool {
 	if err == nil || ctx.Err() != nil || s.closed.Load() || errors.Is(err, sqlite3.INTERRUPT) || isLockError(err) {
 		return false
 	}
@@ -297,12 +128,12 @@ func (s *Store) scanInstead(ctx context.Context, err error) bool {
 //
 // Each index route also covers the rows still queued for indexing, matched
 // by that index's rules (search_tail.go); the scan reads the table itself.
-func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, searchRoute, error) {
+func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]driver.SearchHit, searchRoute, error) {
 	queued, err := p.loadTail(ctx, q)
 	if err != nil {
 		return nil, routeNone, err
 	}
-	if match := p.terms.wordMatch(); match != "" {
+	if match := p.terms.WordMatch(); match != "" {
 		tail := p.wordTail(queued)
 		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset), tail)
 		if err != nil || len(hits) > 0 {
@@ -317,39 +148,9 @@ func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]SearchHit, sear
 			}
 		}
 	}
-	if match, short := p.terms.trigramMatch(); match != "" {
+	if match, short := p.terms.TrigramMatch(); match != "" {
 		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset), p.trigramTail(queued))
 		return hits, routeTrigram, err
 	}
 	return nil, routeScan, nil
-}
-
-// addContext fills each hit's neighbours when asked for.
-func (p *searchPlan) addContext(ctx context.Context, q gen.DBTX, hits []SearchHit) error {
-	n := int64(p.opts.Context)
-	if n == 0 {
-		return nil
-	}
-	for i := range hits {
-		h := &hits[i]
-		before, err := queries.MessageContextBefore(ctx, q, gen.MessageContextBeforeParams{
-			SessionID: h.SessionID, ID: h.MessageID, RowLimit: n, MaxChars: contextChars})
-		if err != nil {
-			return err
-		}
-		after, err := queries.MessageContextAfter(ctx, q, gen.MessageContextAfterParams{
-			SessionID: h.SessionID, ID: h.MessageID, RowLimit: n, MaxChars: contextChars})
-		if err != nil {
-			return err
-		}
-		h.Before = make([]ContextMessage, len(before))
-		for k, r := range before { // nearest first: reverse to oldest first
-			h.Before[len(before)-1-k] = ContextMessage{ID: r.ID, Role: Role(r.Role), Content: r.Content}
-		}
-		h.After = make([]ContextMessage, len(after))
-		for k, r := range after {
-			h.After[k] = ContextMessage{ID: r.ID, Role: Role(r.Role), Content: r.Content}
-		}
-	}
-	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 // The three ways a search is answered — the word index, the trigram
@@ -51,7 +54,7 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 
 // words pages through the word index's matches and tail, the queued rows
 // it would match (newest first).
-func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]SearchHit, error) {
+func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
 			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
@@ -78,13 +81,13 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		return nil, err
 	}
 	hits := hitsFromRows(rows)
-	missed, err := addSnippets(ctx, q, hits, func(text string) (string, bool) { return wordSnippet(text, p.terms) })
+	missed, err := addSnippets(ctx, q, hits, func(text string) (string, bool) { return searchtext.WordSnippet(text, p.terms) })
 	if err != nil || len(missed) == 0 {
 		return hits, err
 	}
 	// Go found no term where the index did (it folds diacritics, Go does
 	// not): ask the index to mark them.
-	ids := make([]SearchHit, len(missed))
+	ids := make([]driver.SearchHit, len(missed))
 	for k, i := range missed {
 		ids[k] = hits[i]
 	}
@@ -96,7 +99,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	for _, m := range marked {
 		byID[m.ID] = m
 	}
-	var unmarked []SearchHit // queued rows: the index cannot mark them yet
+	var unmarked []driver.SearchHit // queued rows: the index cannot mark them yet
 	for _, i := range missed {
 		if _, ok := byID[hits[i].MessageID]; !ok {
 			unmarked = append(unmarked, hits[i])
@@ -109,8 +112,8 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		}
 		for _, t := range texts {
 			m := gen.MessageSearchHighlightRow{ID: t.ID}
-			m.Content, _ = wordHighlight(t.Content, p.terms)
-			m.ToolName, _ = wordHighlight(t.ToolName, p.terms)
+			m.Content, _ = searchtext.WordHighlight(t.Content, p.terms)
+			m.ToolName, _ = searchtext.WordHighlight(t.ToolName, p.terms)
 			byID[t.ID] = m
 		}
 	}
@@ -119,10 +122,10 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		if !ok {
 			continue
 		}
-		if snip, ok := highlightSnippet(m.Content); ok {
-			hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
-		} else if snip, ok := highlightSnippet(m.ToolName); ok {
-			hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
+		if snip, ok := searchtext.HighlightSnippet(m.Content); ok {
+			hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
+		} else if snip, ok := searchtext.HighlightSnippet(m.ToolName); ok {
+			hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
 		}
 	}
 	return hits, nil
@@ -131,7 +134,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 // trigram pages through the trigram index's matches and tail, the queued
 // rows it would match (newest first); short holds the terms too short for
 // a trigram, checked by instr.
-func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs, tail []searchRow) ([]SearchHit, error) {
+func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
 			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
@@ -174,12 +177,12 @@ var scanWindowIDs int64 = 20_000
 // Rows are matched by id ranges, so a message committed before the
 // search began is counted once; one committed during it is not seen, and
 // a row that changes state meanwhile is judged by its window's moment.
-func (s *Store) scanSearch(ctx context.Context, op string, p *searchPlan) ([]SearchHit, error) {
+func (s *engine) scanSearch(ctx context.Context, p *searchPlan) ([]driver.SearchHit, error) {
 	a := p.page(p.opts.Limit, p.opts.Offset)
-	terms := jsonStrings(p.terms)
+	terms := searchtext.JSONStrings(p.terms)
 	want := a.offset + a.limit
 	var top int64
-	if err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) (err error) {
+	if err := s.snapshotTx(ctx, func(q gen.DBTX) (err error) {
 		top, err = queries.MessageMaxID(ctx, q)
 		return err
 	}); err != nil {
@@ -193,7 +196,7 @@ func (s *Store) scanSearch(ctx context.Context, op string, p *searchPlan) ([]Sea
 			after, before = lo, min(hi, lo+1+scanWindowIDs)
 		}
 		limit := want - int64(len(rows))
-		err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) error {
+		err := s.snapshotTx(ctx, func(q gen.DBTX) error {
 			var page []searchRow
 			var err error
 			if oldest {
@@ -216,8 +219,8 @@ func (s *Store) scanSearch(ctx context.Context, op string, p *searchPlan) ([]Sea
 		}
 	}
 	rows = rows[min(a.offset, int64(len(rows))):]
-	var hits []SearchHit
-	err := s.snapshot(ctx, op, p.opts.SessionID, func(q gen.DBTX) (err error) {
+	var hits []driver.SearchHit
+	err := s.snapshotTx(ctx, func(q gen.DBTX) (err error) {
 		hits, err = p.withTextSnippets(ctx, q, rows)
 		return err
 	})
@@ -226,19 +229,19 @@ func (s *Store) scanSearch(ctx context.Context, op string, p *searchPlan) ([]Sea
 
 // withTextSnippets makes hits of a substring search's rows, with
 // snippets built in Go.
-func (p *searchPlan) withTextSnippets(ctx context.Context, q gen.DBTX, rows []searchRow) ([]SearchHit, error) {
+func (p *searchPlan) withTextSnippets(ctx context.Context, q gen.DBTX, rows []searchRow) ([]driver.SearchHit, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	hits := hitsFromRows(rows)
-	_, err := addSnippets(ctx, q, hits, func(text string) (string, bool) { return substringSnippet(text, p.terms) })
+	_, err := addSnippets(ctx, q, hits, func(text string) (string, bool) { return searchtext.SubstringSnippet(text, p.terms) })
 	return hits, err
 }
 
 // addSnippets reads the hits' texts and sets each snippet from find: around
 // the match in the content, else in the tool name, else the content's
 // start. It returns the indexes of the hits where find matched neither.
-func addSnippets(ctx context.Context, q gen.DBTX, hits []SearchHit, find func(string) (string, bool)) (missed []int, err error) {
+func addSnippets(ctx context.Context, q gen.DBTX, hits []driver.SearchHit, find func(string) (string, bool)) (missed []int, err error) {
 	texts, err := queries.MessageSearchTexts(ctx, q, hitIDs(hits))
 	if err != nil {
 		return nil, err
@@ -255,7 +258,7 @@ func addSnippets(ctx context.Context, q gen.DBTX, hits []SearchHit, find func(st
 				snip, ok = tool, true
 			}
 		}
-		hits[i].Snippet, hits[i].Marks = publishSnippet(snip)
+		hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
 		if !ok {
 			missed = append(missed, i)
 		}
@@ -281,20 +284,20 @@ func convertRows[T ~struct {
 	return out, err
 }
 
-func hitsFromRows(rows []searchRow) []SearchHit {
-	hits := make([]SearchHit, len(rows))
+func hitsFromRows(rows []searchRow) []driver.SearchHit {
+	hits := make([]driver.SearchHit, len(rows))
 	for i, r := range rows {
-		hits[i] = SearchHit{
-			MessageID: r.ID, SessionID: r.SessionID, Role: Role(r.Role), ToolName: str(r.ToolName),
-			CreatedAt: fromMillis(r.CreatedAt), Source: r.Source, Model: str(r.Model),
-			SessionStartedAt: fromMillis(r.StartedAt),
+		hits[i] = driver.SearchHit{
+			MessageID: r.ID, SessionID: r.SessionID, Role: r.Role, ToolName: rules.Str(r.ToolName),
+			CreatedAt: r.CreatedAt, Source: r.Source, Model: rules.Str(r.Model),
+			SessionStartedAt: r.StartedAt,
 		}
 	}
 	return hits
 }
 
 // hitIDs encodes the hits' message ids as a JSON array for json_each.
-func hitIDs(hits []SearchHit) string {
+func hitIDs(hits []driver.SearchHit) string {
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.MessageID

@@ -9,62 +9,63 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 func TestSanitizeQuery(t *testing.T) {
 	tests := []struct {
 		name  string
 		in    string
-		terms searchTerms
+		terms searchtext.Terms
 		words string // the word index's expression
 	}{
-		{"Words", "deploy the cluster", searchTerms{"deploy", "the", "cluster"}, `"deploy" "the" "cluster"`},
-		{"Phrase", `say "hello world" twice`, searchTerms{"say", "hello world", "twice"}, `"say" "hello world" "twice"`},
-		{"PhraseSpacesCollapse", "\"  hello \t\n world \"", searchTerms{"hello world"}, `"hello world"`},
-		{"UnbalancedQuoteDropped", `"foo`, searchTerms{"foo"}, `"foo"`},
-		{"QuoteInsideWord", `foo"bar"`, searchTerms{"foo", "bar"}, `"foo" "bar"`},
-		{"ThirdQuoteDropped", `"a b" "c`, searchTerms{"a b", "c"}, `"a b" "c"`},
+		{"Words", "deploy the cluster", searchtext.Terms{"deploy", "the", "cluster"}, `"deploy" "the" "cluster"`},
+		{"Phrase", `say "hello world" twice`, searchtext.Terms{"say", "hello world", "twice"}, `"say" "hello world" "twice"`},
+		{"PhraseSpacesCollapse", "\"  hello \t\n world \"", searchtext.Terms{"hello world"}, `"hello world"`},
+		{"UnbalancedQuoteDropped", `"foo`, searchtext.Terms{"foo"}, `"foo"`},
+		{"QuoteInsideWord", `foo"bar"`, searchtext.Terms{"foo", "bar"}, `"foo" "bar"`},
+		{"ThirdQuoteDropped", `"a b" "c`, searchtext.Terms{"a b", "c"}, `"a b" "c"`},
 		{"EmptyPhrase", `""`, nil, ""},
 		{"PunctuationPhrase", `"(*)"`, nil, ""},
-		{"OperatorsAreWords", "AND OR NOT", searchTerms{"AND", "OR", "NOT"}, `"AND" "OR" "NOT"`},
-		{"NearGroup", "NEAR(a b)", searchTerms{"NEAR", "a", "b"}, `"NEAR" "a" "b"`},
-		{"NearDistance", "a NEAR/2 b", searchTerms{"a", "NEAR/2", "b"}, `"a" "NEAR/2" "b"`},
+		{"OperatorsAreWords", "AND OR NOT", searchtext.Terms{"AND", "OR", "NOT"}, `"AND" "OR" "NOT"`},
+		{"NearGroup", "NEAR(a b)", searchtext.Terms{"NEAR", "a", "b"}, `"NEAR" "a" "b"`},
+		{"NearDistance", "a NEAR/2 b", searchtext.Terms{"a", "NEAR/2", "b"}, `"a" "NEAR/2" "b"`},
 		{"Star", "*", nil, ""},
-		{"Prefix", "foo*", searchTerms{"foo"}, `"foo"`},
-		{"Caret", "^foo", searchTerms{"foo"}, `"foo"`},
-		{"ColumnFilter", "content:foo", searchTerms{"foo"}, `"foo"`},
-		{"ToolColumnFilter", "tool_name:x", searchTerms{"x"}, `"x"`},
-		{"ColumnFilterNegated", "-content:foo", searchTerms{"foo"}, `"foo"`},
-		{"OtherColon", "error:timeout", searchTerms{"error", "timeout"}, `"error" "timeout"`},
-		{"Braces", "{a b}", searchTerms{"a", "b"}, `"a" "b"`},
-		{"Minus", "-foo", searchTerms{"foo"}, `"foo"`},
-		{"Plus", "+foo", searchTerms{"foo"}, `"foo"`},
+		{"Prefix", "foo*", searchtext.Terms{"foo"}, `"foo"`},
+		{"Caret", "^foo", searchtext.Terms{"foo"}, `"foo"`},
+		{"ColumnFilter", "content:foo", searchtext.Terms{"foo"}, `"foo"`},
+		{"ToolColumnFilter", "tool_name:x", searchtext.Terms{"x"}, `"x"`},
+		{"ColumnFilterNegated", "-content:foo", searchtext.Terms{"foo"}, `"foo"`},
+		{"OtherColon", "error:timeout", searchtext.Terms{"error", "timeout"}, `"error" "timeout"`},
+		{"Braces", "{a b}", searchtext.Terms{"a", "b"}, `"a" "b"`},
+		{"Minus", "-foo", searchtext.Terms{"foo"}, `"foo"`},
+		{"Plus", "+foo", searchtext.Terms{"foo"}, `"foo"`},
 		{"Parens", "(", nil, ""},
 		{"OnlyPunctuation", "!@#$%^&*()", nil, ""},
 		{"Empty", "", nil, ""},
 		{"Blank", " \t\n ", nil, ""},
-		{"Dotted", "foo.bar", searchTerms{"foo.bar"}, `"foo.bar"`},
-		{"DottedSentenceEnd", "the end.", searchTerms{"the", "end"}, `"the" "end"`},
-		{"Hyphenated", "gpt-4o", searchTerms{"gpt-4o"}, `"gpt-4o"`},
-		{"Version", "v1.2.3", searchTerms{"v1.2.3"}, `"v1.2.3"`},
-		{"ABC", "a.b.c", searchTerms{"a.b.c"}, `"a.b.c"`},
-		{"SingleQuotes", "'single'", searchTerms{"single"}, `"single"`},
-		{"Apostrophe", "don't", searchTerms{"don't"}, `"don't"`},
-		{"Backslashes", `C:\temp\dir \\`, searchTerms{"C", `temp\dir`}, `"C" "temp\dir"`},
-		{"NUL", "foo\x00bar", searchTerms{"foo", "bar"}, `"foo" "bar"`},
-		{"InvalidUTF8", "foo\xffbar", searchTerms{"foo", "bar"}, `"foo" "bar"`},
+		{"Dotted", "foo.bar", searchtext.Terms{"foo.bar"}, `"foo.bar"`},
+		{"DottedSentenceEnd", "the end.", searchtext.Terms{"the", "end"}, `"the" "end"`},
+		{"Hyphenated", "gpt-4o", searchtext.Terms{"gpt-4o"}, `"gpt-4o"`},
+		{"Version", "v1.2.3", searchtext.Terms{"v1.2.3"}, `"v1.2.3"`},
+		{"ABC", "a.b.c", searchtext.Terms{"a.b.c"}, `"a.b.c"`},
+		{"SingleQuotes", "'single'", searchtext.Terms{"single"}, `"single"`},
+		{"Apostrophe", "don't", searchtext.Terms{"don't"}, `"don't"`},
+		{"Backslashes", `C:\temp\dir \\`, searchtext.Terms{"C", `temp\dir`}, `"C" "temp\dir"`},
+		{"NUL", "foo\x00bar", searchtext.Terms{"foo", "bar"}, `"foo" "bar"`},
+		{"InvalidUTF8", "foo\xffbar", searchtext.Terms{"foo", "bar"}, `"foo" "bar"`},
 		// Only symbols: kept for substring search, nothing for the word index.
-		{"Emoji", "🔥🚀", searchTerms{"🔥🚀"}, ""},
-		{"CJK", "検索", searchTerms{"検索"}, ""},
-		{"MixedCJK", "Go 言語", searchTerms{"Go", "言語"}, ""},
+		{"Emoji", "🔥🚀", searchtext.Terms{"🔥🚀"}, ""},
+		{"CJK", "検索", searchtext.Terms{"検索"}, ""},
+		{"MixedCJK", "Go 言語", searchtext.Terms{"Go", "言語"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := sanitizeQuery(tt.in)
+			got := searchtext.Sanitize(tt.in)
 			if diff := cmp.Diff(tt.terms, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("sanitizeQuery(%q) terms (-want +got):\n%s", tt.in, diff)
+				t.Errorf("searchtext.Sanitize(%q) terms (-want +got):\n%s", tt.in, diff)
 			}
-			if w := got.wordMatch(); w != tt.words {
+			if w := got.WordMatch(); w != tt.words {
 				t.Errorf("wordMatch = %q, want %q", w, tt.words)
 			}
 		})
@@ -75,13 +76,13 @@ func TestSanitizeQuery_Caps(t *testing.T) {
 	// 2048 bytes, cut on a character boundary: 1023 × "é" (2 bytes) plus
 	// one more "é" that would straddle the cap.
 	long := "x" + strings.Repeat("é", 1024)
-	got := sanitizeQuery(long)
+	got := searchtext.Sanitize(long)
 	if len(got) != 1 || len(got[0]) != 1+2*1023 || !utf8.ValidString(got[0]) {
 		t.Errorf("cut term: %d bytes, valid %v; want %d bytes", len(got[0]), utf8.ValidString(got[0]), 1+2*1023)
 	}
 	many := strings.Repeat("w ", 100)
-	if got := sanitizeQuery(many); len(got) != maxQueryTerms {
-		t.Errorf("%d terms kept, want %d", len(got), maxQueryTerms)
+	if got := searchtext.Sanitize(many); len(got) != searchtext.MaxQueryTerms {
+		t.Errorf("%d terms kept, want %d", len(got), searchtext.MaxQueryTerms)
 	}
 }
 
@@ -95,7 +96,7 @@ func TestSearchTerms_TrigramMatch(t *testing.T) {
 		{"gpt-4o ab", `"gpt-4o"`, `["ab"]`},
 	}
 	for _, tt := range tests {
-		match, short := sanitizeQuery(tt.in).trigramMatch()
+		match, short := searchtext.Sanitize(tt.in).TrigramMatch()
 		if match != tt.match || short != tt.short {
 			t.Errorf("trigramMatch(%q) = %q, %s; want %q, %s", tt.in, match, short, tt.match, tt.short)
 		}
@@ -119,11 +120,11 @@ func FuzzSanitizeQuery(f *testing.F) {
 	}
 	s := populatedFixture(f, Options{})
 	f.Fuzz(func(t *testing.T, in string) {
-		if len(in) > 4*maxQueryBytes {
+		if len(in) > 4*searchtext.MaxQueryBytes {
 			t.Skip("past the cap, more input only slows minimisation down")
 		}
-		terms := sanitizeQuery(in)
-		if len(terms) > maxQueryTerms {
+		terms := searchtext.Sanitize(in)
+		if len(terms) > searchtext.MaxQueryTerms {
 			t.Fatalf("%d terms", len(terms))
 		}
 		size := 0
@@ -133,17 +134,17 @@ func FuzzSanitizeQuery(f *testing.F) {
 				t.Fatalf("bad term %q", term)
 			}
 		}
-		if size > maxQueryBytes {
+		if size > searchtext.MaxQueryBytes {
 			t.Fatalf("%d bytes of terms from a capped query", size)
 		}
-		match, short := terms.trigramMatch()
+		match, short := terms.TrigramMatch()
 		var parsed []string
 		if err := json.Unmarshal([]byte(short), &parsed); err != nil {
 			t.Fatalf("short terms %q: %v", short, err)
 		}
 		for _, m := range []struct {
 			index, expr string
-		}{{"word", terms.wordMatch()}, {"word (all terms)", quoteTerms(terms)}, {"trigram", match}} {
+		}{{"word", terms.WordMatch()}, {"word (all terms)", searchtext.QuoteTerms(terms)}, {"trigram", match}} {
 			if m.expr == "" {
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 func TestSearch_Snippet(t *testing.T) {
@@ -75,10 +76,10 @@ func TestWordSnippet(t *testing.T) {
 		{"", "x", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := wordSnippet(tt.text, sanitizeQuery(tt.query))
-		got, _ = publishSnippet(got)
+		got, ok := searchtext.WordSnippet(tt.text, searchtext.Sanitize(tt.query))
+		got, _ = searchtext.PublishSnippet(got)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("wordSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
+			t.Errorf("searchtext.WordSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -95,10 +96,10 @@ func TestSubstringSnippet(t *testing.T) {
 		{"nothing", "zz", "nothing", false},
 	}
 	for _, tt := range tests {
-		got, ok := substringSnippet(tt.text, sanitizeQuery(tt.query))
-		got, _ = publishSnippet(got)
+		got, ok := searchtext.SubstringSnippet(tt.text, searchtext.Sanitize(tt.query))
+		got, _ = searchtext.PublishSnippet(got)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("substringSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
+			t.Errorf("searchtext.SubstringSnippet(%q, %q) = %q, %v; want %q, %v", tt.text, tt.query, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -146,10 +147,10 @@ func TestHighlightSnippet(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := highlightSnippet(tt.in)
-		got, _ = publishSnippet(got)
+		got, ok := searchtext.HighlightSnippet(tt.in)
+		got, _ = searchtext.PublishSnippet(got)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("highlightSnippet(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("searchtext.HighlightSnippet(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -161,24 +162,24 @@ func TestSnippet_CostIsBoundedByTheWindow(t *testing.T) {
 	filler := strings.Repeat("lorem ipsum dolor ", (2<<20)/18)
 	first, last := "needle "+filler, filler+" needle"
 	marked := filler + "\xffneedle\xfe " + filler
-	terms := sanitizeQuery("needle")
+	terms := searchtext.Sanitize("needle")
 	tests := []struct {
 		name string
 		fn   func() (string, bool)
 		ok   bool
 	}{
-		{"WordsFirst", func() (string, bool) { return wordSnippet(first, terms) }, true},
-		{"WordsLast", func() (string, bool) { return wordSnippet(last, terms) }, true},
-		{"WordsNone", func() (string, bool) { return wordSnippet(filler, terms) }, false},
-		{"SubstringFirst", func() (string, bool) { return substringSnippet(first, terms) }, true},
-		{"SubstringLast", func() (string, bool) { return substringSnippet(last, terms) }, true},
-		{"SubstringNone", func() (string, bool) { return substringSnippet(filler, terms) }, false},
-		{"HighlightMiddle", func() (string, bool) { return highlightSnippet(marked) }, true},
+		{"WordsFirst", func() (string, bool) { return searchtext.WordSnippet(first, terms) }, true},
+		{"WordsLast", func() (string, bool) { return searchtext.WordSnippet(last, terms) }, true},
+		{"WordsNone", func() (string, bool) { return searchtext.WordSnippet(filler, terms) }, false},
+		{"SubstringFirst", func() (string, bool) { return searchtext.SubstringSnippet(first, terms) }, true},
+		{"SubstringLast", func() (string, bool) { return searchtext.SubstringSnippet(last, terms) }, true},
+		{"SubstringNone", func() (string, bool) { return searchtext.SubstringSnippet(filler, terms) }, false},
+		{"HighlightMiddle", func() (string, bool) { return searchtext.HighlightSnippet(marked) }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			snip, ok := tt.fn()
-			snip, _ = publishSnippet(snip)
+			snip, _ = searchtext.PublishSnippet(snip)
 			if ok != tt.ok || !utf8.ValidString(snip) || utf8.RuneCountInString(snip) > snippetLen+20 {
 				t.Fatalf("snippet %q, %v; want ok %v and a valid snippet", snip, ok, tt.ok)
 			}
@@ -206,10 +207,10 @@ func allocatedBytes(fn func(), n int) int64 {
 
 func BenchmarkWordSnippet1MB(b *testing.B) {
 	text := "needle " + strings.Repeat("lorem ipsum dolor ", 1<<16) // ~1.2 MB, the match at the start
-	terms := sanitizeQuery("needle")
+	terms := searchtext.Sanitize("needle")
 	b.ReportAllocs()
 	for b.Loop() {
-		wordSnippet(text, terms)
+		searchtext.WordSnippet(text, terms)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 // tailRow is a queued message the search's filters let through.
@@ -59,7 +61,7 @@ func (p *searchPlan) loadTail(ctx context.Context, q gen.DBTX) ([]tailRow, error
 			&t.content, &t.inWords, &t.inTrigram); err != nil {
 			return nil, err
 		}
-		t.toolName = str(r.ToolName)
+		t.toolName = rules.Str(r.ToolName)
 		tail = append(tail, t)
 	}
 	return tail, rows.Err()
@@ -75,7 +77,7 @@ func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 	phrases := make([]string, len(p.terms))
 	for i, term := range p.terms {
 		var b strings.Builder
-		wordTokens(&b, term)
+		searchtext.WordTokens(&b, term)
 		if b.Len() < 3 { // no token: FTS5 matches nothing
 			return nil
 		}
@@ -89,8 +91,8 @@ func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 		}
 		content.Reset()
 		tool.Reset()
-		wordTokens(&content, t.content)
-		wordTokens(&tool, t.toolName)
+		searchtext.WordTokens(&content, t.content)
+		searchtext.WordTokens(&tool, t.toolName)
 		c, tn := content.String(), tool.String()
 		if !slices.ContainsFunc(phrases, func(ph string) bool { return !strings.Contains(c, ph) && !strings.Contains(tn, ph) }) {
 			hits = append(hits, t.searchRow)
@@ -109,12 +111,12 @@ func (p *searchPlan) trigramTail(tail []tailRow) []searchRow {
 	}
 	var long, short []string
 	for _, term := range p.terms {
-		if len([]rune(term)) >= trigramLen {
+		if len([]rune(term)) >= searchtext.TrigramLen {
 			var b strings.Builder
-			trigramText(&b, term)
+			searchtext.TrigramText(&b, term)
 			long = append(long, b.String())
 		} else {
-			short = append(short, sqlLower(term))
+			short = append(short, searchtext.SQLLower(term))
 		}
 	}
 	var hits []searchRow
@@ -124,13 +126,13 @@ func (p *searchPlan) trigramTail(tail []tailRow) []searchRow {
 			continue
 		}
 		folded.Reset()
-		trigramText(&folded, t.content)
+		searchtext.TrigramText(&folded, t.content)
 		f := folded.String()
 		if slices.ContainsFunc(long, func(term string) bool { return !strings.Contains(f, term) }) {
 			continue
 		}
 		if len(short) > 0 {
-			lower := sqlLower(t.content)
+			lower := searchtext.SQLLower(t.content)
 			if slices.ContainsFunc(short, func(term string) bool { return !strings.Contains(lower, term) }) {
 				continue
 			}

@@ -12,16 +12,27 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // queries is sqlc's stateless query set; every call names its connection.
 var queries = gen.New()
 
 // Store is an agent's conversation state in one SQLite file, safe for use by
-// many goroutines and shared with other processes. Writes go through one
-// connection, one IMMEDIATE transaction per call; reads use a separate
-// read-only pool and never touch the writer.
+// many goroutines and shared with other processes. Its domain verbs
+// (CreateSession, AppendMessage, Search, ...) are package store's, the
+// same on every engine; the methods defined here are the file's own
+// (Path, Vacuum, IndexNow, Info, Stats, ImportHermes).
 type Store struct {
+	*store.Store
+	*engine
+}
+
+// engine is the SQLite engine behind a Store: it implements
+// driver.Driver. Writes go through one connection, one IMMEDIATE
+// transaction per call (or per group commit); reads use a separate
+// read-only pool and never touch the writer.
+type engine struct {
 	path    string
 	opts    Options
 	w       *writer // nil when opened with Options.ReadOnly
@@ -105,7 +116,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", resourceCause(abs, err)))
 	}
 
-	s := &Store{path: abs, opts: opts, w: w}
+	s := &engine{path: abs, opts: opts, w: w}
 	if w.wal {
 		if s.readers, err = openDB(abs, kindReader, opts.ReadPoolSize, opts.VFS); err != nil {
 			w.close()
@@ -118,7 +129,19 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if !opts.ManualIndexing {
 		w.startIndexer()
 	}
-	return s, nil
+	return s.store()
+}
+
+// store puts the domain in front of the engine.
+func (e *engine) store() (*Store, error) {
+	st, err := store.New(sqliteDriver{e}, store.Options{WritePatience: e.opts.WritePatience,
+		TranscriptPatience: e.opts.TranscriptPatience, ActivityPatience: e.opts.ActivityPatience,
+		SpoolDir: filepath.Dir(e.path), Logger: e.opts.Logger})
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return &Store{Store: st, engine: e}, nil
 }
 
 // openWriter opens the writer, and under the cross-process migration lock
@@ -231,13 +254,18 @@ func describeOpenError(path string, err error) error {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
+// Close closes the store; see engine.Close for what the SQLite engine
+// does on the way. Calls after Close return ErrClosed; a second Close
+// returns nil.
+func (s *Store) Close() error { return s.Store.Close() }
+
 // Close indexes the messages still queued for the full-text index (for up
 // to 2 s), checkpoints (PASSIVE) and closes every connection. Rows it
 // could not index in time (another process held the lock, a large
 // backlog) stay queued — Search finds them all the same, and the next
 // Open or any open store's indexer indexes them — and it logs how many.
-// Calls after Close return ErrClosed; a second Close returns nil.
-func (s *Store) Close() error {
+// The domain (store.Store.Close) calls it once, through sqliteDriver.
+func (s *engine) close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -251,12 +279,12 @@ func (s *Store) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.close())
 	}
-	return opErr("close", "", errors.Join(errs...))
+	return errors.Join(errs...)
 }
 
 // closeIndexer stops the background indexer and indexes what is queued,
 // within closeIndexBudget, so a store closed cleanly leaves no queue.
-func (s *Store) closeIndexer() {
+func (s *engine) closeIndexer() {
 	s.w.stopIndexer()
 	if s.w.halted() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), closeIndexBudget)
@@ -269,30 +297,35 @@ func (s *Store) closeIndexer() {
 	}
 }
 
-// write runs fn as one write transaction with the given patience.
-func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn txFunc) error {
-	if s.closed.Load() {
-		return opErr(op, sessionID, ErrClosed)
-	}
-	if s.w == nil {
-		return opErr(op, sessionID, s.readOnly)
-	}
-	return s.opErr(op, sessionID, s.w.write(ctx, patience, fn))
-}
-
-// opErr is opErr with the cause named when the database's surroundings
-// are to blame (a full disk, no descriptors left: see resourceCause).
-func (s *Store) opErr(op, sessionID string, err error) error {
-	if err != nil && !s.closed.Load() {
-		err = resourceCause(s.path, err)
-	}
-	return opErr(op, sessionID, err)
+// write runs fn as one write transaction with the given patience, for
+// the engine's own verbs (the domain's come through Write).
+func (s *engine) write(ctx context.Context, op, sessionID string, patience time.Duration, fn txFunc) error {
+	return opErr(op, sessionID, s.writeTx(ctx, patience, fn))
 }
 
 // read runs fn on the read pool, or on the writer when there is no pool.
-func (s *Store) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+func (s *engine) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+	return opErr(op, sessionID, s.readTx(ctx, fn))
+}
+
+// snapshot runs fn inside one read-only transaction (see snapshotTx).
+func (s *engine) snapshot(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+	return opErr(op, sessionID, s.snapshotTx(ctx, fn))
+}
+
+func (s *engine) writeTx(ctx context.Context, patience time.Duration, fn txFunc) error {
 	if s.closed.Load() {
-		return opErr(op, sessionID, ErrClosed)
+		return ErrClosed
+	}
+	if s.w == nil {
+		return s.readOnly
+	}
+	return s.cause(s.w.write(ctx, patience, fn))
+}
+
+func (s *engine) readTx(ctx context.Context, fn func(gen.DBTX) error) error {
+	if s.closed.Load() {
+		return ErrClosed
 	}
 	var err error
 	if s.readers != nil {
@@ -303,34 +336,44 @@ func (s *Store) read(ctx context.Context, op, sessionID string, fn func(gen.DBTX
 	if err != nil && s.closed.Load() {
 		err = ErrClosed
 	}
-	return s.opErr(op, sessionID, err)
+	return s.cause(err)
 }
 
-// snapshot runs fn inside one read-only transaction on the read pool, so
+// snapshotTx runs fn inside one read-only transaction on the read pool, so
 // every statement of a multi-statement read (a lineage walk, conversation
 // pages, an export) sees the same committed state. Without a pool it runs
 // on the writer, where the writer's lock already keeps writes out.
-func (s *Store) snapshot(ctx context.Context, op, sessionID string, fn func(gen.DBTX) error) error {
+func (s *engine) snapshotTx(ctx context.Context, fn func(gen.DBTX) error) error {
 	if s.readers == nil {
-		return s.read(ctx, op, sessionID, fn)
+		return s.readTx(ctx, fn)
 	}
 	if s.closed.Load() {
-		return opErr(op, sessionID, ErrClosed)
+		return ErrClosed
 	}
 	s.snapshots.Add(1)
 	//sessiondb:allow txonly -- a read-only snapshot on the read-only pool; no write can run in it
 	tx, err := s.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return s.opErr(op, sessionID, err)
+		return s.cause(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		if s.closed.Load() {
 			err = ErrClosed
 		}
-		return s.opErr(op, sessionID, err)
+		return s.cause(err)
 	}
-	return s.opErr(op, sessionID, tx.Commit())
+	return s.cause(tx.Commit())
+}
+
+// cause maps a driver error to the sentinels, naming the cause when the
+// database's surroundings are to blame (a full disk, no descriptors left:
+// see resourceCause).
+func (s *engine) cause(err error) error {
+	if err != nil && !s.closed.Load() {
+		err = resourceCause(s.path, err)
+	}
+	return mapDriverError(err)
 }
 
 // now is the store's clock: Unix milliseconds, the one time representation

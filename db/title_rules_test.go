@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
 )
 
 // Each character class the title rules name, on its own.
@@ -35,11 +37,11 @@ func TestSanitizeTitle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := sanitizeTitle(tt.in)
+			got, err := rules.SanitizeTitle(tt.in)
 			if err != nil || got != tt.want {
-				t.Errorf("sanitizeTitle(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+				t.Errorf("rules.SanitizeTitle(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
-			if again, _ := sanitizeTitle(got); again != got {
+			if again, _ := rules.SanitizeTitle(got); again != got {
 				t.Errorf("not idempotent: %q -> %q", got, again)
 			}
 		})
@@ -52,7 +54,7 @@ func TestSanitizeTitle_Refusals(t *testing.T) {
 		"TooLong":      strings.Repeat("t", 101),
 		"TooLongAfter": strings.Repeat("t ", 51),
 	} {
-		if got, err := sanitizeTitle(in); !errors.Is(err, ErrInvalidInput) {
+		if got, err := rules.SanitizeTitle(in); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: sanitizeTitle = %q, %v; want ErrInvalidInput", name, got, err)
 		}
 	}

@@ -234,7 +234,7 @@ func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []m
 	b.WriteString(header)
 	b.WriteString("package db\n\nimport (\n\t\"context\"\n\n\t\"github.com/sessiondb/sessiondb/db/gen\"\n\t\"github.com/sessiondb/sessiondb/store/driver\"\n)\n\n")
 	b.WriteString("// executor runs the neutral queries on one SQLite connection or\n")
-	b.WriteString("// transaction, mapping each driver error to a sentinel (queryError).\n")
+	b.WriteString("// transaction, mapping each driver error to a sentinel (mapDriverError).\n")
 	b.WriteString("type executor struct{ db gen.DBTX }\n\n")
 	b.WriteString("var _ driver.Queries = executor{}\n")
 	for _, m := range methods {
@@ -251,19 +251,19 @@ func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []m
 		}
 		call := fmt.Sprintf("queries.%s(%s)", m.name, strings.Join(args, ", "))
 		if len(m.result) == 0 {
-			fmt.Fprintf(&b, ") error {\n\treturn queryError(%s)\n}\n", call)
+			fmt.Fprintf(&b, ") error {\n\treturn mapDriverError(%s)\n}\n", call)
 			continue
 		}
 		res := qualify(fset, types, m.result[0], "driver")
 		fmt.Fprintf(&b, ") (%s, error) {\n\tr, err := %s\n", res, call)
 		switch {
 		case strings.HasPrefix(res, "[]driver."):
-			fmt.Fprintf(&b, "\tout := make(%s, len(r))\n\tfor i := range r {\n\t\tout[i] = %s(r[i])\n\t}\n\treturn out, queryError(err)\n}\n",
+			fmt.Fprintf(&b, "\tout := make(%s, len(r))\n\tfor i := range r {\n\t\tout[i] = %s(r[i])\n\t}\n\treturn out, mapDriverError(err)\n}\n",
 				res, strings.TrimPrefix(res, "[]"))
 		case strings.HasPrefix(res, "driver."):
-			fmt.Fprintf(&b, "\treturn %s(r), queryError(err)\n}\n", res)
+			fmt.Fprintf(&b, "\treturn %s(r), mapDriverError(err)\n}\n", res)
 		default:
-			b.WriteString("\treturn r, queryError(err)\n}\n")
+			b.WriteString("\treturn r, mapDriverError(err)\n}\n")
 		}
 	}
 	return format.Source(b.Bytes())

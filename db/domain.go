@@ -1,0 +1,131 @@
+package db
+
+import "github.com/sessiondb/sessiondb/store"
+
+// The domain's names, so a SQLite user needs only this package. Each is
+// package store's, documented there; TestDomainNamesAreAliased keeps
+// this list complete.
+
+type (
+	AmbiguousIDError         = store.AmbiguousIDError
+	Billing                  = store.Billing
+	BulkFilter               = store.BulkFilter
+	BulkOptions              = store.BulkOptions
+	BulkResult               = store.BulkResult
+	ChildKind                = store.ChildKind
+	CompactResult            = store.CompactResult
+	Compaction               = store.Compaction
+	ContextMessage           = store.ContextMessage
+	Continuation             = store.Continuation
+	ContinuedError           = store.ContinuedError
+	ConversationOptions      = store.ConversationOptions
+	DeleteOptions            = store.DeleteOptions
+	Error                    = store.Error
+	ExportOptions            = store.ExportOptions
+	ExportResult             = store.ExportResult
+	HandoffState             = store.HandoffState
+	HandoffStatus            = store.HandoffStatus
+	IdempotencyConflictError = store.IdempotencyConflictError
+	ImportError              = store.ImportError
+	ImportOptions            = store.ImportOptions
+	ImportResult             = store.ImportResult
+	KeepPolicy               = store.KeepPolicy
+	Lease                    = store.Lease
+	Mark                     = store.Mark
+	Message                  = store.Message
+	MessageQuery             = store.MessageQuery
+	MessageState             = store.MessageState
+	ModelSwitch              = store.ModelSwitch
+	ModelUsage               = store.ModelUsage
+	NewMessage               = store.NewMessage
+	NewSession               = store.NewSession
+	PruneResult              = store.PruneResult
+	RecentPage               = store.RecentPage
+	RecentQuery              = store.RecentQuery
+	ResumePoint              = store.ResumePoint
+	RewindOptions            = store.RewindOptions
+	RewindResult             = store.RewindResult
+	Role                     = store.Role
+	Routing                  = store.Routing
+	SearchHit                = store.SearchHit
+	SearchOptions            = store.SearchOptions
+	SearchSort               = store.SearchSort
+	Session                  = store.Session
+	SessionCounts            = store.SessionCounts
+	SessionFilter            = store.SessionFilter
+	SessionSummary           = store.SessionSummary
+	SpareReason              = store.SpareReason
+	Spared                   = store.Spared
+	Summarizer               = store.Summarizer
+	TitleInUseError          = store.TitleInUseError
+	TitleRank                = store.TitleRank
+	ToolCall                 = store.ToolCall
+	Usage                    = store.Usage
+	UsageFilter              = store.UsageFilter
+	UsageUpdate              = store.UsageUpdate
+	WorkspaceUpdate          = store.WorkspaceUpdate
+)
+
+const (
+	ChildBranch               = store.ChildBranch
+	ChildCompression          = store.ChildCompression
+	ChildDelegate             = store.ChildDelegate
+	ChildReset                = store.ChildReset
+	ChildTool                 = store.ChildTool
+	DefaultActivityPatience   = store.DefaultActivityPatience
+	DefaultGhostAge           = store.DefaultGhostAge
+	DefaultLeaseTTL           = store.DefaultLeaseTTL
+	DefaultSearchLimit        = store.DefaultSearchLimit
+	DefaultTranscriptPatience = store.DefaultTranscriptPatience
+	DefaultWritePatience      = store.DefaultWritePatience
+	HandoffCompleted          = store.HandoffCompleted
+	HandoffFailed             = store.HandoffFailed
+	HandoffNone               = store.HandoffNone
+	HandoffPending            = store.HandoffPending
+	HandoffRunning            = store.HandoffRunning
+	MaxSearchContext          = store.MaxSearchContext
+	MaxSearchLimit            = store.MaxSearchLimit
+	RoleAssistant             = store.RoleAssistant
+	RoleSystem                = store.RoleSystem
+	RoleTool                  = store.RoleTool
+	RoleUser                  = store.RoleUser
+	SortNewest                = store.SortNewest
+	SortOldest                = store.SortOldest
+	SortRelevance             = store.SortRelevance
+	SpareContinued            = store.SpareContinued
+	SpareLeased               = store.SpareLeased
+	SparePinned               = store.SparePinned
+	StateActive               = store.StateActive
+	StateCompacted            = store.StateCompacted
+	StateRewound              = store.StateRewound
+	TitleDerived              = store.TitleDerived
+	TitleGenerated            = store.TitleGenerated
+	TitleUser                 = store.TitleUser
+)
+
+// The sentinel errors: see package store for what each means.
+var (
+	ErrAliased             = store.ErrAliased
+	ErrClosed              = store.ErrClosed
+	ErrCommitUnknown       = store.ErrCommitUnknown
+	ErrConflict            = store.ErrConflict
+	ErrCoolingDown         = store.ErrCoolingDown
+	ErrCorrupt             = store.ErrCorrupt
+	ErrDiskFull            = store.ErrDiskFull
+	ErrExists              = store.ErrExists
+	ErrForeignSchema       = store.ErrForeignSchema
+	ErrIO                  = store.ErrIO
+	ErrIdempotencyConflict = store.ErrIdempotencyConflict
+	ErrInvalidInput        = store.ErrInvalidInput
+	ErrLeaseHeld           = store.ErrLeaseHeld
+	ErrLeaseLost           = store.ErrLeaseLost
+	ErrLocked              = store.ErrLocked
+	ErrNotDatabase         = store.ErrNotDatabase
+	ErrNotFound            = store.ErrNotFound
+	ErrNotSupported        = store.ErrNotSupported
+	ErrReadOnly            = store.ErrReadOnly
+	ErrReplaced            = store.ErrReplaced
+	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrSessionClosed       = store.ErrSessionClosed
+	ErrTooManyOpenFiles    = store.ErrTooManyOpenFiles
+)

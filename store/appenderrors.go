@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// ContinuedError refuses a write to a session whose conversation was
+// compressed into a continuation: it names where the conversation went, so
+// the caller can write there instead. It matches ErrSessionClosed.
+type ContinuedError struct {
+	SessionID string // the session written to
+	ChildID   string // its compression child
+	TipID     string // the end of the lineage: where new turns go (ChildID or a later continuation)
+}
+
+func (e *ContinuedError) Error() string {
+	if e.TipID == e.ChildID {
+		return fmt.Sprintf("session %q continues in compression child %q: write there", e.SessionID, e.ChildID)
+	}
+	return fmt.Sprintf("session %q continues in compression child %q; its conversation now ends in %q: write there",
+		e.SessionID, e.ChildID, e.TipID)
+}
+
+func (e *ContinuedError) Is(target error) bool { return target == ErrSessionClosed }
+
+// continuedError builds the ContinuedError for sessionID, which ended by
+// compression, inside q's transaction.
+func continuedError(ctx context.Context, q driver.Executor, sessionID string) error {
+	ids, err := lineageIDs(ctx, q, sessionID)
+	if err != nil {
+		return err
+	}
+	at := slices.Index(ids, sessionID)
+	if at < 0 || at == len(ids)-1 { // the child is gone (deleted); say what is known
+		return fmt.Errorf("%w: it was continued in a compression child that no longer exists", ErrSessionClosed)
+	}
+	return &ContinuedError{SessionID: sessionID, ChildID: ids[at+1], TipID: ids[len(ids)-1]}
+}
+
+// IdempotencyConflictError refuses an append whose idempotency key the
+// session already holds for a different message: answering with the first
+// message's id would silently drop the new one. It wraps
+// ErrIdempotencyConflict.
+//
+// Two messages are the same when they agree on everything that was said:
+// role, content, tool name, tool call id, tool calls (ids, names,
+// arguments), reasoning, finish reason and the summary mark. Token count
+// is not compared — it is accounting, which a retry may recount — and
+// neither is the creation time.
+type IdempotencyConflictError struct {
+	SessionID string
+	Key       string
+	MessageID int64  // the message that holds the key
+	Field     string // the first field that differs
+}
+
+func (e *IdempotencyConflictError) Error() string {
+	return fmt.Sprintf("idempotency key %q of session %q already names message %d, which differs in its %s "+
+		"(a retry must resend the same message; a new message needs a new key)", e.Key, e.SessionID, e.MessageID, e.Field)
+}
+
+func (e *IdempotencyConflictError) Unwrap() error { return ErrIdempotencyConflict }
+
+// differingField names the first field in which stored and the message
+// being appended differ ("" when they are the same message, as defined on
+// IdempotencyConflictError).
+func differingField(stored Message, m *NewMessage) string {
+	switch {
+	case stored.Role != m.Role:
+		return "role"
+	case stored.Content != m.Content:
+		return "content"
+	case stored.ToolName != m.ToolName:
+		return "tool name"
+	case stored.ToolCallID != m.ToolCallID:
+		return "tool call id"
+	case !slices.Equal(stored.ToolCalls, m.ToolCalls):
+		return "tool calls"
+	case stored.Reasoning != m.Reasoning:
+		return "reasoning"
+	case stored.FinishReason != m.FinishReason:
+		return "finish reason"
+	case stored.Summary != m.Summary:
+		return "summary mark"
+	}
+	return ""
+}

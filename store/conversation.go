@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// ConversationOptions choose a conversation view.
+type ConversationOptions struct {
+	// Lineage shows the whole conversation, root to compression tip: every
+	// session's active and compacted rows, each turn once (a copy made by
+	// compression and its original are one turn; the later copy's state
+	// wins, the first position stays).
+	Lineage bool
+	// IncludeCompacted adds the session's compacted rows to the
+	// single-session view (the default is what a model sees: active rows).
+	IncludeCompacted bool
+}
+
+// conversationPage is how many rows one query of a view reads.
+const conversationPage = 5000
+
+// Conversation returns a session's conversation in order (by id, never by
+// timestamp): by default its active rows, the live context a model is
+// given; see ConversationOptions for the display views. Rewound rows are
+// never part of it.
+func (s *Store) Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]Message, error) {
+	var out []Message
+	err := s.snapshot(ctx, "get conversation", sessionID, func(q driver.Executor) error {
+		out = nil
+		if !o.Lineage {
+			if err := sessionMustExist(ctx, q, sessionID); err != nil {
+				return err
+			}
+			return visibleMessages(ctx, q, sessionID, false, func(m Message) {
+				if m.State == StateActive || o.IncludeCompacted {
+					out = append(out, m)
+				}
+			})
+		}
+		// A turn is an original and its copies (origin_id). It keeps the
+		// place of its first row and shows its latest row: a copy's state
+		// wins, so a rewound copy hides the turn and a retired original
+		// shows its live copy. Rewound rows are read for that, then dropped.
+		ids, err := lineageIDs(ctx, q, sessionID)
+		if err != nil {
+			return err
+		}
+		at := map[int64]int{} // turn -> index in out
+		for _, sid := range ids {
+			err := visibleMessages(ctx, q, sid, true, func(m Message) {
+				turn := m.ID
+				if m.OriginID != 0 {
+					turn = m.OriginID
+				}
+				if i, ok := at[turn]; ok {
+					out[i] = m
+					return
+				}
+				at[turn] = len(out)
+				out = append(out, m)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
+		return nil
+	})
+	return out, err
+}
+
+// visibleMessages calls fn for each active or compacted message of a
+// session (rewound ones too with rewound), oldest first, a page at a time.
+func visibleMessages(ctx context.Context, q driver.Executor, sessionID string, rewound bool, fn func(Message)) error {
+	after := int64(0)
+	for {
+		rows, err := q.MessageListAscending(ctx, driver.MessageListAscendingParams{SessionID: sessionID,
+			AfterID: after, BeforeID: math.MaxInt64, IncludeRewound: rules.B2I(rewound), RowLimit: conversationPage})
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			r := &rows[i]
+			m, err := messageFromRow(r)
+			if err != nil {
+				return err
+			}
+			fn(m)
+			after = r.ID
+		}
+		if len(rows) < conversationPage {
+			return nil
+		}
+	}
+}

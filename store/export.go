@@ -1,0 +1,205 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// exportPage bounds the rows an export holds in memory at once.
+const exportPage = 500
+
+// ExportOptions choose what Export writes.
+type ExportOptions struct {
+	// SessionID exports only this session ("" exports every session).
+	SessionID string
+	// Lineage, with SessionID, exports the session's whole compression
+	// lineage, root to tip.
+	Lineage bool
+	// OnProgress, when set, is called after each session with the running
+	// counts.
+	OnProgress func(sessions, messages int64)
+}
+
+// ExportResult counts what Export wrote.
+type ExportResult struct {
+	Sessions int64
+	Messages int64
+}
+
+// Export writes sessions with their messages and usage to w as JSON Lines
+// (the format is described in exportformat.go: a versioned header, then
+// each session followed by its rows). It streams: memory stays bounded by
+// a page of rows whatever the store's size. Exporting into an empty store
+// with Import and exporting again gives the same bytes.
+//
+// Each page of rows is read in a read transaction of its own, ended before
+// the page is written to w: a slow w (a pipe, a network) or a large store
+// never holds one snapshot for the whole export, which would keep the WAL
+// from starting over for as long (see walpin.go). Pages are keyset pages
+// (sessions by start time and id, messages by id), so an export taken
+// while writes go on has every session and message committed before it
+// began, each once — none skipped, none twice — and rows committed
+// meanwhile either in it or not, whole. A session's own line and usage are
+// read at their page's moment: a message appended meanwhile may show in
+// the export but not yet in its session's counters.
+func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (ExportResult, error) {
+	const op = "export"
+	if o.Lineage && o.SessionID == "" {
+		return ExportResult{}, opErr(op, "", invalid("Lineage needs a SessionID"))
+	}
+	var res ExportResult
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(headerRecord{Type: "header", Format: exportFormat, Version: exportVersion}); err != nil {
+		return res, opErr(op, "", err)
+	}
+	one := func(r driver.Session) error {
+		n, err := s.exportSession(ctx, enc, r)
+		res.Sessions++
+		res.Messages += n
+		if err == nil && o.OnProgress != nil {
+			o.OnProgress(res.Sessions, res.Messages)
+		}
+		return err
+	}
+	err := func() error {
+		if o.SessionID != "" {
+			var rows []driver.Session
+			err := s.snapshot(ctx, op, o.SessionID, func(q driver.Executor) error {
+				rows = rows[:0]
+				ids := []string{o.SessionID}
+				if o.Lineage {
+					var err error
+					if ids, err = lineageIDs(ctx, q, o.SessionID); err != nil {
+						return err
+					}
+				}
+				for _, id := range ids {
+					r, err := q.SessionGet(ctx, id)
+					if err != nil {
+						return err
+					}
+					rows = append(rows, r)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := one(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		// From the very first start time: import accepts any int64, and a
+		// session before the cursor's floor would silently be left out.
+		cursor := driver.SessionExportPageParams{AfterStarted: math.MinInt64, RowLimit: exportPage}
+		for {
+			var rows []driver.Session
+			err := s.snapshot(ctx, op, "", func(q driver.Executor) (err error) {
+				rows, err = q.SessionExportPage(ctx, cursor)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := one(r); err != nil {
+					return err
+				}
+			}
+			if len(rows) < exportPage {
+				return nil
+			}
+			last := rows[len(rows)-1]
+			cursor.AfterStarted, cursor.AfterID = last.StartedAt, last.ID
+		}
+	}()
+	if err != nil {
+		return res, opErr(op, o.SessionID, err)
+	}
+	return res, opErr(op, "", bw.Flush())
+}
+
+// exportSession writes one session's lines and returns its message count.
+// Each page of messages, and the usage rows, are read in a snapshot of
+// their own and written after it ends.
+func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.Session) (int64, error) {
+	const op = "export"
+	if err := enc.Encode(sessionRecordFromRow(r)); err != nil {
+		return 0, err
+	}
+	seq, after := int64(0), int64(0)
+	for {
+		var recs []messageRecord
+		err := s.snapshot(ctx, op, r.ID, func(q driver.Executor) error {
+			recs = recs[:0]
+			rows, err := q.MessageExportPage(ctx, driver.MessageExportPageParams{SessionID: r.ID, AfterID: after, RowLimit: exportPage})
+			if err != nil {
+				return err
+			}
+			for _, m := range rows {
+				rec := messageRecord{Type: "message", SessionID: r.ID, Role: m.Role, Content: m.Content,
+					ToolName: rules.Str(m.ToolName), ToolCallID: rules.Str(m.ToolCallID), Reasoning: rules.Str(m.Reasoning),
+					FinishReason: rules.Str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
+					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt}
+				if m.ToolCallsJson != nil {
+					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
+				}
+				if m.OriginID != nil {
+					// An origin deleted since (its session pruned) is simply not named.
+					if o, err := q.MessageSeq(ctx, *m.OriginID); err == nil {
+						rec.Origin = &messageRef{SessionID: o.SessionID, Seq: o.Seq}
+					}
+				}
+				recs = append(recs, rec)
+				after = m.ID
+			}
+			return nil
+		})
+		if err != nil {
+			return seq, err
+		}
+		for i := range recs {
+			seq++
+			recs[i].Seq = seq
+			if err := enc.Encode(recs[i]); err != nil {
+				return seq, err
+			}
+		}
+		if len(recs) < exportPage {
+			break
+		}
+	}
+	var usage []driver.ModelUsageBySessionRow
+	err := s.snapshot(ctx, op, r.ID, func(q driver.Executor) (err error) {
+		usage, err = q.ModelUsageBySession(ctx, r.ID)
+		return err
+	})
+	if err != nil {
+		return seq, err
+	}
+	for _, u := range usage {
+		if err := enc.Encode(usageRecord{Type: "usage", SessionID: r.ID, Model: u.Model, Task: u.Task,
+			usageFields: usageFields{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+				ReasoningTokens: u.ReasoningTokens, APICalls: u.ApiCallCount, EstimatedCostUSD: u.EstimatedCostUsd,
+				ActualCostUSD: u.ActualCostUsd},
+			FirstSeenAt: u.FirstSeenAt, LastSeenAt: u.LastSeenAt}); err != nil {
+			return seq, err
+		}
+	}
+	return seq, nil
+}

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"encoding/json"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// The export format: JSON Lines. The first line is a header naming the
+// format and its version; then each session is one "session" line followed
+// by its "message" lines (in order) and its "usage" lines. Every line is
+// self-describing (its "type"). Times are Unix milliseconds (UTC), as
+// stored. Messages are named by their 1-based position in their session
+// (seq), so a copy made by compression names its origin portably.
+//
+// Exported: what a conversation is. Not exported: leases, handoff state
+// and activity labels (a process's transient claims), message ids, and
+// the counters derived from rows (recomputed on import).
+const (
+	exportFormat  = "sessiondb-export"
+	exportVersion = 1
+)
+
+type headerRecord struct {
+	Type    string `json:"type"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+}
+
+type sessionRecord struct {
+	Type         string `json:"type"`
+	ID           string `json:"id"`
+	Source       string `json:"source"`
+	ParentID     string `json:"parent_session_id,omitempty"`
+	Kind         string `json:"kind,omitempty"`
+	UserID       string `json:"user_id,omitempty"`
+	Model        string `json:"model,omitempty"`
+	ModelConfig  string `json:"model_config,omitempty"`
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	Cwd          string `json:"cwd,omitempty"`
+	StartedAt    int64  `json:"started_at"`
+	EndedAt      *int64 `json:"ended_at,omitempty"`
+	EndReason    string `json:"end_reason,omitempty"`
+	Title        string `json:"title,omitempty"`
+	TitleRank    int64  `json:"title_rank"`
+	usageFields
+	Archived    bool   `json:"archived"`
+	Pinned      bool   `json:"pinned"`
+	Hidden      bool   `json:"hidden"`
+	LastReadAt  *int64 `json:"last_read_at,omitempty"`
+	RewindCount int64  `json:"rewind_count"`
+}
+
+// usageFields are the token and cost counters of a session or usage
+// record (flattened into it by encoding/json).
+type usageFields struct {
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	APICalls         int64   `json:"api_call_count"`
+	EstimatedCostUSD float64 `json:"estimated_cost_usd"`
+	ActualCostUSD    float64 `json:"actual_cost_usd"`
+}
+
+func (u usageFields) usage() Usage { return Usage(u) }
+
+type messageRef struct {
+	SessionID string `json:"session_id"`
+	Seq       int64  `json:"seq"`
+}
+
+type messageRecord struct {
+	Type           string          `json:"type"`
+	SessionID      string          `json:"session_id"`
+	Seq            int64           `json:"seq"`
+	Role           string          `json:"role"`
+	Content        string          `json:"content"`
+	ToolName       string          `json:"tool_name,omitempty"`
+	ToolCallID     string          `json:"tool_call_id,omitempty"`
+	ToolCalls      json.RawMessage `json:"tool_calls,omitempty"`
+	Reasoning      string          `json:"reasoning,omitempty"`
+	FinishReason   string          `json:"finish_reason,omitempty"`
+	TokenCount     *int64          `json:"token_count,omitempty"`
+	State          string          `json:"state"`
+	Summary        bool            `json:"summary,omitempty"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	CreatedAt      int64           `json:"created_at"`
+	Origin         *messageRef     `json:"origin,omitempty"`
+}
+
+type usageRecord struct {
+	Type      string `json:"type"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Task      string `json:"task"`
+	usageFields
+	FirstSeenAt int64 `json:"first_seen_at"`
+	LastSeenAt  int64 `json:"last_seen_at"`
+}
+
+func sessionRecordFromRow(r driver.Session) sessionRecord {
+	return sessionRecord{Type: "session", ID: r.ID, Source: r.Source, ParentID: rules.Str(r.ParentSessionID),
+		Kind: rules.Str(r.ParentKind), UserID: rules.Str(r.UserID), Model: rules.Str(r.Model), ModelConfig: rules.Str(r.ModelConfigJson),
+		SystemPrompt: rules.Str(r.SystemPrompt), Cwd: rules.Str(r.Cwd), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
+		EndReason: rules.Str(r.EndReason), Title: rules.Str(r.Title), TitleRank: r.TitleRank,
+		usageFields: usageFields{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+			CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
+			ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
+			ActualCostUSD: r.ActualCostUsd},
+		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount}
+}
+
+func (r sessionRecord) importParams() driver.SessionImportParams {
+	return driver.SessionImportParams{ID: r.ID, Source: r.Source, UserID: rules.Ptr(r.UserID), Model: rules.Ptr(r.Model),
+		ModelConfigJson: rules.Ptr(r.ModelConfig), SystemPrompt: rules.Ptr(r.SystemPrompt), Cwd: rules.Ptr(r.Cwd),
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, EndReason: rules.Ptr(r.EndReason), Title: rules.Ptr(r.Title),
+		TitleRank: r.TitleRank, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
+		ReasoningTokens: r.ReasoningTokens, ApiCallCount: r.APICalls, EstimatedCostUsd: r.EstimatedCostUSD,
+		ActualCostUsd: r.ActualCostUSD, Archived: rules.B2I(r.Archived), Pinned: rules.B2I(r.Pinned), Hidden: rules.B2I(r.Hidden),
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount}
+}
+
+// check validates a session record before anything is written.
+func (r *sessionRecord) check() error {
+	if err := rules.CheckID("session id", r.ID); err != nil {
+		return err
+	}
+	title, err := rules.SanitizeTitle(r.Title)
+	if err != nil {
+		return err
+	}
+	if title != r.Title {
+		return invalid("title %q is not in its stored form", r.Title)
+	}
+	for what, v := range map[string]string{"source": r.Source, "user id": r.UserID, "model": r.Model,
+		"end reason": r.EndReason} {
+		if err := rules.CheckLabel(what, v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.Source == "":
+		return invalid("empty source")
+	case r.Kind != "" && (!ChildKind(r.Kind).Valid() || r.ParentID == ""):
+		return invalid("kind %q needs a parent and one of compression, branch, delegate, reset, tool", r.Kind)
+	case r.ParentID == r.ID:
+		return invalid("session %q is its own parent", r.ID)
+	case r.TitleRank < 0 || r.TitleRank > 2:
+		return invalid("title rank %d is not 0, 1 or 2", r.TitleRank)
+	case r.RewindCount < 0:
+		return invalid("negative rewind count")
+	}
+	if r.ParentID != "" {
+		if err := rules.CheckID("parent session id", r.ParentID); err != nil {
+			return err
+		}
+	}
+	return r.usage().Validate()
+}
+
+// check validates a message record (its place in the file is checked by
+// the reader).
+func (r *messageRecord) check() error {
+	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
+		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey}
+	if r.TokenCount != nil {
+		m.TokenCount = *r.TokenCount
+	}
+	if len(r.ToolCalls) > 0 {
+		// Strict: the JSON is stored as it is and SQLite's JSON functions
+		// read it (a session's tool call count), so nothing beyond the
+		// list of {id, name, arguments} strings may ride along — no field
+		// SQLite could refuse halfway through an import (its nesting limit
+		// is 1000 levels, Go's 10000).
+		if err := decodeStrict(r.ToolCalls, &m.ToolCalls); err != nil {
+			return invalid("tool calls are not a list of {id, name, arguments}: %v", err)
+		}
+	}
+	switch MessageState(r.State) {
+	case StateActive, StateCompacted, StateRewound:
+	default:
+		return invalid("state %q is not active, compacted or rewound", r.State)
+	}
+	return m.Validate()
+}
+
+func (r *usageRecord) check() error {
+	if err := firstErr(rules.CheckLabel("model", r.Model), rules.CheckLabel("task", r.Task)); err != nil {
+		return err
+	}
+	return r.usage().Validate()
+}

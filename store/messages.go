@@ -1,0 +1,405 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// Role is who said a message.
+type Role string
+
+// The roles a message may have.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the four roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+		return true
+	}
+	return false
+}
+
+// MessageState says whether a message is part of the live conversation.
+type MessageState string
+
+const (
+	// StateActive: part of the live conversation.
+	StateActive MessageState = "active"
+	// StateCompacted: summarised away by compression; still shown and searched.
+	StateCompacted MessageState = "compacted"
+	// StateRewound: undone by a rewind; hidden from views and search.
+	StateRewound MessageState = "rewound"
+)
+
+// ToolCall is one tool invocation requested by an assistant message.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // as the model produced it (usually JSON)
+}
+
+// NewMessage is a message to append.
+type NewMessage struct {
+	Role Role
+	// Content is any UTF-8 text, NUL bytes included; it is returned
+	// byte-exact. Invalid UTF-8 is refused with ErrInvalidInput.
+	Content      string
+	ToolName     string // the tool that produced a RoleTool message
+	ToolCallID   string // the call a RoleTool message answers
+	ToolCalls    []ToolCall
+	Reasoning    string
+	FinishReason string
+	TokenCount   int64
+	// IdempotencyKey, when set, makes the append safe to retry after any
+	// failure: appending the same message under the same key to the same
+	// session again returns the first message's id and inserts nothing. A
+	// different message under a key already used is refused with an
+	// *IdempotencyConflictError (which also says what "same" compares).
+	IdempotencyKey string
+	// Summary marks a compression summary (a message that stands for the
+	// turns it replaced).
+	Summary bool
+}
+
+// Validate reports why AppendMessage would refuse m (an error matching
+// ErrInvalidInput), or nil when it would accept it.
+func (m *NewMessage) Validate() error {
+	if !m.Role.Valid() {
+		return invalid("role %q is not one of system, user, assistant, tool", m.Role)
+	}
+	if err := rules.CheckText("content", m.Content); err != nil {
+		return err
+	}
+	if err := rules.CheckText("reasoning", m.Reasoning); err != nil {
+		return err
+	}
+	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
+		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey} {
+		if err := rules.CheckLabel(what, v); err != nil {
+			return err
+		}
+	}
+	for _, c := range m.ToolCalls {
+		if err := errors.Join(rules.CheckLabel("tool call id", c.ID), rules.CheckLabel("tool call name", c.Name),
+			rules.CheckText("tool call arguments", c.Arguments)); err != nil {
+			return err
+		}
+	}
+	if m.TokenCount < 0 {
+		return invalid("negative token count")
+	}
+	return nil
+}
+
+// Message is a stored message.
+type Message struct {
+	ID             int64
+	SessionID      string
+	Role           Role
+	Content        string
+	ToolName       string
+	ToolCallID     string
+	ToolCalls      []ToolCall
+	Reasoning      string
+	FinishReason   string
+	TokenCount     int64
+	State          MessageState
+	Summary        bool // a compression summary
+	IdempotencyKey string
+	CreatedAt      time.Time
+	// OriginID is the id of the message this one was copied from by a
+	// compression (0 for an original); the two are the same turn.
+	OriginID int64
+	// ReasoningDetails is the provider's structured reasoning (JSON text:
+	// thinking blocks with their signatures), to be sent back verbatim.
+	ReasoningDetails string
+	// PlatformMessageID is the chat platform's id for the message.
+	PlatformMessageID string
+}
+
+// AppendMessage appends one message to a session and returns its id. It
+// waits up to Options.TranscriptPatience for another process's write lock:
+// losing a turn is worse than a late one. An unknown session gives
+// ErrNotFound and creates nothing.
+func (s *Store) AppendMessage(ctx context.Context, sessionID string, m NewMessage) (int64, error) {
+	ids, err := s.appendMessages(ctx, "append message", sessionID, []NewMessage{m}, "")
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// AppendMessages appends messages to a session in one atomic transaction:
+// all of them or none. It returns their ids in order (for a message whose
+// idempotency key was already used, the first message's id).
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, ms []NewMessage) ([]int64, error) {
+	return s.appendMessages(ctx, "append messages", sessionID, ms, "")
+}
+
+// AppendMessagesUnderLease appends like AppendMessages, as the holder of
+// the conversation's turn lease: the lease is checked in the same
+// transaction, so a worker whose turn was taken over (its lease expired and
+// another acquired it) cannot write into the new turn — it gets
+// ErrLeaseLost and nothing is written. A lease that expired but is still
+// the holder's (no one took it) is renewed for DefaultLeaseTTL.
+func (s *Store) AppendMessagesUnderLease(ctx context.Context, sessionID, holder string, ms []NewMessage) ([]int64, error) {
+	const op = "append messages"
+	if err := checkLease(holder, 0); err != nil {
+		return nil, opErr(op, sessionID, err)
+	}
+	return s.appendMessages(ctx, op, sessionID, ms, holder)
+}
+
+// appendMessages is every append; leaseHolder, when set, must hold the
+// conversation's turn lease.
+func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []NewMessage, leaseHolder string) ([]int64, error) {
+	if err := rules.CheckID("session id", sessionID); err != nil {
+		return nil, opErr(op, sessionID, err)
+	}
+	prepared, err := prepareMessages(sessionID, ms)
+	if err != nil {
+		return nil, opErr(op, sessionID, err)
+	}
+	var ids []int64
+	err = s.write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) (err error) {
+		reason, err := tx.SessionEndReason(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		if leaseHolder != "" {
+			if err := holdTurn(ctx, tx, sessionID, leaseHolder); err != nil {
+				return err
+			}
+		}
+		var closed error
+		if rules.Str(reason) == compressionEndReason {
+			if closed = continuedError(ctx, tx, sessionID); !errors.Is(closed, ErrSessionClosed) {
+				return closed
+			}
+		}
+		ids, err = insertMessages(ctx, tx, sessionID, prepared, closed)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// preparedMessage is a checked NewMessage ready to insert.
+type preparedMessage struct {
+	params    driver.MessageInsertParams
+	toolCalls int64
+	msg       NewMessage // as given, to tell a retry from a reused key
+}
+
+// prepareMessages checks ms and turns them into insert parameters, before
+// any transaction starts.
+func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, error) {
+	out := make([]preparedMessage, len(ms))
+	for i := range ms {
+		if err := ms[i].Validate(); err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		p, err := insertParams(sessionID, &ms[i])
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		out[i] = preparedMessage{params: p, toolCalls: int64(len(ms[i].ToolCalls)), msg: ms[i]}
+	}
+	return out, nil
+}
+
+// insertMessages inserts prepared messages into sessionID inside tx, in
+// order, and counts them on the session. A message whose idempotency key
+// the session already holds is not inserted again: its id is the first
+// row's — when it is the same message; a different one is an
+// *IdempotencyConflictError. A non-nil closed refuses new rows with that
+// error (a retry of an acknowledged append still gets its id).
+func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage, closed error) ([]int64, error) {
+	ids := make([]int64, len(ms)) // fresh on every (re)play
+	inserted, calls := int64(0), int64(0)
+	for i, m := range ms {
+		p := m.params
+		p.SessionID = sessionID
+		if p.IdempotencyKey != nil {
+			id, err := tx.MessageIDByIdempotencyKey(ctx, driver.MessageIDByIdempotencyKeyParams{
+				SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
+			if err == nil {
+				if err := sameMessage(ctx, tx, id, &m.msg); err != nil {
+					return nil, err
+				}
+				ids[i] = id
+				continue
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return nil, err
+			}
+		}
+		if closed != nil {
+			return nil, closed
+		}
+		p.CreatedAt = now()
+		id, err := tx.MessageInsert(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+		inserted++
+		calls += m.toolCalls
+	}
+	if inserted == 0 {
+		return ids, nil
+	}
+	return ids, tx.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{
+		ID: sessionID, Messages: inserted, ToolCalls: calls})
+}
+
+// sameMessage returns an *IdempotencyConflictError unless message id,
+// which holds m's idempotency key, is the same message as m.
+func sameMessage(ctx context.Context, tx driver.Executor, id int64, m *NewMessage) error {
+	row, err := tx.MessageGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	stored, err := messageFromRow(&row)
+	if err != nil {
+		return err
+	}
+	if field := differingField(stored, m); field != "" {
+		return &IdempotencyConflictError{SessionID: stored.SessionID, Key: m.IdempotencyKey, MessageID: id, Field: field}
+	}
+	return nil
+}
+
+func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, error) {
+	p := driver.MessageInsertParams{
+		SessionID: sessionID, Role: string(m.Role), Content: m.Content,
+		ToolName: rules.Ptr(m.ToolName), ToolCallID: rules.Ptr(m.ToolCallID), Reasoning: rules.Ptr(m.Reasoning),
+		FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
+	}
+	if m.Summary {
+		p.IsSummary = 1
+	}
+	if m.TokenCount > 0 {
+		p.TokenCount = &m.TokenCount
+	}
+	if len(m.ToolCalls) > 0 {
+		b, err := json.Marshal(m.ToolCalls)
+		if err != nil {
+			return p, invalid("tool calls: %v", err)
+		}
+		p.ToolCallsJson = rules.Ptr(string(b))
+	}
+	return p, nil
+}
+
+// MessageQuery selects messages for Messages. The zero value returns the
+// first 1000 messages, oldest first, without rewound ones.
+type MessageQuery struct {
+	AfterID        int64 // only ids greater than this
+	BeforeID       int64 // only ids smaller than this (0 = no bound)
+	Limit          int   // default 1000, at most 100000
+	NewestFirst    bool
+	IncludeRewound bool
+}
+
+// Messages returns a session's messages. An unknown session gives
+// ErrNotFound.
+func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery) ([]Message, error) {
+	switch {
+	case mq.Limit < 0 || mq.AfterID < 0 || mq.BeforeID < 0:
+		return nil, opErr("list messages", sessionID, invalid("negative limit or id bound"))
+	case mq.Limit == 0:
+		mq.Limit = 1000
+	case mq.Limit > 100000:
+		mq.Limit = 100000
+	}
+	if mq.BeforeID == 0 {
+		mq.BeforeID = math.MaxInt64
+	}
+	rewound := rules.B2I(mq.IncludeRewound)
+	var out []Message
+	err := s.read(ctx, "list messages", sessionID, func(q driver.Executor) error {
+		var rows []driver.Message
+		var err error
+		if mq.NewestFirst {
+			rows, err = q.MessageListDescending(ctx, driver.MessageListDescendingParams{
+				SessionID: sessionID, AfterID: mq.AfterID, BeforeID: mq.BeforeID,
+				IncludeRewound: rewound, RowLimit: int64(mq.Limit)})
+		} else {
+			rows, err = q.MessageListAscending(ctx, driver.MessageListAscendingParams{
+				SessionID: sessionID, AfterID: mq.AfterID, BeforeID: mq.BeforeID,
+				IncludeRewound: rewound, RowLimit: int64(mq.Limit)})
+		}
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			return sessionMustExist(ctx, q, sessionID)
+		}
+		out = make([]Message, len(rows))
+		for i := range rows {
+			if out[i], err = messageFromRow(&rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func messageFromRow(r *driver.Message) (Message, error) {
+	m := Message{
+		ID: r.ID, SessionID: r.SessionID, Role: Role(r.Role), Content: r.Content,
+		ToolName: rules.Str(r.ToolName), ToolCallID: rules.Str(r.ToolCallID), Reasoning: rules.Str(r.Reasoning),
+		FinishReason: rules.Str(r.FinishReason), State: MessageState(r.State), Summary: r.IsSummary != 0,
+		IdempotencyKey: rules.Str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
+		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
+	}
+	if r.OriginID != nil {
+		m.OriginID = *r.OriginID
+	}
+	if r.TokenCount != nil {
+		m.TokenCount = *r.TokenCount
+	}
+	if r.ToolCallsJson != nil {
+		if err := json.Unmarshal([]byte(*r.ToolCallsJson), &m.ToolCalls); err != nil {
+			return m, fmt.Errorf("message %d: tool calls: %w", r.ID, err)
+		}
+	}
+	return m, nil
+}
+
+// Message returns one message by id, in whatever state it is (a search
+// hit names only the id; its session and neighbours follow from here). An
+// unknown id gives ErrNotFound.
+func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
+	const op = "get message"
+	if id <= 0 {
+		return Message{}, opErr(op, "", invalid("message id %d is not positive", id))
+	}
+	var m Message
+	err := s.read(ctx, op, "", func(q driver.Executor) error {
+		row, err := q.MessageGet(ctx, id)
+		if err != nil {
+			return fmt.Errorf("message %d: %w", id, err)
+		}
+		m, err = messageFromRow(&row)
+		return err
+	})
+	return m, err
+}

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// maxPrefixCandidates is how many sessions an ambiguous prefix lists.
+const maxPrefixCandidates = 10
+
+// AmbiguousIDError reports an id prefix that more than one session starts
+// with. It matches ErrInvalidInput: the input does not name one session.
+type AmbiguousIDError struct {
+	Prefix string
+	// Candidates are the first sessions the prefix matches, in id order;
+	// More says there are others beyond them.
+	Candidates []string
+	More       bool
+}
+
+func (e *AmbiguousIDError) Error() string {
+	more := ""
+	if e.More {
+		more = ", …"
+	}
+	return fmt.Sprintf("%q names more than one session (%s%s); give more of the id", e.Prefix, strings.Join(e.Candidates, ", "), more)
+}
+
+func (e *AmbiguousIDError) Is(target error) bool { return target == ErrInvalidInput }
+
+// ResolveSessionID turns what a person typed into a session id: the id
+// itself when a session has it, else the one session whose id starts with
+// it. A prefix that several sessions share is an *AmbiguousIDError listing
+// them; one no session has is ErrNotFound.
+func (s *Store) ResolveSessionID(ctx context.Context, idOrPrefix string) (string, error) {
+	const op = "resolve session id"
+	if err := rules.CheckID("session id", idOrPrefix); err != nil {
+		return "", opErr(op, idOrPrefix, err)
+	}
+	var id string
+	err := s.read(ctx, op, idOrPrefix, func(q driver.Executor) error {
+		var err error
+		id, err = resolveID(ctx, q, idOrPrefix)
+		return err
+	})
+	return id, err
+}
+
+func resolveID(ctx context.Context, q driver.Executor, prefix string) (string, error) {
+	hi := []byte(prefix)
+	hi[len(hi)-1]++ // UTF-8 never holds 0xFF: this cannot carry
+	ids, err := q.SessionIDsInRange(ctx, driver.SessionIDsInRangeParams{Lo: prefix, Hi: string(hi), MaxRows: maxPrefixCandidates + 1})
+	switch {
+	case err != nil:
+		return "", err
+	case len(ids) == 0:
+		return "", fmt.Errorf("no session id starts with %q: %w", prefix, ErrNotFound)
+	case ids[0] == prefix || len(ids) == 1: // an exact id sorts first
+		return ids[0], nil
+	}
+	amb := &AmbiguousIDError{Prefix: prefix, Candidates: ids, More: len(ids) > maxPrefixCandidates}
+	if amb.More {
+		amb.Candidates = ids[:maxPrefixCandidates]
+	}
+	return "", amb
+}
+
+// ResumePoint is where "resume this conversation" goes on.
+type ResumePoint struct {
+	// Tip is the conversation's compression tip: new turns are appended
+	// here (its ancestors were ended by compression and take no more).
+	Tip Session
+	// Turns is the last session of the lineage that holds real turns —
+	// a visible message that is not a compression summary — to load or
+	// show. It is Tip unless compression has just continued the
+	// conversation in a child that so far holds only its summary; then it
+	// is the ancestor whose turns the summary stands for, so a person
+	// resuming sees their conversation rather than a lone summary.
+	Turns Session
+}
+
+// Resume resolves "resume X", where X is a session id or a unique prefix
+// of one (see ResolveSessionID), to the point the conversation goes on
+// from (see ResumePoint). To resume by title, find the session with
+// SessionByTitle first.
+func (s *Store) Resume(ctx context.Context, idOrPrefix string) (ResumePoint, error) {
+	const op = "resume"
+	if err := rules.CheckID("session id", idOrPrefix); err != nil {
+		return ResumePoint{}, opErr(op, idOrPrefix, err)
+	}
+	var rp ResumePoint
+	err := s.snapshot(ctx, op, idOrPrefix, func(q driver.Executor) error {
+		id, err := resolveID(ctx, q, idOrPrefix)
+		if err != nil {
+			return err
+		}
+		ids, err := lineageIDs(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		turns := ids[len(ids)-1]
+		for i := len(ids) - 1; i >= 0; i-- {
+			real, err := q.SessionHasRealTurns(ctx, ids[i])
+			if err != nil {
+				return err
+			}
+			if real {
+				turns = ids[i]
+				break
+			}
+		}
+		tip, err := q.SessionGet(ctx, ids[len(ids)-1])
+		if err != nil {
+			return err
+		}
+		rp.Tip, rp.Turns = sessionFromRow(tip), sessionFromRow(tip)
+		if turns != tip.ID {
+			row, err := q.SessionGet(ctx, turns)
+			if err != nil {
+				return err
+			}
+			rp.Turns = sessionFromRow(row)
+		}
+		return nil
+	})
+	if err != nil {
+		return ResumePoint{}, err
+	}
+	return rp, nil
+}

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// Store is an agent's conversation state, safe for use by many goroutines
+// and shared with other processes (and, on a server engine, machines).
+// Get one from an engine: db.Open for a SQLite file, pg.Open for
+// PostgreSQL.
+type Store struct {
+	drv    driver.Driver
+	opts   Options
+	closed atomic.Bool
+}
+
+// New returns a Store over an engine's driver. Engines call it; users
+// call the engine's Open.
+func New(drv driver.Driver, opts Options) (*Store, error) {
+	opts, err := opts.WithDefaults()
+	if err != nil {
+		return nil, opErr("open", "", err)
+	}
+	return &Store{drv: drv, opts: opts}, nil
+}
+
+// Close closes the engine. Calls after Close return ErrClosed; a second
+// Close returns nil.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return opErr("close", "", s.drv.Close())
+}
+
+// Closed reports whether Close has been called.
+func (s *Store) Closed() bool { return s.closed.Load() }
+
+// write runs fn as one write transaction with the given patience.
+func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn func(ctx context.Context, tx driver.Executor) error) error {
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	return opErr(op, sessionID, s.drv.Write(ctx, patience, fn))
+}
+
+// read runs fn on a read connection.
+func (s *Store) read(ctx context.Context, op, sessionID string, fn func(driver.Executor) error) error {
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	return s.opErr(op, sessionID, s.drv.Read(ctx, func(_ context.Context, q driver.Executor) error { return fn(q) }))
+}
+
+// snapshot runs fn inside one read-only transaction, so every statement
+// of a multi-statement read (a lineage walk, conversation pages, an
+// export) sees the same committed state.
+func (s *Store) snapshot(ctx context.Context, op, sessionID string, fn func(driver.Executor) error) error {
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	return s.opErr(op, sessionID, s.drv.Snapshot(ctx, func(_ context.Context, q driver.Executor) error { return fn(q) }))
+}
+
+// opErr is opErr, reporting ErrClosed for a read that Close cut short.
+func (s *Store) opErr(op, sessionID string, err error) error {
+	if err != nil && s.closed.Load() && !errors.Is(err, ErrClosed) {
+		err = ErrClosed
+	}
+	return opErr(op, sessionID, err)
+}
+
+// now is the store's clock: Unix milliseconds, the one time representation
+// in every engine's schema.
+func now() int64 { return time.Now().UnixMilli() }
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
