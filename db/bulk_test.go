@@ -28,17 +28,6 @@ func backdate(t *testing.T, s *Store, id string, ago time.Duration) {
 	}
 }
 
-// bulkSpec is one session of a bulk test's store.
-type bulkSpec struct {
-	id, source, parent string
-	kind               ChildKind
-	messages           int
-	ended              bool
-	ago                time.Duration
-	archived, pinned   bool
-	leased             bool
-}
-
 func bulkStore(t *testing.T, specs []bulkSpec) *Store {
 	t.Helper()
 	ctx := t.Context()
@@ -92,35 +81,6 @@ func bulkStore(t *testing.T, specs []bulkSpec) *Store {
 	return s
 }
 
-const day = 24 * time.Hour
-
-var pruneSpecs = []bulkSpec{
-	{id: "old-cli", source: "cli", messages: 2, ended: true, ago: 40 * day},
-	{id: "old-gw", source: "gateway", messages: 2, ended: true, ago: 40 * day},
-	{id: "old-live", source: "cli", messages: 1, ago: 40 * day},
-	{id: "old-empty", source: "cli", ended: true, ago: 40 * day},
-	{id: "old-archived", source: "cli", messages: 1, ended: true, archived: true, ago: 40 * day},
-	{id: "old-pinned", source: "cli", messages: 1, ended: true, pinned: true, ago: 40 * day},
-	{id: "old-leased", source: "cli", messages: 1, ended: true, leased: true, ago: 40 * day},
-	{id: "recent", source: "cli", messages: 1, ended: true},
-	{id: "root", source: "cli", messages: 2, ago: 40 * day},
-	{id: "tip", parent: "root", kind: ChildCompression}, // live and recent: root's conversation goes on
-}
-
-func ids(t *testing.T, s *Store) []string {
-	t.Helper()
-	list, err := s.ListSessions(t.Context(), SessionFilter{Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, x := range list {
-		out = append(out, x.ID)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func storeHashes(t *testing.T, s *Store) map[string]string {
 	return fileHashes(t, s.Path(), s.Path()+"-wal")
 }
@@ -151,7 +111,7 @@ func runBulkBothWays(t *testing.T, s *Store, op func(BulkOptions) (BulkResult, e
 }
 
 func TestPruneSessions(t *testing.T) {
-	spared := []Spared{{"old-leased", SpareLeased}, {"old-pinned", SparePinned}, {"root", SpareContinued}}
+	spared := []Spared{{ID: "old-leased", Reason: SpareLeased}, {ID: "old-pinned", Reason: SparePinned}, {ID: "root", Reason: SpareContinued}}
 	tests := []struct {
 		name     string
 		f        BulkFilter
@@ -209,7 +169,7 @@ func TestDeleteSessionsByIDs(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "a-sub"}, res.IDs); diff != "" {
 		t.Errorf("deleted (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Spared{{"p", SparePinned}, {"root", SpareContinued}}, res.Spared); diff != "" {
+	if diff := cmp.Diff([]Spared{{ID: "p", Reason: SparePinned}, {ID: "root", Reason: SpareContinued}}, res.Spared); diff != "" {
 		t.Errorf("spared (-want +got):\n%s", diff)
 	}
 	if res.Matched != 3 || res.Orphaned != 1 {
@@ -275,7 +235,7 @@ func TestDeleteGhostSessions(t *testing.T) {
 	res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
 		return s.DeleteGhostSessions(t.Context(), 0, o)
 	})
-	if !slices.Equal(res.IDs, []string{"ghost"}) || !slices.Equal(res.Spared, []Spared{{"ghost-pinned", SparePinned}}) {
+	if !slices.Equal(res.IDs, []string{"ghost"}) || !slices.Equal(res.Spared, []Spared{{ID: "ghost-pinned", Reason: SparePinned}}) {
 		t.Errorf("ghosts = %+v", res)
 	}
 	if diff := cmp.Diff([]string{"fresh-ghost", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
@@ -307,4 +267,30 @@ func TestBulkResumable(t *testing.T) {
 	if n := len(ids(t, s)); n != 0 {
 		t.Errorf("%d sessions left, want 0", n)
 	}
+}
+
+// bulkSpec is one session of a bulk test's store.
+type bulkSpec struct {
+	id, source, parent string
+	kind               ChildKind
+	messages           int
+	ended              bool
+	ago                time.Duration
+	archived, pinned   bool
+	leased             bool
+}
+
+const day = 24 * time.Hour
+
+var pruneSpecs = []bulkSpec{
+	{id: "old-cli", source: "cli", messages: 2, ended: true, ago: 40 * day},
+	{id: "old-gw", source: "gateway", messages: 2, ended: true, ago: 40 * day},
+	{id: "old-live", source: "cli", messages: 1, ago: 40 * day},
+	{id: "old-empty", source: "cli", ended: true, ago: 40 * day},
+	{id: "old-archived", source: "cli", messages: 1, ended: true, archived: true, ago: 40 * day},
+	{id: "old-pinned", source: "cli", messages: 1, ended: true, pinned: true, ago: 40 * day},
+	{id: "old-leased", source: "cli", messages: 1, ended: true, leased: true, ago: 40 * day},
+	{id: "recent", source: "cli", messages: 1, ended: true},
+	{id: "root", source: "cli", messages: 2, ago: 40 * day},
+	{id: "tip", parent: "root", kind: ChildCompression}, // live and recent: root's conversation goes on
 }

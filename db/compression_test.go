@@ -8,35 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// appendTexts appends user messages with the given contents and returns
-// their ids.
-func appendTexts(t testing.TB, s *Store, sessionID string, texts ...string) []int64 {
-	t.Helper()
-	ms := make([]NewMessage, len(texts))
-	for i, c := range texts {
-		ms[i] = NewMessage{Role: RoleUser, Content: c}
-	}
-	ids, err := s.AppendMessages(t.Context(), sessionID, ms)
-	if err != nil {
-		t.Fatalf("AppendMessages: %v", err)
-	}
-	return ids
-}
-
-// contents lists a session's messages as "state:content" in id order.
-func contents(t *testing.T, s *Store, sessionID string) []string {
-	t.Helper()
-	ms, err := s.Messages(t.Context(), sessionID, MessageQuery{IncludeRewound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range ms {
-		out = append(out, fmt.Sprintf("%s:%s", m.State, m.Content))
-	}
-	return out
-}
-
 func lockFor(t testing.TB, s *Store, sessionID string) string {
 	t.Helper()
 	h := NewHolder("compressor")
@@ -87,37 +58,6 @@ func TestCompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows(t *testing.T)
 	ms, _ := s.Messages(ctx, "c", MessageQuery{})
 	if got := ms[len(ms)-1]; got.OriginID == 0 {
 		t.Errorf("carried copy has no origin: %+v", got)
-	}
-}
-
-func TestCompactSession_VerifiesTheLock(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "c")
-	appendTexts(t, s, "c", "one")
-	cases := []struct {
-		name    string
-		holder  string
-		c       Compaction
-		wantErr error
-	}{
-		{"no lock held", "nobody", Compaction{Watermark: 1}, ErrLeaseLost},
-		{"empty holder", "", Compaction{Watermark: 1}, ErrInvalidInput},
-		{"negative watermark", "x", Compaction{Watermark: -1}, ErrInvalidInput},
-		{"idempotency key", "x", Compaction{Messages: []NewMessage{{Role: RoleUser, IdempotencyKey: "k"}}}, ErrInvalidInput},
-		{"bad role", "x", Compaction{Messages: []NewMessage{{Role: "robot"}}}, ErrInvalidInput},
-	}
-	for _, c := range cases {
-		c.c.Holder = c.holder
-		if _, err := s.CompactSession(ctx, "c", c.c); !errors.Is(err, c.wantErr) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.wantErr)
-		}
-	}
-	if _, err := s.CompactSession(ctx, "nope", Compaction{Holder: "x"}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("unknown session: %v", err)
-	}
-	if diff := cmp.Diff([]string{"active:one"}, contents(t, s, "c")); diff != "" {
-		t.Errorf("refused compactions changed rows:\n%s", diff)
 	}
 }
 
@@ -215,6 +155,19 @@ func TestPublishCompressionChild_Refusals(t *testing.T) {
 	}
 }
 
+// continueAs continues parent's conversation in a new compression child
+// (lock, publish, release), as a compressor would.
+func continueAs(t testing.TB, s *Store, parent, child string) {
+	t.Helper()
+	h := lockFor(t, s, parent)
+	if _, err := s.PublishCompressionChild(t.Context(), parent, Continuation{Holder: h, Child: NewSession{ID: child}}); err != nil {
+		t.Fatalf("continue %s as %s: %v", parent, child, err)
+	}
+	if _, err := s.ReleaseCompressionLock(t.Context(), parent, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestLineage_LongChainAndABranch(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
@@ -233,27 +186,5 @@ func TestLineage_LongChainAndABranch(t *testing.T) {
 	mustCreate(t, s, NewSession{ID: "b", ParentID: "n3", Kind: ChildBranch})
 	if chain, _ := s.Lineage(ctx, "b"); len(chain) != 1 {
 		t.Errorf("branch lineage = %d sessions, want 1", len(chain))
-	}
-}
-
-// continueAs continues parent's conversation in a new compression child
-// (lock, publish, release), as a compressor would.
-func continueAs(t testing.TB, s *Store, parent, child string) {
-	t.Helper()
-	h := lockFor(t, s, parent)
-	if _, err := s.PublishCompressionChild(t.Context(), parent, Continuation{Holder: h, Child: NewSession{ID: child}}); err != nil {
-		t.Fatalf("continue %s as %s: %v", parent, child, err)
-	}
-	if _, err := s.ReleaseCompressionLock(t.Context(), parent, h); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestCreateSession_RefusesACompressionChild(t *testing.T) {
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "p")
-	_, err := s.CreateSession(t.Context(), NewSession{ID: "c", ParentID: "p", Kind: ChildCompression})
-	if !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("CreateSession with kind compression: %v, want ErrInvalidInput", err)
 	}
 }

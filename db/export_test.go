@@ -12,6 +12,61 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestImport_BadInput: every malformed file is refused whole with
+// ErrInvalidInput, the problem's line named, and nothing written.
+func TestImport_BadInput(t *testing.T) {
+	ctx := t.Context()
+	good := sessionLine("ok", "", "")
+	cases := []struct {
+		name string
+		file string
+		opts ImportOptions
+		line int
+		want string
+	}{
+		{"empty file", "", ImportOptions{}, 1, "empty file"},
+		{"no header", good, ImportOptions{}, 1, "not a sessiondb-export header"},
+		{"future version", `{"type":"header","format":"sessiondb-export","version":9}` + "\n", ImportOptions{}, 1, "version 9"},
+		{"not json", header + good + "{oops\n", ImportOptions{}, 3, "not a JSON object"},
+		{"invalid utf-8", header + good + "{\"type\":\"\xff\"}\n", ImportOptions{}, 3, "UTF-8"},
+		{"unknown type", header + `{"type":"gizmo"}` + "\n", ImportOptions{}, 2, "unknown record type"},
+		{"unknown field", header + strings.Replace(good, `"source":"t"`, `"source":"t","colour":"red"`, 1), ImportOptions{}, 2, "unknown field"},
+		{"second header", header + header, ImportOptions{}, 2, "second header"},
+		{"message first", header + messageLine("ok", 1, "x"), ImportOptions{}, 2, "before any session"},
+		{"message of another session", header + good + messageLine("other", 1, "x"), ImportOptions{}, 3, "inside session"},
+		{"seq gap", header + good + messageLine("ok", 2, "x"), ImportOptions{}, 3, "seq 2, want 1"},
+		{"bad role", header + good + strings.Replace(messageLine("ok", 1, "x"), `"user"`, `"robot"`, 1), ImportOptions{}, 3, "role"},
+		{"bad state", header + good + strings.Replace(messageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
+		{"duplicate session", header + good + good, ImportOptions{}, 3, "appears twice"},
+		{"empty id", header + sessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
+		{"own parent", header + sessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
+		{"bad kind", header + sessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
+		{"negative tokens", header + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
+		{"title too long", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
+		{"bad tool calls", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
+		{"origin ahead", header + good + strings.Replace(messageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
+		{"duplicate title", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(sessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
+		{"duplicate key", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(messageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
+		{"line over the cap", header + good + messageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
+		{"too many messages", header + good + messageLine("ok", 1, "a") + messageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			res, err := s.Import(ctx, strings.NewReader(c.file), c.opts)
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err = %v, want ErrInvalidInput", err)
+			}
+			if len(res.Errors) == 0 || res.Errors[0].Line != c.line || !strings.Contains(res.Errors[0].Error(), c.want) {
+				t.Errorf("errors %v, want first on line %d containing %q", res.Errors, c.line, c.want)
+			}
+			if in, _ := s.Info(ctx); in.Sessions != 0 || in.Messages != 0 {
+				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
+			}
+		})
+	}
+}
+
 // fillRichStore builds a store that uses every part of the domain an
 // export carries: lineage through compression (with copies that name
 // their origins), compaction, rewind, tool calls, titles of every rank,
@@ -53,15 +108,6 @@ func fillRichStore(t testing.TB, s *Store) {
 	s.SetPinned(ctx, "root", true)
 	s.MarkRead(ctx, "helper", false)
 	s.EndSession(ctx, "helper", "done")
-}
-
-func exportAll(t *testing.T, s *Store) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if _, err := s.Export(t.Context(), &b, ExportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // TestExportImport_RoundTripIsByteIdentical: export, import into an empty
@@ -142,110 +188,6 @@ func TestExport_OneSessionAndItsLineage(t *testing.T) {
 	}
 }
 
-const header = `{"type":"header","format":"sessiondb-export","version":1}` + "\n"
-
-func sessionLine(id, parent, kind string) string {
-	p := ""
-	if parent != "" {
-		p = fmt.Sprintf(`,"parent_session_id":%q,"kind":%q`, parent, kind)
-	}
-	return fmt.Sprintf(`{"type":"session","id":%q,"source":"t"%s,"started_at":1,"title_rank":0,"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"api_call_count":0,"estimated_cost_usd":0,"actual_cost_usd":0,"archived":false,"pinned":false,"hidden":false,"rewind_count":0}`+"\n", id, p)
-}
-
-func messageLine(sid string, seq int, content string) string {
-	return fmt.Sprintf(`{"type":"message","session_id":%q,"seq":%d,"role":"user","content":%q,"state":"active","created_at":1}`+"\n", sid, seq, content)
-}
-
-func TestImport_LinksParentsWhenPresentAndAcyclic(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "existing")
-	file := header +
-		sessionLine("child-first", "later-parent", "branch") + // parent comes later: linked afterwards
-		sessionLine("later-parent", "", "") +
-		sessionLine("of-existing", "existing", "delegate") + // an existing parent that is not a closed compression: detached
-		sessionLine("orphan", "nowhere", "branch") + // parent absent: detached
-		sessionLine("existing", "", "") + // exists: skipped
-		messageLine("existing", 1, "never written")
-	res, err := s.Import(ctx, strings.NewReader(file), ImportOptions{})
-	if err != nil {
-		t.Fatal(err, res.Errors)
-	}
-	if want := (ImportResult{Imported: 4, Skipped: 1, Detached: 2}); !cmp.Equal(res, want) {
-		t.Errorf("result %+v, want %+v", res, want)
-	}
-	for id, parent := range map[string]string{"child-first": "later-parent", "of-existing": "", "orphan": ""} {
-		if sess, _ := s.Session(ctx, id); sess.ParentID != parent {
-			t.Errorf("%s: parent %q, want %q", id, sess.ParentID, parent)
-		}
-	}
-	if ms, _ := s.Messages(ctx, "existing", MessageQuery{}); len(ms) != 0 {
-		t.Errorf("a skipped session's rows were written: %v", ms)
-	}
-	// Two sessions naming each other: one link is made, the other would
-	// close a cycle and is dropped.
-	s2 := openTestStore(t, Options{})
-	res, err = s2.Import(ctx, strings.NewReader(header+sessionLine("a", "b", "branch")+sessionLine("b", "a", "branch")), ImportOptions{})
-	if err != nil || res.Imported != 2 || res.Detached != 1 {
-		t.Errorf("cycle: %+v %v", res, err)
-	}
-}
-
-// TestImport_BadInput: every malformed file is refused whole with
-// ErrInvalidInput, the problem's line named, and nothing written.
-func TestImport_BadInput(t *testing.T) {
-	ctx := t.Context()
-	good := sessionLine("ok", "", "")
-	cases := []struct {
-		name string
-		file string
-		opts ImportOptions
-		line int
-		want string
-	}{
-		{"empty file", "", ImportOptions{}, 1, "empty file"},
-		{"no header", good, ImportOptions{}, 1, "not a sessiondb-export header"},
-		{"future version", `{"type":"header","format":"sessiondb-export","version":9}` + "\n", ImportOptions{}, 1, "version 9"},
-		{"not json", header + good + "{oops\n", ImportOptions{}, 3, "not a JSON object"},
-		{"invalid utf-8", header + good + "{\"type\":\"\xff\"}\n", ImportOptions{}, 3, "UTF-8"},
-		{"unknown type", header + `{"type":"gizmo"}` + "\n", ImportOptions{}, 2, "unknown record type"},
-		{"unknown field", header + strings.Replace(good, `"source":"t"`, `"source":"t","colour":"red"`, 1), ImportOptions{}, 2, "unknown field"},
-		{"second header", header + header, ImportOptions{}, 2, "second header"},
-		{"message first", header + messageLine("ok", 1, "x"), ImportOptions{}, 2, "before any session"},
-		{"message of another session", header + good + messageLine("other", 1, "x"), ImportOptions{}, 3, "inside session"},
-		{"seq gap", header + good + messageLine("ok", 2, "x"), ImportOptions{}, 3, "seq 2, want 1"},
-		{"bad role", header + good + strings.Replace(messageLine("ok", 1, "x"), `"user"`, `"robot"`, 1), ImportOptions{}, 3, "role"},
-		{"bad state", header + good + strings.Replace(messageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
-		{"duplicate session", header + good + good, ImportOptions{}, 3, "appears twice"},
-		{"empty id", header + sessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
-		{"own parent", header + sessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
-		{"bad kind", header + sessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
-		{"negative tokens", header + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
-		{"title too long", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
-		{"bad tool calls", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
-		{"origin ahead", header + good + strings.Replace(messageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
-		{"duplicate title", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(sessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
-		{"duplicate key", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(messageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
-		{"line over the cap", header + good + messageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
-		{"too many messages", header + good + messageLine("ok", 1, "a") + messageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := openTestStore(t, Options{})
-			res, err := s.Import(ctx, strings.NewReader(c.file), c.opts)
-			if !errors.Is(err, ErrInvalidInput) {
-				t.Fatalf("err = %v, want ErrInvalidInput", err)
-			}
-			if len(res.Errors) == 0 || res.Errors[0].Line != c.line || !strings.Contains(res.Errors[0].Error(), c.want) {
-				t.Errorf("errors %v, want first on line %d containing %q", res.Errors, c.line, c.want)
-			}
-			if in, _ := s.Info(ctx); in.Sessions != 0 || in.Messages != 0 {
-				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
-			}
-		})
-	}
-}
-
 // TestImport_FromAFileAndAStream: a regular file is read in place (from
 // its current position); a stream is spooled. Both import the same.
 func TestImport_FromAFileAndAStream(t *testing.T) {
@@ -279,29 +221,5 @@ func TestImport_FromAFileAndAStream(t *testing.T) {
 		if got := exportAll(t, s); !bytes.Equal(got, data) {
 			t.Errorf("import from a %s differs from the source", name)
 		}
-	}
-}
-
-// Two users' sessions may share a title; their export imports whole.
-func TestImport_TitlesSharedAcrossUsers(t *testing.T) {
-	ctx := t.Context()
-	src := openTestStore(t, Options{})
-	mustCreate(t, src, NewSession{ID: "alice", UserID: "alice", Title: "New chat"})
-	mustCreate(t, src, NewSession{ID: "bob", UserID: "bob", Title: "New chat"})
-	data := exportAll(t, src)
-	dst := openTestStore(t, Options{})
-	if _, err := dst.Import(ctx, bytes.NewReader(data), ImportOptions{}); err != nil {
-		t.Fatalf("import of two users' New chat: %v", err)
-	}
-	if got := exportAll(t, dst); !bytes.Equal(got, data) {
-		t.Errorf("the round trip differs:\n%s\nwant\n%s", got, data)
-	}
-	mustCreate(t, src, NewSession{ID: "alice-2", UserID: "alice"})
-	dup := bytes.ReplaceAll(exportAll(t, src), []byte(`"id":"alice-2"`), []byte(`"id":"alice-2","title":"New chat"`))
-	if bytes.Equal(dup, exportAll(t, src)) {
-		t.Fatal("the test did not plant a duplicate title")
-	}
-	if _, err := openTestStore(t, Options{}).Import(ctx, bytes.NewReader(dup), ImportOptions{}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("one user's title twice in a file = %v, want ErrInvalidInput", err)
 	}
 }

@@ -3,7 +3,9 @@ package db
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 )
@@ -55,6 +57,9 @@ func FuzzImport(f *testing.F) {
 // FuzzContentRoundTrip: any valid UTF-8 content (NUL bytes included) comes
 // back byte-exact, through the store and through export and import;
 // invalid UTF-8 is refused with ErrInvalidInput and writes nothing.
+// fuzzSessions numbers the fuzz target's sessions.
+var fuzzSessions atomic.Int64
+
 func FuzzContentRoundTrip(f *testing.F) {
 	for _, seed := range []string{"", "hello", "nul\x00byte", "京都 🔥", strings.Repeat("x", 5000), "\xff", "a\u2028b", `"quoted" \back\slash`} {
 		f.Add(seed)
@@ -63,7 +68,7 @@ func FuzzContentRoundTrip(f *testing.F) {
 	other := openTestStore(f, Options{})
 	f.Fuzz(func(t *testing.T, content string) {
 		ctx := t.Context()
-		sid := newTestSession(t, s, newSessionID()).ID
+		sid := newTestSession(t, s, fmt.Sprintf("fuzz-%d", fuzzSessions.Add(1))).ID
 		id, err := s.AppendMessage(ctx, sid, NewMessage{Role: RoleUser, Content: content})
 		if !utf8.ValidString(content) {
 			if !errors.Is(err, ErrInvalidInput) {

@@ -97,3 +97,10 @@ func migrateDownTo(t *testing.T, path string, version int64) {
 		t.Fatalf("migrate down to %d: %v", version, err)
 	}
 }
+
+// search is Search, also saying which way the engine answered it.
+func (s *Store) search(ctx context.Context, query string, opts SearchOptions) ([]SearchHit, searchRoute, error) {
+	var route searchRoute
+	hits, err := s.Search(context.WithValue(ctx, routeSlot{}, &route), query, opts)
+	return hits, route, err
+}

@@ -3,11 +3,46 @@ package db
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"math"
 	"strings"
 	"testing"
 )
+
+// TestImport_RefusesWhatSQLiteWouldRefuse: content that passes Go's
+// decoding but that SQLite would refuse while writing (JSON nested deeper
+// than its JSON functions read) is found by the check, so the import is
+// refused whole, naming the line, and nothing is written — never a file
+// half imported.
+func TestImport_RefusesWhatSQLiteWouldRefuse(t *testing.T) {
+	ctx := t.Context()
+	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
+	withCalls := func(seq int, calls string) string {
+		return strings.Replace(messageLine("late", seq, "x"), `"state"`, `"tool_calls":`+calls+`,"state"`, 1)
+	}
+	good := header + sessionLine("first", "", "") + messageLine("first", 1, "kept?") + sessionLine("late", "", "") + messageLine("late", 1, "y")
+	cases := []struct{ name, line string }{
+		{"deep JSON beside a tool call's fields", withCalls(2, `[{"id":"c","name":"n","arguments":"{}","extra":`+deep+`}]`)},
+		{"deep JSON as a tool call's arguments", withCalls(2, `[{"id":"c","name":"n","arguments":`+deep+`}]`)},
+		{"deep JSON as the tool call list", withCalls(2, `[`+deep+`]`)},
+		{"integer beyond int64", strings.Replace(messageLine("late", 2, "x"), `"created_at":1`, `"created_at":9223372036854775808`, 1)},
+		{"negative token count", strings.Replace(messageLine("late", 2, "x"), `"state"`, `"token_count":-1,"state"`, 1)},
+		{"cost beyond float64", strings.Replace(sessionLine("late2", "", ""), `"estimated_cost_usd":0`, `"estimated_cost_usd":1e999`, 1)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTestStore(t, Options{})
+			res, err := s.Import(ctx, strings.NewReader(good+c.line), ImportOptions{})
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err = %v (result %+v), want ErrInvalidInput", err, res)
+			}
+			if len(res.Errors) != 1 || res.Errors[0].Line != 6 {
+				t.Errorf("errors = %v, want one naming line 6", res.Errors)
+			}
+			if in, _ := s.Info(ctx); in.Sessions != 0 || in.Messages != 0 {
+				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
+			}
+		})
+	}
+}
 
 // continued makes p and its compression child c through the real API, so
 // p ends with reason compression and c is p's continuation.
@@ -21,11 +56,6 @@ func continued(t *testing.T, s *Store, p, c string) {
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true}}}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// startedLine is sessionLine with a start time.
-func startedLine(id, parent, kind string, started int64) string {
-	return strings.Replace(sessionLine(id, parent, kind), `"started_at":1`, fmt.Sprintf(`"started_at":%d`, started), 1)
 }
 
 // TestImport_CannotTakeOverAConversation: a shared file's compression
@@ -126,74 +156,5 @@ func TestImport_ExportedContinuationRestores(t *testing.T) {
 	}
 	if tip, err := s.CompressionTip(ctx, "p"); err != nil || tip.ID != "c" {
 		t.Errorf("tip = %q, %v; want c", tip.ID, err)
-	}
-}
-
-// TestImport_RefusesWhatSQLiteWouldRefuse: content that passes Go's
-// decoding but that SQLite would refuse while writing (JSON nested deeper
-// than its JSON functions read) is found by the check, so the import is
-// refused whole, naming the line, and nothing is written — never a file
-// half imported.
-func TestImport_RefusesWhatSQLiteWouldRefuse(t *testing.T) {
-	ctx := t.Context()
-	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
-	withCalls := func(seq int, calls string) string {
-		return strings.Replace(messageLine("late", seq, "x"), `"state"`, `"tool_calls":`+calls+`,"state"`, 1)
-	}
-	good := header + sessionLine("first", "", "") + messageLine("first", 1, "kept?") + sessionLine("late", "", "") + messageLine("late", 1, "y")
-	cases := []struct{ name, line string }{
-		{"deep JSON beside a tool call's fields", withCalls(2, `[{"id":"c","name":"n","arguments":"{}","extra":`+deep+`}]`)},
-		{"deep JSON as a tool call's arguments", withCalls(2, `[{"id":"c","name":"n","arguments":`+deep+`}]`)},
-		{"deep JSON as the tool call list", withCalls(2, `[`+deep+`]`)},
-		{"integer beyond int64", strings.Replace(messageLine("late", 2, "x"), `"created_at":1`, `"created_at":9223372036854775808`, 1)},
-		{"negative token count", strings.Replace(messageLine("late", 2, "x"), `"state"`, `"token_count":-1,"state"`, 1)},
-		{"cost beyond float64", strings.Replace(sessionLine("late2", "", ""), `"estimated_cost_usd":0`, `"estimated_cost_usd":1e999`, 1)},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := openTestStore(t, Options{})
-			res, err := s.Import(ctx, strings.NewReader(good+c.line), ImportOptions{})
-			if !errors.Is(err, ErrInvalidInput) {
-				t.Fatalf("err = %v (result %+v), want ErrInvalidInput", err, res)
-			}
-			if len(res.Errors) != 1 || res.Errors[0].Line != 6 {
-				t.Errorf("errors = %v, want one naming line 6", res.Errors)
-			}
-			if in, _ := s.Info(ctx); in.Sessions != 0 || in.Messages != 0 {
-				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
-			}
-		})
-	}
-}
-
-// TestExport_KeepsEverySessionImportAccepts: import takes any int64 start
-// time; export must write every such session (a cursor starting above the
-// smallest dropped them), and the round trip is byte-identical.
-func TestExport_KeepsEverySessionImportAccepts(t *testing.T) {
-	ctx := t.Context()
-	starts := []int64{math.MinInt64, math.MinInt64 + 1, -1<<62 - 1, -1 << 62, -1, 0, math.MaxInt64}
-	file := header
-	for i, at := range starts {
-		file += startedLine(fmt.Sprintf("s%d", i), "", "", at)
-	}
-	s := openTestStore(t, Options{})
-	if res, err := s.Import(ctx, strings.NewReader(file), ImportOptions{}); err != nil || res.Imported != len(starts) {
-		t.Fatalf("import = %+v, %v", res, err)
-	}
-	var out bytes.Buffer
-	res, err := s.Export(ctx, &out, ExportOptions{})
-	if err != nil || res.Sessions != int64(len(starts)) {
-		t.Fatalf("export wrote %d of %d sessions (%v)", res.Sessions, len(starts), err)
-	}
-	again := openTestStore(t, Options{})
-	if _, err := again.Import(ctx, bytes.NewReader(out.Bytes()), ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var out2 bytes.Buffer
-	if _, err := again.Export(ctx, &out2, ExportOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), out2.Bytes()) {
-		t.Errorf("the round trip changed the export:\n%s\n---\n%s", out.Bytes(), out2.Bytes())
 	}
 }

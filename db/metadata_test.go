@@ -5,78 +5,21 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/sessiondb/sessiondb/internal/rules"
 )
-
-func TestSetModel(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	if _, err := s.CreateSession(ctx, NewSession{ID: "s1", Source: "cli", Model: "gpt-4o", ModelConfig: `{"temperature":0.2}`}); err != nil {
-		t.Fatal(err)
-	}
-	first, _ := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleUser, Content: "hi"})
-	s.RecordUsage(ctx, "s1", UsageUpdate{Usage: Usage{InputTokens: 100, APICalls: 1}})
-
-	switched, err := s.SetModel(ctx, "s1", "claude-sonnet-4.5", "anthropic")
-	if err != nil || !switched {
-		t.Fatalf("SetModel = %v, %v", switched, err)
-	}
-	if again, err := s.SetModel(ctx, "s1", "claude-sonnet-4.5", "anthropic"); err != nil || again {
-		t.Errorf("setting the same model again = %v, %v; want no switch", again, err)
-	}
-	s.AppendMessage(ctx, "s1", NewMessage{Role: RoleAssistant, Content: "hello"})
-	s.RecordUsage(ctx, "s1", UsageUpdate{Usage: Usage{InputTokens: 50, APICalls: 1}})
-
-	sess, _ := s.Session(ctx, "s1")
-	if sess.Model != "claude-sonnet-4.5" || sess.ModelConfig != `{"model":"claude-sonnet-4.5","provider":"anthropic","temperature":0.2}` {
-		t.Errorf("session after the switch: model %q, config %s", sess.Model, sess.ModelConfig)
-	}
-	sw, err := s.ModelSwitches(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []ModelSwitch{{From: "gpt-4o", To: "claude-sonnet-4.5", Provider: "anthropic", AfterMessageID: first}}
-	if diff := cmp.Diff(want, sw, cmpopts.IgnoreFields(ModelSwitch{}, "At")); diff != "" {
-		t.Errorf("switches (-want +got):\n%s", diff)
-	}
-	_, byModel, err := s.SessionUsage(ctx, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, m := range byModel {
-		got[m.Model] = m.InputTokens
-	}
-	if diff := cmp.Diff(map[string]int64{"gpt-4o": 100, "claude-sonnet-4.5": 50}, got); diff != "" {
-		t.Errorf("usage by model shows the switch (-want +got):\n%s", diff)
-	}
-	for _, tt := range []struct {
-		id, model string
-		want      error
-	}{{"ghost", "m", ErrNotFound}, {"s1", "", ErrInvalidInput}} {
-		if _, err := s.SetModel(ctx, tt.id, tt.model, ""); !errors.Is(err, tt.want) {
-			t.Errorf("SetModel(%q, %q) = %v, want %v", tt.id, tt.model, err, tt.want)
-		}
-	}
-}
 
 func TestSetWorkspaceAndSystemPrompt(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	s.CreateSession(ctx, NewSession{ID: "s1", Source: "cli", Cwd: "/src/a", SystemPrompt: "old"})
-	str := func(v string) *string { return &v }
 	steps := []struct {
 		name              string
 		up                WorkspaceUpdate
 		cwd, branch, root string
 	}{
-		{"BranchAndRoot", WorkspaceUpdate{GitBranch: rules.Str("main"), GitRepoRoot: rules.Str("/src/a")}, "/src/a", "main", "/src/a"},
-		{"CwdOnly", WorkspaceUpdate{Cwd: rules.Str("/src/a/pkg")}, "/src/a/pkg", "main", "/src/a"},
-		{"NewBranch", WorkspaceUpdate{GitBranch: rules.Str("fix-retry")}, "/src/a/pkg", "fix-retry", "/src/a"},
-		{"LeaveRepo", WorkspaceUpdate{Cwd: rules.Str("/tmp"), GitBranch: rules.Str(""), GitRepoRoot: rules.Str("")}, "/tmp", "", ""},
+		{"BranchAndRoot", WorkspaceUpdate{GitBranch: new("main"), GitRepoRoot: new("/src/a")}, "/src/a", "main", "/src/a"},
+		{"CwdOnly", WorkspaceUpdate{Cwd: new("/src/a/pkg")}, "/src/a/pkg", "main", "/src/a"},
+		{"NewBranch", WorkspaceUpdate{GitBranch: new("fix-retry")}, "/src/a/pkg", "fix-retry", "/src/a"},
+		{"LeaveRepo", WorkspaceUpdate{Cwd: new("/tmp"), GitBranch: new(""), GitRepoRoot: new("")}, "/tmp", "", ""},
 	}
 	for _, st := range steps {
 		if err := s.SetWorkspace(ctx, "s1", st.up); err != nil {
@@ -93,43 +36,11 @@ func TestSetWorkspaceAndSystemPrompt(t *testing.T) {
 	if got, _ := s.Session(ctx, "s1"); got.SystemPrompt != "You are a careful reviewer." {
 		t.Errorf("system prompt = %q", got.SystemPrompt)
 	}
-	if err := s.SetWorkspace(ctx, "ghost", WorkspaceUpdate{Cwd: rules.Str("/")}); !errors.Is(err, ErrNotFound) {
+	if err := s.SetWorkspace(ctx, "ghost", WorkspaceUpdate{Cwd: new("/")}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetWorkspace(ghost) = %v, want ErrNotFound", err)
 	}
 	if err := s.SetSystemPrompt(ctx, "s1", "\xff"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("invalid UTF-8 prompt = %v, want ErrInvalidInput", err)
-	}
-}
-
-func TestReopenSession(t *testing.T) {
-	ctx := t.Context()
-	s := bulkStore(t, []bulkSpec{
-		{id: "ended", source: "cli", messages: 1, ended: true},
-		{id: "live", source: "cli"},
-		{id: "root", source: "cli", messages: 1},
-		{id: "tip", parent: "root", kind: ChildCompression},
-	})
-	reopened, err := s.ReopenSession(ctx, "ended")
-	if err != nil || !reopened {
-		t.Fatalf("ReopenSession(ended) = %v, %v", reopened, err)
-	}
-	if got, _ := s.Session(ctx, "ended"); got.Ended() || got.EndReason != "" {
-		t.Errorf("reopened session still ended: %v %q", got.EndedAt, got.EndReason)
-	}
-	if _, err := s.AppendMessage(ctx, "ended", NewMessage{Role: RoleUser, Content: "back again"}); err != nil {
-		t.Errorf("append after reopen: %v", err)
-	}
-	if again, err := s.ReopenSession(ctx, "live"); err != nil || again {
-		t.Errorf("ReopenSession(live) = %v, %v; want false, nil", again, err)
-	}
-	if _, err := s.ReopenSession(ctx, "root"); !errors.Is(err, ErrSessionClosed) {
-		t.Errorf("ReopenSession(compressed parent) = %v, want ErrSessionClosed", err)
-	}
-	if got, _ := s.Session(ctx, "root"); got.EndReason != "compression" {
-		t.Errorf("the refused reopen changed the parent: %q", got.EndReason)
-	}
-	if _, err := s.ReopenSession(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ReopenSession(ghost) = %v, want ErrNotFound", err)
 	}
 }
 
@@ -180,5 +91,37 @@ func TestCompressionFailureCooldown(t *testing.T) {
 	}
 	if err := s.CompressionFailed(ctx, "ghost", time.Hour, "x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session = %v, want ErrNotFound", err)
+	}
+}
+
+func TestReopenSession(t *testing.T) {
+	ctx := t.Context()
+	s := bulkStore(t, []bulkSpec{
+		{id: "ended", source: "cli", messages: 1, ended: true},
+		{id: "live", source: "cli"},
+		{id: "root", source: "cli", messages: 1},
+		{id: "tip", parent: "root", kind: ChildCompression},
+	})
+	reopened, err := s.ReopenSession(ctx, "ended")
+	if err != nil || !reopened {
+		t.Fatalf("ReopenSession(ended) = %v, %v", reopened, err)
+	}
+	if got, _ := s.Session(ctx, "ended"); got.Ended() || got.EndReason != "" {
+		t.Errorf("reopened session still ended: %v %q", got.EndedAt, got.EndReason)
+	}
+	if _, err := s.AppendMessage(ctx, "ended", NewMessage{Role: RoleUser, Content: "back again"}); err != nil {
+		t.Errorf("append after reopen: %v", err)
+	}
+	if again, err := s.ReopenSession(ctx, "live"); err != nil || again {
+		t.Errorf("ReopenSession(live) = %v, %v; want false, nil", again, err)
+	}
+	if _, err := s.ReopenSession(ctx, "root"); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("ReopenSession(compressed parent) = %v, want ErrSessionClosed", err)
+	}
+	if got, _ := s.Session(ctx, "root"); got.EndReason != "compression" {
+		t.Errorf("the refused reopen changed the parent: %q", got.EndReason)
+	}
+	if _, err := s.ReopenSession(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReopenSession(ghost) = %v, want ErrNotFound", err)
 	}
 }

@@ -54,9 +54,9 @@ func TestSearch_Snippet(t *testing.T) {
 				t.Errorf("snippets (-want +got):\n%s", diff)
 			}
 			for _, s := range got {
-				plain := strings.NewReplacer(markOpen, "", markClose, "", "...", "").Replace(s)
-				if n := utf8.RuneCountInString(plain); n > snippetLen {
-					t.Errorf("snippet of %d characters, want at most %d: %q", n, snippetLen, s)
+				plain := strings.NewReplacer(searchtext.MarkOpen, "", searchtext.MarkClose, "", "...", "").Replace(s)
+				if n := utf8.RuneCountInString(plain); n > searchtext.SnippetLen {
+					t.Errorf("snippet of %d characters, want at most %d: %q", n, searchtext.SnippetLen, s)
 				}
 			}
 		})
@@ -180,10 +180,10 @@ func TestSnippet_CostIsBoundedByTheWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snip, ok := tt.fn()
 			snip, _ = searchtext.PublishSnippet(snip)
-			if ok != tt.ok || !utf8.ValidString(snip) || utf8.RuneCountInString(snip) > snippetLen+20 {
+			if ok != tt.ok || !utf8.ValidString(snip) || utf8.RuneCountInString(snip) > searchtext.SnippetLen+20 {
 				t.Fatalf("snippet %q, %v; want ok %v and a valid snippet", snip, ok, tt.ok)
 			}
-			if ok && !strings.Contains(snip, markOpen+"needle"+markClose) {
+			if ok && !strings.Contains(snip, searchtext.MarkOpen+"needle"+searchtext.MarkClose) {
 				t.Errorf("snippet %q does not mark the match", snip)
 			}
 			if n := allocatedBytes(func() { tt.fn() }, 2); n > 16<<10 {
@@ -241,7 +241,7 @@ func TestSearch_MarksCannotBeFakedByStoredText(t *testing.T) {
 			var got []string
 			for _, m := range h.Marks {
 				got = append(got, h.Snippet[m.Start:m.End])
-				if h.Snippet[m.Start-len(markOpen):m.Start] != markOpen || h.Snippet[m.End:m.End+len(markClose)] != markClose {
+				if h.Snippet[m.Start-len(searchtext.MarkOpen):m.Start] != searchtext.MarkOpen || h.Snippet[m.End:m.End+len(searchtext.MarkClose)] != searchtext.MarkClose {
 					t.Errorf("search(%q) route %d: mark %v of %q is not between the markers", q, route, m, h.Snippet)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 // searchFixture is a store with named messages.
@@ -173,7 +174,7 @@ func TestSearch(t *testing.T) {
 				t.Errorf("route %d, want %d", route, tt.route)
 			}
 			for _, h := range hits {
-				if !strings.Contains(h.Snippet, markOpen) || !strings.Contains(h.Snippet, markClose) {
+				if !strings.Contains(h.Snippet, searchtext.MarkOpen) || !strings.Contains(h.Snippet, searchtext.MarkClose) {
 					t.Errorf("hit %s: snippet %q has no match markers", f.key[h.MessageID], h.Snippet)
 				}
 			}
@@ -191,7 +192,7 @@ func TestSearch_HitFields(t *testing.T) {
 	msgs, _ := f.s.Messages(t.Context(), "s1", MessageQuery{AfterID: f.ids["tool-out"] - 1, Limit: 1})
 	want := SearchHit{
 		MessageID: f.ids["tool-out"], SessionID: "s1", Role: RoleTool, ToolName: "shell_exec",
-		Snippet: ">>>shell_exec<<<", Marks: []Mark{{3, 13}}, CreatedAt: msgs[0].CreatedAt, Source: "cli", Model: "gpt-4o",
+		Snippet: ">>>shell_exec<<<", Marks: []Mark{{Start: 3, End: 13}}, CreatedAt: msgs[0].CreatedAt, Source: "cli", Model: "gpt-4o",
 		SessionStartedAt: sess.StartedAt,
 	}
 	if diff := cmp.Diff(want, hits[0], cmpopts.EquateEmpty()); diff != "" {
@@ -389,7 +390,7 @@ func TestSearch_ReadsOneSnapshot(t *testing.T) {
 			searches++
 			seen += len(hits)
 			for _, h := range hits {
-				if !strings.Contains(h.Snippet, markOpen+"zebra"+markClose) {
+				if !strings.Contains(h.Snippet, searchtext.MarkOpen+"zebra"+searchtext.MarkClose) {
 					t.Fatalf("hit %d of %s: snippet %q, want the match marked", h.MessageID, h.SessionID, h.Snippet)
 				}
 				if len(h.Before)+len(h.After) == 0 {

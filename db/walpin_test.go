@@ -250,7 +250,7 @@ func TestExport_DoesNotPinTheLog(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for line := range strings.SplitSeq(out.String(), "\n") {
-		var m messageRecord
+		var m struct{ Content string }
 		if json.Unmarshal([]byte(line), &m) == nil && strings.HasPrefix(m.Content, "word ") {
 			seen[m.Content]++
 		}

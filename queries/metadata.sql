@@ -40,7 +40,7 @@ SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.
 -- The later deadline wins: a second failure reported with a shorter
 -- cooldown does not bring the retry forward.
 UPDATE sessions
-SET compression_retry_after = MAX(COALESCE(compression_retry_after, 0), sqlc.arg(retry_after)),
+SET compression_retry_after = MAX(COALESCE(compression_retry_after, 0), CAST(sqlc.arg(retry_after) AS INTEGER)),
     compression_error = sqlc.arg(error)
 WHERE id = sqlc.arg(id);
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"math"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -100,32 +99,15 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 			}
 			return nil
 		}
-		// From the very first start time: import accepts any int64, and a
-		// session before the cursor's floor would silently be left out.
-		cursor := driver.SessionExportPageParams{AfterStarted: math.MinInt64, RowLimit: exportPage}
-		for {
-			var rows []driver.Session
-			err := s.snapshot(ctx, op, "", func(q driver.Executor) (err error) {
-				rows, err = q.SessionExportPage(ctx, cursor)
-				return err
-			})
+		for r, err := range s.sessionRows(ctx, op) {
 			if err != nil {
 				return err
 			}
-			for _, r := range rows {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := one(r); err != nil {
-					return err
-				}
+			if err := one(r); err != nil {
+				return err
 			}
-			if len(rows) < exportPage {
-				return nil
-			}
-			last := rows[len(rows)-1]
-			cursor.AfterStarted, cursor.AfterID = last.StartedAt, last.ID
 		}
+		return nil
 	}()
 	if err != nil {
 		return res, opErr(op, o.SessionID, err)

@@ -101,13 +101,13 @@ func (q *Queries) SessionCompressionCooldownGet(ctx context.Context, db DBTX, id
 
 const sessionCompressionCooldownSet = `-- name: SessionCompressionCooldownSet :execrows
 UPDATE sessions
-SET compression_retry_after = MAX(COALESCE(compression_retry_after, 0), ?1),
+SET compression_retry_after = MAX(COALESCE(compression_retry_after, 0), CAST(?1 AS INTEGER)),
     compression_error = ?2
 WHERE id = ?3
 `
 
 type SessionCompressionCooldownSetParams struct {
-	RetryAfter interface{}
+	RetryAfter int64
 	Error      *string
 	ID         string
 }

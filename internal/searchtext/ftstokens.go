@@ -22,8 +22,8 @@ import (
 
 // What a tokenizer makes of a character, besides folding it to another.
 const (
-	ftsSeparator rune = -1 // ends a token
-	ftsDropped   rune = 0  // a token character that folds to nothing
+	FTSSeparator rune = -1 // ends a token
+	FTSDropped   rune = 0  // a token character that folds to nothing
 )
 
 type runeRange struct{ lo, hi rune }
@@ -38,12 +38,12 @@ var tokenBMP = sync.OnceValue(func() *[2][0x10000]rune {
 	}
 	for _, r := range wordSeparatorRanges {
 		for c := r.lo; c <= min(r.hi, 0xFFFF); c++ {
-			t[0][c] = ftsSeparator
+			t[0][c] = FTSSeparator
 		}
 	}
 	for _, r := range wordDroppedRanges {
 		for c := r.lo; c <= min(r.hi, 0xFFFF); c++ {
-			t[0][c] = ftsDropped
+			t[0][c] = FTSDropped
 		}
 	}
 	for _, f := range wordFolds {
@@ -56,21 +56,21 @@ var tokenBMP = sync.OnceValue(func() *[2][0x10000]rune {
 			t[1][f[0]] = f[1]
 		}
 	}
-	t[0][0] = ftsSeparator
+	t[0][0] = FTSSeparator
 	return &t
 })
 
-// WordRune is what the word tokenizer makes of c: ftsSeparator,
-// ftsDropped, or the character it indexes.
+// WordRune is what the word tokenizer makes of c: FTSSeparator,
+// FTSDropped, or the character it indexes.
 func WordRune(c rune) rune {
 	if c <= 0xFFFF {
 		return tokenBMP()[0][c]
 	}
 	switch {
 	case inRanges(wordSeparatorRanges, c):
-		return ftsSeparator
+		return FTSSeparator
 	case inRanges(wordDroppedRanges, c):
-		return ftsDropped
+		return FTSDropped
 	}
 	return foldOf(wordFolds, c)
 }
@@ -115,7 +115,7 @@ func WordTokens(b *strings.Builder, s string) {
 	in := false
 	for _, c := range s {
 		f := WordRune(c)
-		if f == ftsSeparator {
+		if f == FTSSeparator {
 			if in {
 				b.WriteByte(' ')
 				in = false
@@ -123,7 +123,7 @@ func WordTokens(b *strings.Builder, s string) {
 			continue
 		}
 		in = true
-		if f != ftsDropped {
+		if f != FTSDropped {
 			b.WriteRune(f)
 		}
 	}
@@ -158,7 +158,7 @@ func WordTokenList(s string) []wordToken {
 	start := -1
 	for i, c := range s {
 		f := WordRune(c)
-		if f == ftsSeparator {
+		if f == FTSSeparator {
 			if start >= 0 {
 				toks = append(toks, wordToken{start, i, b.String()})
 				b.Reset()
@@ -169,7 +169,7 @@ func WordTokenList(s string) []wordToken {
 		if start < 0 {
 			start = i
 		}
-		if f != ftsDropped {
+		if f != FTSDropped {
 			b.WriteRune(f)
 		}
 	}

@@ -9,10 +9,10 @@ import (
 // Snippet shape (Hermes's numbers): about 120 characters, starting 40
 // before the first match, matches between >>> and <<<.
 const (
-	snippetLen  = 120
+	SnippetLen  = 120
 	snippetLead = 40
-	markOpen    = ">>>"
-	markClose   = "<<<"
+	MarkOpen    = ">>>"
+	MarkClose   = "<<<"
 	// highlight() marks the word index's matches with these bytes (see
 	// MessageSearchHighlight), which Go turns into the public markers. They
 	// never occur in UTF-8, and every write path refuses text that is not
@@ -22,7 +22,7 @@ const (
 
 // Snippets cost what they show, not what the message holds: the first
 // match is found on the stored string, in place, and only the window
-// around it (snippetLen characters) is decoded. A message of megabytes
+// around it (SnippetLen characters) is decoded. A message of megabytes
 // costs a walk up to its first match and no copy.
 
 // matcher returns the length in bytes of a match starting at byte i of
@@ -144,13 +144,13 @@ func snippetOf(text string, match matcher) (snip string, ok bool) {
 	return renderSnippet(runes, marks, start > 0, end < len(text)), true
 }
 
-// decodeWindow decodes up to snippetLen characters of text from byte
+// decodeWindow decodes up to SnippetLen characters of text from byte
 // start: the characters (invalid bytes as U+FFFD), the byte offset of
 // each, and the byte offset after the last.
 func decodeWindow(text string, start int) (runes []rune, offs []int, end int) {
-	runes, offs = make([]rune, 0, snippetLen), make([]int, 0, snippetLen)
+	runes, offs = make([]rune, 0, SnippetLen), make([]int, 0, SnippetLen)
 	end = start
-	for len(runes) < snippetLen && end < len(text) {
+	for len(runes) < SnippetLen && end < len(text) {
 		r, size := utf8.DecodeRuneInString(text[end:])
 		runes, offs = append(runes, r), append(offs, end)
 		end += size
@@ -168,7 +168,7 @@ func HighlightSnippet(h string) (snip string, ok bool) {
 		_, size := utf8.DecodeLastRuneInString(h[:start])
 		start -= size
 	}
-	runes, marks := make([]rune, 0, snippetLen), make([]bool, 0, snippetLen)
+	runes, marks := make([]rune, 0, SnippetLen), make([]bool, 0, SnippetLen)
 	in, end := false, start
 	for end < len(h) {
 		switch h[end] {
@@ -181,7 +181,7 @@ func HighlightSnippet(h string) (snip string, ok bool) {
 			end++
 			continue
 		}
-		if len(runes) == snippetLen {
+		if len(runes) == SnippetLen {
 			break
 		}
 		r, size := utf8.DecodeRuneInString(h[end:])
@@ -238,11 +238,11 @@ func PublishSnippet(s string) (snip string, marks []Mark) {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case hlOpen:
-			b.WriteString(markOpen)
+			b.WriteString(MarkOpen)
 			start = b.Len()
 		case hlClose:
 			marks = append(marks, Mark{Start: start, End: b.Len()})
-			b.WriteString(markClose)
+			b.WriteString(MarkClose)
 		default:
 			b.WriteByte(s[i])
 		}

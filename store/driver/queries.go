@@ -490,7 +490,7 @@ type SessionCompressionCooldownGetRow struct {
 }
 
 type SessionCompressionCooldownSetParams struct {
-	RetryAfter interface{}
+	RetryAfter int64
 	Error      *string
 	ID         string
 }

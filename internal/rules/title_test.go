@@ -1,11 +1,11 @@
-package db
+package rules
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 // Each character class the title rules name, on its own.
@@ -37,11 +37,11 @@ func TestSanitizeTitle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rules.SanitizeTitle(tt.in)
+			got, err := SanitizeTitle(tt.in)
 			if err != nil || got != tt.want {
-				t.Errorf("rules.SanitizeTitle(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+				t.Errorf("SanitizeTitle(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
-			if again, _ := rules.SanitizeTitle(got); again != got {
+			if again, _ := SanitizeTitle(got); again != got {
 				t.Errorf("not idempotent: %q -> %q", got, again)
 			}
 		})
@@ -54,32 +54,8 @@ func TestSanitizeTitle_Refusals(t *testing.T) {
 		"TooLong":      strings.Repeat("t", 101),
 		"TooLongAfter": strings.Repeat("t ", 51),
 	} {
-		if got, err := rules.SanitizeTitle(in); !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("%s: sanitizeTitle = %q, %v; want ErrInvalidInput", name, got, err)
+		if got, err := SanitizeTitle(in); !errors.Is(err, driver.ErrInvalidInput) {
+			t.Errorf("%s: sanitizeTitle = %q, %v; want driver.ErrInvalidInput", name, got, err)
 		}
-	}
-}
-
-func TestTitleBase(t *testing.T) {
-	tests := []struct {
-		in   string
-		base string
-		n    int
-	}{
-		{"Fix the build", "Fix the build", 1},
-		{"Fix the build #2", "Fix the build", 2},
-		{"Fix the build #12", "Fix the build", 12},
-		{"Fix the build#2", "Fix the build#2", 1},
-		{"#2", "#2", 1},
-		{"Issue #2 #3", "Issue #2", 3},
-		{"Fix the build #", "Fix the build #", 1},
-	}
-	for _, tt := range tests {
-		if base, n := titleBase(tt.in); base != tt.base || n != tt.n {
-			t.Errorf("titleBase(%q) = %q, %d; want %q, %d", tt.in, base, n, tt.base, tt.n)
-		}
-	}
-	if got := numberedTitle(strings.Repeat("a", 100), 10); len(got) != 100 || !strings.HasSuffix(got, " #10") {
-		t.Errorf("numberedTitle of a full-length base = %q (%d), want 100 characters ending in #10", got, len(got))
 	}
 }

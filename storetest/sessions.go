@@ -1,9 +1,11 @@
-package db
+package storetest
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	. "github.com/sessiondb/sessiondb/store"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -11,8 +13,8 @@ import (
 
 var ignoreTimes = cmpopts.IgnoreFields(Session{}, "StartedAt", "EndedAt")
 
-func TestCreateSession(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testCreateSession(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	got, err := s.CreateSession(ctx, NewSession{ID: "s1", Source: "cli", Title: "First", Model: "gpt-5", Cwd: "/src"})
 	if err != nil {
@@ -42,8 +44,8 @@ func TestCreateSession(t *testing.T) {
 	}
 }
 
-func TestCreateSession_Refusals(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testCreateSession_Refusals(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	if _, err := s.CreateSession(ctx, NewSession{ID: "taken", Title: "Taken title"}); err != nil {
 		t.Fatal(err)
@@ -84,8 +86,8 @@ func TestCreateSession_Refusals(t *testing.T) {
 	}
 }
 
-func TestEnsureSession(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testEnsureSession(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	first, created, err := s.EnsureSession(ctx, NewSession{ID: "s1", Source: "cli", Model: "a"})
 	if err != nil || !created {
@@ -100,8 +102,8 @@ func TestEnsureSession(t *testing.T) {
 	}
 }
 
-func TestEndSession_FirstReasonWins(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testEndSession_FirstReasonWins(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	ended, err := s.EndSession(ctx, "s1", "user_exit")
@@ -124,15 +126,15 @@ func TestEndSession_FirstReasonWins(t *testing.T) {
 	}
 }
 
-func TestSession_NotFound(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testSession_NotFound(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	if _, err := s.Session(t.Context(), "ghost"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Session(unknown) = %v, want ErrNotFound", err)
 	}
 }
 
-func TestListSessions(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testListSessions(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	for _, n := range []NewSession{
 		{ID: "a", Source: "cli"},
@@ -190,9 +192,9 @@ func TestListSessions(t *testing.T) {
 
 // TestEnsureSession_FillsOnlyWhatIsUnset: an ensure never overwrites a set
 // column; it fills empty ones and replaces the "unknown" source.
-func TestEnsureSession_FillsOnlyWhatIsUnset(t *testing.T) {
+func testEnsureSession_FillsOnlyWhatIsUnset(t *testing.T, open Opener) {
 	ctx := t.Context()
-	s := openTestStore(t, Options{})
+	s := open(t, Options{})
 	if _, _, err := s.EnsureSession(ctx, NewSession{ID: "e", Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}

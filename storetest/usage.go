@@ -1,4 +1,4 @@
-package db
+package storetest
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/sessiondb/sessiondb/store"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -28,16 +30,16 @@ func sessionUsage(t *testing.T, s *Store, id string) (Usage, []ModelUsage) {
 	return total, models
 }
 
-func TestUsage_Add(t *testing.T) {
-	a := Usage{1, 2, 3, 4, 5, 6, 0.5, 0.25}
-	a.Add(Usage{10, 20, 30, 40, 50, 60, 1, 2})
-	if want := (Usage{11, 22, 33, 44, 55, 66, 1.5, 2.25}); a != want {
+func testUsage_Add(t *testing.T, open Opener) {
+	a := Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 5, APICalls: 6, EstimatedCostUSD: 0.5, ActualCostUSD: 0.25}
+	a.Add(Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40, ReasoningTokens: 50, APICalls: 60, EstimatedCostUSD: 1, ActualCostUSD: 2})
+	if want := (Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 33, CacheWriteTokens: 44, ReasoningTokens: 55, APICalls: 66, EstimatedCostUSD: 1.5, ActualCostUSD: 2.25}); a != want {
 		t.Errorf("Add = %+v, want %+v", a, want)
 	}
 }
 
-func TestRecordUsage_Delta(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testRecordUsage_Delta(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	full := Usage{InputTokens: 100, OutputTokens: 50, CacheReadTokens: 7, CacheWriteTokens: 3,
@@ -80,8 +82,8 @@ func TestRecordUsage_Delta(t *testing.T) {
 
 // §7.11: an absolute report sets the session totals and writes no
 // per-model row.
-func TestRecordUsage_Absolute(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testRecordUsage_Absolute(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	if err := s.RecordUsage(ctx, "s1", UsageUpdate{Model: "m", Usage: u(100, 10, 2, 1)}); err != nil {
@@ -110,8 +112,8 @@ func TestRecordUsage_Absolute(t *testing.T) {
 
 // §7.11: auxiliary usage (titles, compression) goes to its own (model,
 // task) row and never into the session's main-loop totals.
-func TestRecordUsage_AuxiliaryTask(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testRecordUsage_AuxiliaryTask(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	main := u(100, 10, 1, 0.5)
@@ -139,8 +141,8 @@ func TestRecordUsage_AuxiliaryTask(t *testing.T) {
 	}
 }
 
-func TestRecordUsage_Refusals(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testRecordUsage_Refusals(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	tests := []struct {
@@ -190,8 +192,8 @@ func TestRecordUsage_Refusals(t *testing.T) {
 }
 
 // 16 writers × 50 deltas each: nothing lost, nothing counted twice.
-func TestRecordUsage_Concurrent(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testRecordUsage_Concurrent(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	newTestSession(t, s, "s1")
 	const writers, each = 16, 50
 	var wg sync.WaitGroup
@@ -220,8 +222,8 @@ func TestRecordUsage_Concurrent(t *testing.T) {
 	}
 }
 
-func TestUsageTotals(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testUsageTotals(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	if _, err := s.CreateSession(ctx, NewSession{ID: "cli-old", Source: "cli"}); err != nil {
 		t.Fatal(err)

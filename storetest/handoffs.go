@@ -1,4 +1,4 @@
-package db
+package storetest
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/sessiondb/sessiondb/store"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -23,8 +25,8 @@ func handoffOf(t *testing.T, s *Store, id string) HandoffState {
 	return h
 }
 
-func TestHandoff_Lifecycle(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testHandoff_Lifecycle(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	if h := handoffOf(t, s, "s1"); h != (HandoffState{}) {
@@ -75,7 +77,7 @@ func claimed(ok bool, err error) error {
 
 // Every transition from every state: the ones the machine does not allow
 // fail with ErrConflict (a claim reports false) and change nothing.
-func TestHandoff_TransitionsOutOfTurn(t *testing.T) {
+func testHandoff_TransitionsOutOfTurn(t *testing.T, open Opener) {
 	type step = func(ctx context.Context, s *Store, id string) error
 	reach := map[HandoffStatus]step{
 		HandoffNone:    func(context.Context, *Store, string) error { return nil },
@@ -114,7 +116,7 @@ func TestHandoff_TransitionsOutOfTurn(t *testing.T) {
 		HandoffCompleted: {"Request"},
 		HandoffFailed:    {"Request"},
 	}
-	s := openTestStore(t, Options{})
+	s := open(t, Options{})
 	for from, setup := range reach {
 		for name, op := range ops {
 			label := string(from)
@@ -151,8 +153,8 @@ func TestHandoff_TransitionsOutOfTurn(t *testing.T) {
 	}
 }
 
-func TestHandoff_Refusals(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testHandoff_Refusals(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	newTestSession(t, s, "s1")
 	tests := []struct {
@@ -186,8 +188,8 @@ func TestHandoff_Refusals(t *testing.T) {
 	}
 }
 
-func TestReclaimStaleHandoffs(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testReclaimStaleHandoffs(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	ctx := t.Context()
 	for _, id := range []string{"stale", "pending", "done"} {
 		newTestSession(t, s, id)
@@ -227,8 +229,8 @@ func TestReclaimStaleHandoffs(t *testing.T) {
 }
 
 // Eight workers claim one pending handoff: exactly one gets it.
-func TestClaimHandoff_Race(t *testing.T) {
-	s := openTestStore(t, Options{})
+func testClaimHandoff_Race(t *testing.T, open Opener) {
+	s := open(t, Options{})
 	newTestSession(t, s, "s1")
 	if err := s.RequestHandoff(t.Context(), "s1", "telegram"); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,78 @@
+package storetest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	. "github.com/sessiondb/sessiondb/store"
+)
+
+func testAppendUnderLease_NotHeldSaysSo(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "s")
+	m := []NewMessage{{Role: RoleUser, Content: "x"}}
+	_, err := s.AppendMessagesUnderLease(ctx, "s", "w1", m)
+	if !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "is not held") || strings.Contains(err.Error(), `held by ""`) {
+		t.Errorf("never-taken lease: %v, want ErrLeaseLost saying the lease is not held", err)
+	}
+	if _, got, err := s.AcquireTurnLease(ctx, "s", "w2", 0); err != nil || !got {
+		t.Fatal(got, err)
+	}
+	_, err = s.AppendMessagesUnderLease(ctx, "s", "w1", m)
+	if !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), `held by "w2", not "w1"`) {
+		t.Errorf("another's lease: %v, want ErrLeaseLost naming both holders", err)
+	}
+	_, err = s.CompactSession(ctx, "s", Compaction{Holder: "w1", Messages: m})
+	if !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "compression lock") || !strings.Contains(err.Error(), "is not held") {
+		t.Errorf("never-taken compression lock: %v, want ErrLeaseLost saying it is not held", err)
+	}
+}
+
+func testAppend_IdempotencyKeyReusedForDifferentMessage(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "s")
+	first := NewMessage{Role: RoleAssistant, Content: "calling", IdempotencyKey: "k", TokenCount: 7,
+		ToolCalls: []ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"x"}`}}, Reasoning: "r", FinishReason: "tool_calls"}
+	id, err := s.AppendMessage(ctx, "s", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := first
+	retry.TokenCount = 9 // a recount is still the same message
+	if again, err := s.AppendMessage(ctx, "s", retry); err != nil || again != id {
+		t.Fatalf("exact retry = %d, %v; want %d", again, err, id)
+	}
+	tests := []struct {
+		field  string
+		change func(m *NewMessage)
+	}{
+		{"role", func(m *NewMessage) { m.Role = RoleUser }},
+		{"content", func(m *NewMessage) { m.Content = "other" }},
+		{"tool name", func(m *NewMessage) { m.ToolName = "grep" }},
+		{"tool call id", func(m *NewMessage) { m.ToolCallID = "c1" }},
+		{"tool calls", func(m *NewMessage) { m.ToolCalls = []ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"y"}`}} }},
+		{"tool calls", func(m *NewMessage) { m.ToolCalls = nil }},
+		{"reasoning", func(m *NewMessage) { m.Reasoning = "" }},
+		{"finish reason", func(m *NewMessage) { m.FinishReason = "stop" }},
+		{"summary mark", func(m *NewMessage) { m.Summary = true }},
+	}
+	for _, tc := range tests {
+		m := first
+		m.ToolCalls = append([]ToolCall(nil), first.ToolCalls...)
+		tc.change(&m)
+		_, err := s.AppendMessages(ctx, "s", []NewMessage{{Role: RoleUser, Content: "before"}, m})
+		var conflict *IdempotencyConflictError
+		if !errors.As(err, &conflict) || !errors.Is(err, ErrIdempotencyConflict) {
+			t.Fatalf("%s changed: %v, want an *IdempotencyConflictError", tc.field, err)
+		}
+		if conflict.Field != tc.field || conflict.MessageID != id || conflict.Key != "k" {
+			t.Errorf("%s changed: %+v", tc.field, conflict)
+		}
+	}
+	if ms, _ := s.Messages(ctx, "s", MessageQuery{}); len(ms) != 1 {
+		t.Errorf("%d rows after refused batches, want 1 (each batch is all or nothing)", len(ms))
+	}
+}

@@ -1,0 +1,3 @@
+package storetest
+
+//go:generate go run ./internal/gensuite

@@ -1,0 +1,210 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/sessiondb/sessiondb/store"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// tick lets the store's millisecond clock move on, so that what happens
+// next is later than what came before.
+func tick() { time.Sleep(3 * time.Millisecond) }
+
+func recentIDs(t *testing.T, s *Store, q RecentQuery) []string {
+	t.Helper()
+	var ids []string
+	for sum, err := range s.AllRecentSessions(t.Context(), q) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sum.ID)
+	}
+	return ids
+}
+
+func testRecentSessions_ByLastActivityWithPreview(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	for _, id := range []string{"old", "mid", "new"} {
+		mustCreate(t, s, NewSession{ID: id, Source: "cli", Model: "m-" + id})
+		tick()
+	}
+	if _, err := s.AppendMessages(ctx, "old", []NewMessage{
+		{Role: RoleSystem, Content: "you are helpful"},
+		{Role: RoleUser, Content: "  Why does\n\tthe build\u200b fail " + strings.Repeat("again and ", 10)},
+		{Role: RoleUser, Content: "second question"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.RecentSessions(ctx, RecentQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"old", "new", "mid"}, idsOf(page.Sessions)); diff != "" || page.Next != "" {
+		t.Fatalf("order by last activity (-want +got):\n%s next %q", diff, page.Next)
+	}
+	top := page.Sessions[0]
+	wantPreview := "Why does the build fail again and again and again and again…"
+	if top.Preview != wantPreview || top.MessageCount != 3 || top.Model != "m-old" || top.Source != "cli" {
+		t.Errorf("top = %+v\nwant preview %q", top, wantPreview)
+	}
+	if !top.LastActiveAt.After(page.Sessions[1].StartedAt) || !page.Sessions[1].LastActiveAt.Equal(page.Sessions[1].StartedAt) {
+		t.Errorf("last active: %v (top), %v vs started %v (a session without messages)", top.LastActiveAt,
+			page.Sessions[1].LastActiveAt, page.Sessions[1].StartedAt)
+	}
+}
+
+func idsOf(sums []SessionSummary) []string {
+	ids := make([]string, len(sums))
+	for i, s := range sums {
+		ids[i] = s.ID
+	}
+	return ids
+}
+
+func testRecentSessions_Filters(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	for _, n := range []NewSession{
+		{ID: "ann-cli", UserID: "ann", Source: "cli", Cwd: "/src/app"},
+		{ID: "ann-web", UserID: "ann", Source: "web", Cwd: "/src/app/web"},
+		{ID: "bob-cron", UserID: "bob", Source: "cron", Cwd: "/src/apple"},
+		{ID: "anon-cli", Source: "cli"},
+		{ID: "hidden", Source: "cli"},
+		{ID: "archived", Source: "web"},
+	} {
+		mustCreate(t, s, n)
+		tick()
+	}
+	mid := time.Now()
+	tick()
+	mustCreate(t, s, NewSession{ID: "late", Source: "web"})
+	if _, err := s.SetHidden(ctx, "hidden", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetArchived(ctx, "archived", true); err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	tests := []struct {
+		name string
+		q    RecentQuery
+		want []string
+	}{
+		{"Everything", RecentQuery{}, []string{"late", "archived", "anon-cli", "bob-cron", "ann-web", "ann-cli"}},
+		{"User", RecentQuery{UserID: "ann"}, []string{"ann-web", "ann-cli"}},
+		{"Sources", RecentQuery{Sources: []string{"cli", "cron"}}, []string{"anon-cli", "bob-cron", "ann-cli"}},
+		{"ExcludeSources", RecentQuery{ExcludeSources: []string{"web", "cron"}}, []string{"anon-cli", "ann-cli"}},
+		{"Archived", RecentQuery{Archived: &yes}, []string{"archived"}},
+		{"NotArchived", RecentQuery{Archived: &no, Sources: []string{"web"}}, []string{"late", "ann-web"}},
+		{"CwdPrefix", RecentQuery{Cwd: "/src/app/"}, []string{"ann-web", "ann-cli"}},
+		{"CwdRoot", RecentQuery{Cwd: "/", UserID: "bob"}, []string{"bob-cron"}},
+		{"StartedSince", RecentQuery{StartedSince: mid}, []string{"late"}},
+		{"ActiveSince", RecentQuery{ActiveSince: mid}, []string{"late"}},
+		{"IncludeHidden", RecentQuery{IncludeHidden: true, Sources: []string{"cli"}}, []string{"hidden", "anon-cli", "ann-cli"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, recentIDs(t, s, tt.q)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			c, err := s.CountSessions(ctx, tt.q)
+			if err != nil || c.Total != int64(len(tt.want)) {
+				t.Errorf("CountSessions = %+v, %v; want a total of %d", c, err, len(tt.want))
+			}
+		})
+	}
+	if _, err := s.AppendMessage(ctx, "ann-cli", NewMessage{Role: RoleUser, Content: "back again"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recentIDs(t, s, RecentQuery{ActiveSince: mid}); !cmp.Equal(got, []string{"ann-cli", "late"}) {
+		t.Errorf("active since, after an append: %v, want [ann-cli late]", got)
+	}
+	c, err := s.CountSessions(ctx, RecentQuery{IncludeHidden: true})
+	want := SessionCounts{Total: 7, Archived: 1,
+		BySource: map[string]int64{"cli": 3, "web": 3, "cron": 1},
+		ByUser:   map[string]int64{"ann": 2, "bob": 1, "": 4}}
+	if diff := cmp.Diff(want, c); err != nil || diff != "" {
+		t.Errorf("counts (-want +got):\n%s %v", diff, err)
+	}
+}
+
+// Pages joined are the listing, with no session twice or missed, pinned
+// first across page boundaries; a cursor from elsewhere is refused.
+func testRecentSessions_KeysetPaging(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	var newestFirst []string
+	for i := range 23 {
+		id := fmt.Sprintf("s%02d", i)
+		mustCreate(t, s, NewSession{ID: id})
+		newestFirst = append([]string{id}, newestFirst...)
+	}
+	pinned := []string{"s03", "s11", "s17", "s20"}
+	for _, id := range pinned {
+		if _, err := s.SetPinned(ctx, id, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pinnedFirst := []string{"s20", "s17", "s11", "s03"}
+	for _, id := range newestFirst {
+		if !strings.Contains(strings.Join(pinned, ","), id) {
+			pinnedFirst = append(pinnedFirst, id)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		q    RecentQuery
+		want []string
+	}{
+		{"Plain", RecentQuery{Limit: 5}, newestFirst},
+		{"PinnedFirst", RecentQuery{Limit: 3, PinnedFirst: true}, pinnedFirst},
+		{"PinnedFillAPage", RecentQuery{Limit: 4, PinnedFirst: true}, pinnedFirst},
+		{"OnePage", RecentQuery{Limit: 100, PinnedFirst: true}, pinnedFirst},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			q := tt.q
+			for pages := 0; ; pages++ {
+				page, err := s.RecentSessions(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page.Sessions) > q.Limit || pages > 30 {
+					t.Fatalf("page %d has %d sessions (limit %d)", pages, len(page.Sessions), q.Limit)
+				}
+				got = append(got, idsOf(page.Sessions)...)
+				if page.Next == "" {
+					break
+				}
+				q.Cursor = page.Next
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("pages joined (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Activity while paging moves a session to the top; the rest of the
+	// listing neither repeats nor skips a row.
+	first, _ := s.RecentSessions(ctx, RecentQuery{Limit: 5})
+	tick()
+	appendTexts(t, s, "s00", "bump")
+	rest := recentIDs(t, s, RecentQuery{Limit: 5, Cursor: first.Next})
+	if diff := cmp.Diff(newestFirst[5:len(newestFirst)-1], rest); diff != "" {
+		t.Errorf("after a bump (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"garbage!", "Zm9v", "OTo5Onh4"} {
+		if _, err := s.RecentSessions(ctx, RecentQuery{Cursor: bad}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("cursor %q: %v, want ErrInvalidInput", bad, err)
+		}
+	}
+	if _, err := s.RecentSessions(ctx, RecentQuery{Limit: -1}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("negative limit: %v, want ErrInvalidInput", err)
+	}
+}

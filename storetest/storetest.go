@@ -1,0 +1,37 @@
+// Package storetest is the conformance suite of the store's domain: every
+// behaviour a caller relies on — sessions, messages, titles, lineage and
+// compression, leases, handoffs, usage, rewind, flags, delete, export and
+// import, prune, session lists — written once and run against each engine
+// (the SQLite engine's tests and the PostgreSQL engine's call Run).
+//
+// The suite speaks only package store's API. Where engines legitimately
+// differ (a relevance score, which text a substring matches), it asserts
+// what both must hold: the hit set, the order on planted data.
+package storetest
+
+import (
+	"testing"
+
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// Opener opens a fresh, empty store with opts for one test; the store is
+// closed when the test ends (the suite may close it earlier itself).
+type Opener func(t *testing.T, opts store.Options) *store.Store
+
+// Run runs the whole suite, each test a subtest.
+func Run(t *testing.T, open Opener) {
+	for _, c := range suite {
+		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
+	}
+}
+
+// newTestSession creates a session for a test.
+func newTestSession(t testing.TB, s *store.Store, id string) store.Session {
+	t.Helper()
+	sess, err := s.CreateSession(t.Context(), store.NewSession{ID: id, Source: "test"})
+	if err != nil {
+		t.Fatalf("CreateSession(%q): %v", id, err)
+	}
+	return sess
+}

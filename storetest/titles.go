@@ -1,0 +1,357 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	. "github.com/sessiondb/sessiondb/store"
+)
+
+// titleOf returns a session's title and rank.
+func titleOf(t *testing.T, s *Store, id string) (string, TitleRank) {
+	t.Helper()
+	sess, err := s.Session(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.Title, sess.TitleRank
+}
+
+func testSetTitle(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	steps := []struct {
+		set      string
+		want     string
+		wantRank TitleRank
+	}{
+		{"Fix the build", "Fix the build", TitleUser},
+		{"Fix the build", "Fix the build", TitleUser}, // setting its own title again is no conflict
+		{"  Padded\t", "Padded", TitleUser},
+		{strings.Repeat("題", 100), strings.Repeat("題", 100), TitleUser},
+		{"", "", TitleDerived}, // clears
+	}
+	for _, st := range steps {
+		if err := s.SetTitle(ctx, "s1", st.set); err != nil {
+			t.Fatalf("SetTitle(%q): %v", st.set, err)
+		}
+		if got, rank := titleOf(t, s, "s1"); got != st.want || rank != st.wantRank {
+			t.Errorf("after SetTitle(%q): title %q rank %v, want %q %v", st.set, got, rank, st.want, st.wantRank)
+		}
+	}
+}
+
+func testSetTitle_Refusals(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	if err := s.SetTitle(ctx, "s1", "Keep me"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, id, title string
+		want            error
+	}{
+		{"TooLong", "s1", strings.Repeat("t", 101), ErrInvalidInput},
+		{"TooLongCJK", "s1", " " + strings.Repeat("題", 101) + " ", ErrInvalidInput},
+		{"InvalidUTF8", "s1", "bad \xff title", ErrInvalidInput},
+		{"EmptyID", "", "x", ErrInvalidInput},
+		{"UnknownSession", "ghost", "x", ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.SetTitle(ctx, tt.id, tt.title)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("SetTitle(%q, %q) = %v, want %v", tt.id, tt.title, err, tt.want)
+			}
+			if got, _ := titleOf(t, s, "s1"); got != "Keep me" {
+				t.Errorf("a refused SetTitle changed the title to %q", got)
+			}
+		})
+	}
+}
+
+func testSetTitle_TakenByAnotherSession(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "owner")
+	newTestSession(t, s, "other")
+	if err := s.SetTitle(ctx, "owner", "Shared"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.SetTitle(ctx, "other", "Shared")
+	if !errors.Is(err, ErrExists) {
+		t.Fatalf("SetTitle of a taken title = %v, want ErrExists", err)
+	}
+	var inUse *TitleInUseError
+	if !errors.As(err, &inUse) || inUse.SessionID != "owner" || inUse.Title != "Shared" {
+		t.Errorf("error %v does not name the owner (%+v)", err, inUse)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.SessionID != "other" {
+		t.Errorf("error %v is not an *Error for session other", err)
+	}
+	if got, _ := titleOf(t, s, "owner"); got != "Shared" {
+		t.Errorf("owner lost its title: %q", got)
+	}
+	if got, _ := titleOf(t, s, "other"); got != "" {
+		t.Errorf("other got title %q", got)
+	}
+	// Auto titles obey the same uniqueness.
+	if applied, err := s.SetAutoTitle(ctx, "other", "Shared", TitleGenerated); !errors.Is(err, ErrExists) || applied {
+		t.Errorf("SetAutoTitle of a taken title = %v, %v; want false, ErrExists", applied, err)
+	}
+}
+
+func testSetAutoTitle_Ranks(t *testing.T, open Opener) {
+	tests := []struct {
+		name        string
+		start       func(s *Store) error // sets the starting title, if any
+		rank        TitleRank
+		wantApplied bool
+		wantRank    TitleRank
+	}{
+		{"NoTitleDerived", nil, TitleDerived, true, TitleDerived},
+		{"NoTitleGenerated", nil, TitleGenerated, true, TitleGenerated},
+		{"DerivedOverDerived", auto(TitleDerived), TitleDerived, false, TitleDerived},
+		{"GeneratedOverDerived", auto(TitleDerived), TitleGenerated, true, TitleGenerated},
+		{"GeneratedOverGenerated", auto(TitleGenerated), TitleGenerated, false, TitleGenerated},
+		{"DerivedUnderGenerated", auto(TitleGenerated), TitleDerived, false, TitleGenerated},
+		{"GeneratedUnderUser", setUserTitle, TitleGenerated, false, TitleUser},
+		{"DerivedUnderUser", setUserTitle, TitleDerived, false, TitleUser},
+		{"AfterUserCleared", func(s *Store) error {
+			if err := setUserTitle(s); err != nil {
+				return err
+			}
+			return s.SetTitle(context.Background(), "s1", "")
+		}, TitleDerived, true, TitleDerived},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t, Options{})
+			newTestSession(t, s, "s1")
+			before := ""
+			if tt.start != nil {
+				if err := tt.start(s); err != nil {
+					t.Fatal(err)
+				}
+				before, _ = titleOf(t, s, "s1")
+			}
+			applied, err := s.SetAutoTitle(t.Context(), "s1", "Auto", tt.rank)
+			if err != nil || applied != tt.wantApplied {
+				t.Fatalf("SetAutoTitle = %v, %v; want %v", applied, err, tt.wantApplied)
+			}
+			want := before
+			if tt.wantApplied {
+				want = "Auto"
+			}
+			if got, rank := titleOf(t, s, "s1"); got != want || rank != tt.wantRank {
+				t.Errorf("title %q rank %v, want %q %v", got, rank, want, tt.wantRank)
+			}
+		})
+	}
+}
+
+func auto(rank TitleRank) func(*Store) error {
+	return func(s *Store) error {
+		_, err := s.SetAutoTitle(context.Background(), "s1", "Earlier "+rank.String(), rank)
+		return err
+	}
+}
+
+func setUserTitle(s *Store) error { return s.SetTitle(context.Background(), "s1", "Chosen") }
+
+func testSetAutoTitle_Refusals(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	newTestSession(t, s, "s1")
+	tests := []struct {
+		name, id, title string
+		rank            TitleRank
+		want            error
+	}{
+		{"UserRank", "s1", "x", TitleUser, ErrInvalidInput},
+		{"UnknownRank", "s1", "x", TitleRank(7), ErrInvalidInput},
+		{"NegativeRank", "s1", "x", TitleRank(-1), ErrInvalidInput},
+		{"Empty", "s1", "", TitleGenerated, ErrInvalidInput},
+		{"OnlyWhitespace", "s1", "  ", TitleGenerated, ErrInvalidInput},
+		{"TooLong", "s1", strings.Repeat("x", 101), TitleGenerated, ErrInvalidInput},
+		{"UnknownSession", "ghost", "x", TitleGenerated, ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			applied, err := s.SetAutoTitle(t.Context(), tt.id, tt.title, tt.rank)
+			if !errors.Is(err, tt.want) || applied {
+				t.Fatalf("SetAutoTitle = %v, %v; want false, %v", applied, err, tt.want)
+			}
+			if got, _ := titleOf(t, s, "s1"); got != "" {
+				t.Errorf("a refused SetAutoTitle set %q", got)
+			}
+		})
+	}
+}
+
+// A title given at creation was chosen by someone: it is a user's title,
+// which automatic titles never replace.
+func testCreateSession_TitleIsUserRank(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, NewSession{ID: "titled", Title: "  Given  "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Title != "Given" || sess.TitleRank != TitleUser {
+		t.Errorf("created with a title: %q %v, want Given user", sess.Title, sess.TitleRank)
+	}
+	if applied, err := s.SetAutoTitle(ctx, "titled", "Generated", TitleGenerated); err != nil || applied {
+		t.Errorf("SetAutoTitle over a creation title = %v, %v; want false, nil", applied, err)
+	}
+	plain := newTestSession(t, s, "plain")
+	if plain.Title != "" || plain.TitleRank != TitleDerived {
+		t.Errorf("created without a title: %q %v, want no title, derived", plain.Title, plain.TitleRank)
+	}
+	if blank, err := s.CreateSession(ctx, NewSession{ID: "blank", Title: " \u200b  "}); err != nil || blank.Title != "" || blank.TitleRank != TitleDerived {
+		t.Errorf("CreateSession with an invisible title = %q %v, %v; want no title, derived", blank.Title, blank.TitleRank, err)
+	}
+}
+
+// A new session's title clash is the same *TitleInUseError SetTitle gives,
+// naming the holder; an existing session's title is never touched by
+// EnsureSession, so a clashing one passed to it is no error.
+func testCreateSession_TitleClashIsTitleInUseError(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, NewSession{ID: "holder", Title: "Trip"}); err != nil {
+		t.Fatal(err)
+	}
+	newTestSession(t, s, "existing")
+	calls := map[string]func() error{
+		"CreateSession": func() error { _, err := s.CreateSession(ctx, NewSession{ID: "new", Title: "Trip"}); return err },
+		"EnsureSession": func() error { _, _, err := s.EnsureSession(ctx, NewSession{ID: "new", Title: " Trip "}); return err },
+		"SetTitle":      func() error { return s.SetTitle(ctx, "existing", "Trip") },
+	}
+	for name, call := range calls {
+		err := call()
+		var inUse *TitleInUseError
+		if !errors.As(err, &inUse) || !errors.Is(err, ErrExists) || inUse.SessionID != "holder" || inUse.Title != "Trip" {
+			t.Errorf("%s: %v (%T), want a *TitleInUseError naming holder", name, err, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+			t.Errorf("%s: %q leaks the constraint text", name, err)
+		}
+	}
+	if _, err := s.Session(ctx, "new"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a refused create left the session: %v", err)
+	}
+	sess, created, err := s.EnsureSession(ctx, NewSession{ID: "existing", Title: "Trip"})
+	if err != nil || created || sess.Title != "" {
+		t.Errorf("EnsureSession of an existing session with a taken title = %+v, %v, %v; want it unchanged", sess, created, err)
+	}
+}
+
+// Eight sessions race for one title: exactly one gets it.
+func testSetTitle_Race(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	const n = 8
+	for i := range n {
+		newTestSession(t, s, fmt.Sprintf("s%d", i))
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.SetTitle(t.Context(), fmt.Sprintf("s%d", i), "The one title")
+		})
+	}
+	close(start)
+	wg.Wait()
+	winner, lost := "", 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner != "" {
+				t.Errorf("two winners: %s and s%d", winner, i)
+			}
+			winner = fmt.Sprintf("s%d", i)
+		case errors.Is(err, ErrExists):
+			lost++
+		default:
+			t.Errorf("s%d: unexpected error %v", i, err)
+		}
+	}
+	if winner == "" || lost != n-1 {
+		t.Fatalf("winner %q, %d got ErrExists; want one winner and %d ErrExists", winner, lost, n-1)
+	}
+	if got, _ := titleOf(t, s, winner); got != "The one title" {
+		t.Errorf("winner %s has title %q", winner, got)
+	}
+}
+
+// A title that only looks like another is the same title.
+func testSetTitle_InvisibleCharactersCannotSpoof(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "a")
+	newTestSession(t, s, "b")
+	if err := s.SetTitle(ctx, "a", "helloworld"); err != nil {
+		t.Fatal(err)
+	}
+	for _, spoof := range []string{"hello\u200bworld", "\u202ehelloworld", "hello\u2060world\ufeff", " helloworld\t"} {
+		var inUse *TitleInUseError
+		if err := s.SetTitle(ctx, "b", spoof); !errors.As(err, &inUse) || inUse.SessionID != "a" {
+			t.Errorf("SetTitle(b, %q) = %v, want *TitleInUseError held by a", spoof, err)
+		}
+	}
+	if err := s.SetTitle(ctx, "b", "Fix\u00a0the \u200bbuild\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := titleOf(t, s, "b"); got != "Fix the build" {
+		t.Errorf("stored title %q, want the sanitised form", got)
+	}
+	if err := s.SetTitle(ctx, "b", "\u200b \u202e"); err != nil {
+		t.Fatalf("an invisible title: %v, want it to clear the title", err)
+	}
+	if got, _ := titleOf(t, s, "b"); got != "" {
+		t.Errorf("an invisible title left %q, want no title", got)
+	}
+}
+
+// Two users may both have "New chat"; one user may not have it twice.
+func testSetTitle_UniquePerUser(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	for _, n := range []NewSession{
+		{ID: "ann-1", UserID: "ann"}, {ID: "ann-2", UserID: "ann"},
+		{ID: "bob-1", UserID: "bob"}, {ID: "anon-1"}, {ID: "anon-2"},
+	} {
+		mustCreate(t, s, n)
+	}
+	for _, id := range []string{"ann-1", "bob-1", "anon-1"} {
+		if err := s.SetTitle(ctx, id, "New chat"); err != nil {
+			t.Fatalf("SetTitle(%s, New chat): %v", id, err)
+		}
+	}
+	for id, holder := range map[string]string{"ann-2": "ann-1", "anon-2": "anon-1"} {
+		var inUse *TitleInUseError
+		if err := s.SetTitle(ctx, id, "New chat"); !errors.As(err, &inUse) || inUse.SessionID != holder {
+			t.Errorf("SetTitle(%s, New chat) = %v, want in use by %s", id, err, holder)
+		}
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "bob-2", UserID: "bob", Title: "New chat"}); !errors.Is(err, ErrExists) {
+		t.Errorf("CreateSession(bob-2, New chat) = %v, want ErrExists", err)
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "cat-1", UserID: "cat", Title: "New chat"}); err != nil {
+		t.Errorf("CreateSession for a third user: %v", err)
+	}
+	for user, want := range map[string]string{"ann": "ann-1", "bob": "bob-1", "": "anon-1", "cat": "cat-1"} {
+		if got, err := s.SessionByTitle(ctx, user, "New chat"); err != nil || got.ID != want {
+			t.Errorf("SessionByTitle(%q, New chat) = %s, %v; want %s", user, got.ID, err, want)
+		}
+	}
+}
