@@ -25,6 +25,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // connKind names what a connection is for; its pragmas follow from it.
@@ -207,7 +208,7 @@ func prepareFile(path string) (created bool, err error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		f, err := createExclusive(path)
+		f, err := fsx.CreateExclusive(path)
 		if errors.Is(err, fs.ErrExist) {
 			return prepareFile(path) // another opener created it first
 		}
@@ -224,7 +225,7 @@ func prepareFile(path string) (created bool, err error) {
 	case !fi.Mode().IsRegular():
 		return false, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
 	}
-	if err := writable(dir); err != nil {
+	if err := fsx.Writable(dir); err != nil {
 		return false, readOnlyHint(path, err)
 	}
 	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
@@ -256,11 +257,11 @@ func prepareSidecars(path string) error {
 			return err
 		}
 	}
-	owner, ok := fileOwner(path)
+	owner, ok := fsx.FileOwner(path)
 	if !ok {
 		return nil // absent: created by prepareFile or refused before SQLite runs
 	}
-	if owner.belongsToAnotherUser() {
+	if owner.BelongsToAnotherUser() {
 		// Another user's file, read by this one: a sidecar made here would
 		// be this user's, 0600, and lock its owner out. SQLite makes what
 		// it needs (the file's owner chose the directory's modes).
@@ -271,14 +272,14 @@ func prepareSidecars(path string) error {
 		sides = append(sides, "-wal")
 	}
 	for _, side := range sides {
-		f, err := createExclusive(path + side)
+		f, err := fsx.CreateExclusive(path + side)
 		switch {
 		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 			continue // there already, or a directory SQLite cannot write either
 		case err != nil:
 			return fmt.Errorf("create %s: %w", path+side, err)
 		}
-		giveTo(f, owner)
+		fsx.GiveTo(f, owner)
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("create %s: %w", path+side, err)
 		}

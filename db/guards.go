@@ -16,6 +16,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // Meta keys sessiondb keeps for itself.
@@ -165,7 +166,7 @@ func quarantineTorn(path string, log *slog.Logger) error {
 	}
 	log.Error("sessiondb: the database file was damaged ("+why+") and has been moved aside; a fresh database is created in its place",
 		"path", path, "moved_to", dst)
-	f, err := createExclusive(path)
+	f, err := fsx.CreateExclusive(path)
 	if err != nil {
 		return fmt.Errorf("create a fresh %s: %w", path, err)
 	}

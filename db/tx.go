@@ -22,6 +22,7 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/flock"
 )
 
 // txFunc is a write callback. It runs inside an open IMMEDIATE transaction
@@ -984,7 +985,7 @@ func sleepJitter(ctx context.Context, waited, left time.Duration) error {
 // can tell) and that the database itself is healthy. It is returned, not
 // logged: the caller reports it, and a log line too would say it twice.
 func (w *writer) lockedError(patience time.Duration, cause error) error {
-	return &LockedError{Path: w.path, Patience: patience, Holders: lockHolders(w.path), Err: cause}
+	return &LockedError{Path: w.path, Patience: patience, Holders: flock.Holders(w.path), Err: cause}
 }
 
 // exclusive runs fn on the writer connection outside any transaction, with

@@ -1,4 +1,4 @@
-package db
+package flock
 
 import (
 	"errors"
@@ -14,14 +14,14 @@ import (
 // UNIX_SHM_DMS; the driver's VFS keeps the same protocol).
 const walDMSByte = 128
 
-// holdWALIdle reports whether no connection, in any process, has the
+// HoldWALIdle reports whether no connection, in any process, has the
 // database open in WAL mode, and keeps it so until release: it takes a
 // write lock on the shared memory's dead-man's-switch byte, which every
 // open connection holds a read lock on, so an opener that comes meanwhile
 // waits (SQLite reports it busy). The lock is an open-file-description
 // lock, so closing its descriptor drops no other lock of this process.
 // Without a -shm file no connection has the database open.
-func holdWALIdle(path string) (release func(), idle bool, err error) {
+func HoldWALIdle(path string) (release func(), idle bool, err error) {
 	f, err := os.OpenFile(path+"-shm", os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

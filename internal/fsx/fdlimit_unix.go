@@ -1,6 +1,6 @@
 //go:build unix
 
-package db
+package fsx
 
 import (
 	"errors"
@@ -8,11 +8,11 @@ import (
 	"syscall"
 )
 
-// descriptorsExhausted reports whether this process is at, or within a
+// DescriptorsExhausted reports whether this process is at, or within a
 // few descriptors of, its open-file limit: what makes an open fail with
 // EMFILE. An open SQLite could not complete gives back its descriptors on
 // the way out, so a margin stands for them.
-func descriptorsExhausted() bool {
+func DescriptorsExhausted() bool {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return false

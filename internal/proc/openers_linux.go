@@ -1,4 +1,4 @@
-package db
+package proc
 
 import (
 	"fmt"
@@ -35,22 +35,9 @@ func forEachOpenFile(fn func(pid int, fd string, id fileID)) {
 	}
 }
 
-// otherOpeners names the other processes that have the database, its WAL
-// or its shared memory open, from /proc/*/fd. known is true: Linux can
-// tell.
-func otherOpeners(path string) (who []string, known bool) {
-	return openersOf(path, path+"-wal", path+"-shm"), true
-}
-
-// shmOpeners names the other processes that have the database's shared
-// memory open: every connection in WAL mode does, so a reader pinning the
-// log is among them.
-func shmOpeners(path string) (who []string, known bool) {
-	return openersOf(path + "-shm"), true
-}
-
-// openersOf names the other processes that have any of files open.
-func openersOf(files ...string) (who []string) {
+// OpenersOf names the other processes that have any of files open, from
+// /proc/*/fd. known is true: Linux can tell.
+func OpenersOf(files ...string) (who []string, known bool) {
 	ours := map[fileID]bool{}
 	for _, p := range files {
 		if id, ok := statID(p); ok {
@@ -62,28 +49,29 @@ func openersOf(files ...string) (who []string) {
 	forEachOpenFile(func(pid int, _ string, id fileID) {
 		if pid != self && !seen[pid] && ours[id] {
 			seen[pid] = true
-			who = append(who, fmt.Sprintf("pid %d (%s)", pid, processName(strconv.Itoa(pid))))
+			who = append(who, fmt.Sprintf("pid %d (%s)", pid, Name(pid)))
 		}
 	})
-	return who
+	return who, true
 }
 
-// aliasedOpener finds a process (this one included) holding the database
-// file open under a name whose WAL is not path's WAL: a file bind mount
-// has one link but two names. Two names share a WAL exactly when they
-// are the same entry of the same directory (a directory bind mount or a
-// symlinked parent is fine). A process whose name for the file cannot be
-// resolved here (another mount namespace) is an alias unless it also has
-// this path's WAL open. A process that has the file open for another
-// reason under another name (a backup tool copying a bind-mounted path)
-// is refused too: the store cannot tell it from a SQLite writer.
-func aliasedOpener(path string) error {
+// FindAlias finds a process (this one included) holding the file at path
+// open under a name whose companion file is not wal: a file bind mount has
+// one link but two names, and SQLite names the WAL after the name. Two
+// names share a WAL exactly when they are the same entry of the same
+// directory (a directory bind mount or a symlinked parent is fine). A
+// process whose name for the file cannot be resolved here (another mount
+// namespace) is an alias unless it also has wal open. A process that has
+// the file open for another reason under another name (a backup tool
+// copying a bind-mounted path) is reported too: it cannot be told from a
+// SQLite writer.
+func FindAlias(path, wal string) (Alias, bool) {
 	main, ok := statID(path)
 	if !ok {
-		return nil
+		return Alias{}, false
 	}
 	dir, _ := statID(filepath.Dir(path))
-	wal, hasWAL := statID(path + "-wal")
+	walID, hasWAL := statID(wal)
 	sameName := func(other string) bool {
 		d, ok := statID(filepath.Dir(other))
 		return ok && d == dir && filepath.Base(other) == filepath.Base(path)
@@ -96,7 +84,7 @@ func aliasedOpener(path string) error {
 	withOurWAL := map[int]bool{}
 	forEachOpenFile(func(pid int, fd string, id fileID) {
 		switch {
-		case hasWAL && id == wal:
+		case hasWAL && id == walID:
 			withOurWAL[pid] = true
 		case id == main:
 			other, err := os.Readlink(fd)
@@ -110,8 +98,7 @@ func aliasedOpener(path string) error {
 		if _, resolvable := statID(filepath.Dir(s.other)); !resolvable && withOurWAL[s.pid] {
 			continue
 		}
-		return &AliasedFileError{Path: path, Other: s.other,
-			PID: s.pid, Process: processName(strconv.Itoa(s.pid))}
+		return Alias{PID: s.pid, Process: Name(s.pid), Other: s.other}, true
 	}
-	return nil
+	return Alias{}, false
 }

@@ -1,4 +1,4 @@
-package db
+package proc
 
 import (
 	"os"
@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// processStart returns pid's start time in clock ticks since boot (field 22
+// StartTime returns pid's start time in clock ticks since boot (field 22
 // of /proc/PID/stat), which tells a recycled pid from the original process.
-func processStart(pid int) (uint64, bool) {
+func StartTime(pid int) (uint64, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, false
@@ -26,4 +26,18 @@ func processStart(pid int) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(fields[startField], 10, 64)
 	return n, err == nil
+}
+
+// Name returns pid's command line, shortened to 80 characters ("unknown"
+// when it cannot be read), for messages that name a process.
+func Name(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || len(b) == 0 {
+		return "unknown"
+	}
+	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
 }

@@ -1,20 +1,22 @@
 //go:build windows
 
-package db
+package flock
 
 import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/sessiondb/sessiondb/internal/sidefile"
 )
 
 // errSharingViolation is ERROR_SHARING_VIOLATION (not exported by syscall).
 const errSharingViolation = syscall.Errno(32)
 
-// tryLockFile opens the lock file with no sharing: a second opener gets
+// tryLock opens the lock file with no sharing: a second opener gets
 // ERROR_SHARING_VIOLATION until the holder closes it (or dies).
-func tryLockFile(path string) (*os.File, bool, error) {
-	if err := refuseNonRegular(path); err != nil {
+func tryLock(path string) (*os.File, bool, error) {
+	if err := sidefile.RefuseNonRegular(path); err != nil {
 		return nil, false, err
 	}
 	p, err := syscall.UTF16PtrFromString(path)
@@ -32,4 +34,4 @@ func tryLockFile(path string) (*os.File, bool, error) {
 	return os.NewFile(uintptr(h), path), true, nil
 }
 
-func unlockFile(*os.File) {} // closing the handle releases it
+func unlock(*os.File) {} // closing the handle releases it

@@ -1,18 +1,18 @@
 //go:build windows
 
-package db
+package sidefile
 
 import (
 	"io/fs"
 	"os"
 )
 
-// openSideFile opens a side file beside the database, refusing anything
+// Open opens a side file beside the database, refusing anything
 // but a regular file (a symbolic link or junction included). Windows has
 // no O_NOFOLLOW; the check before the open and the one after it leave
 // only a swap in between.
-func openSideFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	if err := refuseNonRegular(path); err != nil {
+func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	if err := RefuseNonRegular(path); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, flag, perm)
@@ -26,7 +26,7 @@ func openSideFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &SideFileError{Path: path, What: describeNonRegular(fi.Mode())}
+		return nil, &NotRegularError{Path: path, What: describe(fi.Mode())}
 	}
 	return f, nil
 }

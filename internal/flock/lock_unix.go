@@ -1,17 +1,19 @@
 //go:build unix
 
-package db
+package flock
 
 import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/sessiondb/sessiondb/internal/sidefile"
 )
 
-// tryLockFile takes a non-blocking flock. flock locks belong to the open
+// tryLock takes a non-blocking flock. flock locks belong to the open
 // file description, so two Stores in one process exclude each other too.
-func tryLockFile(path string) (*os.File, bool, error) {
-	f, err := openSideFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+func tryLock(path string) (*os.File, bool, error) {
+	f, err := sidefile.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, false, err
 	}
@@ -27,4 +29,4 @@ func tryLockFile(path string) (*os.File, bool, error) {
 	return f, true, nil
 }
 
-func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package db
+package sidefile
 
 import (
 	"errors"
@@ -9,23 +9,23 @@ import (
 	"syscall"
 )
 
-// openSideFile opens a side file beside the database (flag and perm as for
+// Open opens a side file beside the database (flag and perm as for
 // os.OpenFile) so that nothing planted at its path can redirect or block
 // it: the last element is never followed (O_NOFOLLOW), the open cannot
 // block on a FIFO (O_NONBLOCK, cleared again once fstat has shown a
 // regular file, before any read or write), and anything but a regular
-// file is refused with a SideFileError. Every side file sessiondb opens
+// file is refused with a NotRegularError. Every side file sessiondb opens
 // goes through here; the database and its -wal/-shm are opened by SQLite.
-func openSideFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	// Checked first so a device is never opened at all; the fstat below is
 	// what holds against a swap after this check.
-	if err := refuseNonRegular(path); err != nil {
+	if err := RefuseNonRegular(path); err != nil {
 		return nil, err
 	}
 	fd, err := syscall.Open(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) || errors.Is(err, syscall.ENXIO) {
-			if rerr := refuseNonRegular(path); rerr != nil {
+			if rerr := RefuseNonRegular(path); rerr != nil {
 				return nil, rerr
 			}
 		}
@@ -38,7 +38,7 @@ func openSideFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	}
 	if uint32(st.Mode)&syscall.S_IFMT != syscall.S_IFREG {
 		syscall.Close(fd)
-		return nil, &SideFileError{Path: path, What: describeNonRegular(fileModeOf(uint32(st.Mode)))}
+		return nil, &NotRegularError{Path: path, What: describe(fileModeOf(uint32(st.Mode)))}
 	}
 	if err := syscall.SetNonblock(fd, false); err != nil {
 		syscall.Close(fd)

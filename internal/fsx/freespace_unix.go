@@ -1,11 +1,11 @@
 //go:build unix
 
-package db
+package fsx
 
 import "syscall"
 
-// freeSpace reports the bytes available to this user in dir.
-func freeSpace(dir string) (int64, bool) {
+// FreeSpace reports the bytes available to this user in dir.
+func FreeSpace(dir string) (int64, bool) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, false

@@ -1,4 +1,4 @@
-package db
+package flock
 
 import (
 	"bufio"
@@ -8,14 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/sessiondb/sessiondb/internal/proc"
 )
 
-// lockHolders names the processes holding write-class locks on the
+// Holders names the processes holding write-class locks on the
 // database, its WAL or its shared-memory file, from /proc/locks. OFD locks
 // (which this driver and other modern SQLite builds use) show pid -1 there;
 // their owners are found through /proc/<pid>/fdinfo. Best effort: it
 // returns what it can read and never fails.
-func lockHolders(path string) []string {
+func Holders(path string) []string {
 	type fileID struct {
 		dev uint64
 		ino uint64
@@ -138,16 +140,13 @@ func lockRangeName(file, start string) string {
 	return "write lock at byte " + start
 }
 
+// processName names the process whose pid /proc wrote as text.
 func processName(pid string) string {
-	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
-	if err != nil || len(b) == 0 {
+	n, err := strconv.Atoi(pid)
+	if err != nil {
 		return "unknown"
 	}
-	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
+	return proc.Name(n)
 }
 
 func eachLine(path string, fn func(string)) {
