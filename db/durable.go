@@ -3,8 +3,9 @@ package db
 // durable.go is the ONLY place in sessiondb that opens a SQLite connection
 // (enforced by lint/rawopen). Every connection kind — the writer, the read
 // pool, repair and probe connections — is built here from one pragma table,
-// so no code path can forget a durability barrier (seed 000: a repair path
-// that opened bare connections tore b-tree pages on macOS).
+// so no code path can forget a durability barrier (a repair path that
+// opened bare connections would tear b-tree pages on macOS, where only
+// F_FULLFSYNC reaches the platter).
 
 import (
 	"context"
@@ -37,7 +38,7 @@ const (
 	// kindReader is a read-only pooled connection (WAL only).
 	kindReader
 	// kindRepair is a read-write connection for repair surgery: it carries
-	// exactly the writer's barriers (seed 000).
+	// exactly the writer's barriers: it rewrites the file.
 	kindRepair
 	// kindProbe is a short-lived read-only connection for health checks.
 	kindProbe
@@ -94,7 +95,7 @@ const journalSizeLimit = 64 << 20
 // synchronous=FULL everywhere: a transcript store must not lose an
 // acknowledged turn to a power cut. On darwin fsync() does not flush the
 // drive cache, so fullfsync and checkpoint_fullfsync add F_FULLFSYNC at
-// commits and checkpoints (seed 000). journal_mode is deliberately absent:
+// commits and checkpoints. journal_mode is deliberately absent:
 // it is switched once, under the migration lock (ensureWAL).
 func connPragmas(goos string, kind connKind) []string {
 	p := []string{"busy_timeout(" + strconv.FormatInt(busyTimeout[kind].Milliseconds(), 10) + ")"}

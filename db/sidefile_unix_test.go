@@ -69,8 +69,8 @@ func TestRepair_LedgerTempSymlinkIsNotFollowed(t *testing.T) {
 }
 
 // A FIFO at a side file's path fails the call at once with a clear error
-// instead of blocking it (a FIFO at the ledger hung repair forever while it
-// held the exclusive lock).
+// instead of blocking it (a blocked open of the ledger would hold repair's
+// exclusive lock forever).
 func TestSideFiles_FIFOFailsFast(t *testing.T) {
 	open := func(p string) error {
 		s, err := Open(t.Context(), p, Options{OpenPatience: time.Second})
