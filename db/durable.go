@@ -26,6 +26,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 

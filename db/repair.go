@@ -15,6 +15,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
+
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
+
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
