@@ -1,8 +1,9 @@
-// Package bench runs the Python peer next to sessiondb's own benchmarks
-// (db/bench_test.go), so both are measured in the same run:
-//
-//	go test -run '^$' -bench . -benchtime 2000x ./db/ ./bench/
 package bench
+
+// The Python peer runs next to sessiondb's own benchmarks (bench_test.go),
+// so both are measured in the same run:
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./bench/
 
 import (
 	"encoding/json"

@@ -1,5 +1,10 @@
 package db
 
+import (
+	"github.com/sessiondb/sessiondb/internal/fsx"
+	"github.com/sessiondb/sessiondb/internal/proc"
+)
+
 // refuseAliased refuses a database file with a second name before any
 // connection writes through this one. SQLite derives the WAL and shared
 // memory names from the path it was given, so a hard link or a file bind
@@ -11,8 +16,11 @@ package db
 // inode under a path whose WAL is not this path's WAL. An absent file has
 // no aliases.
 func refuseAliased(path string) error {
-	if n := linkCount(path); n > 1 {
+	if n := fsx.LinkCount(path); n > 1 {
 		return &AliasedFileError{Path: path, Links: n}
 	}
-	return aliasedOpener(path)
+	if a, found := proc.FindAlias(path, path+"-wal"); found {
+		return &AliasedFileError{Path: path, Other: a.Other, PID: a.PID, Process: a.Process}
+	}
+	return nil
 }

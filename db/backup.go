@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // maxRepairBackups is how many repair backups are kept per database.
@@ -100,7 +102,7 @@ func backupForRepair(path, hash string) (string, error) {
 		}
 	}
 	need := fileAndWALSize(path)
-	if free, ok := freeSpace(filepath.Dir(path)); ok && free < 2*need {
+	if free, ok := fsx.FreeSpace(filepath.Dir(path)); ok && free < 2*need {
 		return "", fmt.Errorf("not enough free space for a backup: %d bytes free, %d needed", free, 2*need)
 	}
 	dst := fmt.Sprintf("%s.repair-%s-%d.bak", path, time.Now().UTC().Format("20060102T150405.000Z"), os.Getpid())

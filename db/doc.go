@@ -186,4 +186,17 @@
 // when the file is read as immutable and what that risks. A file made
 // read-only on purpose (mode 0400) or owned by another user opens for
 // reading by itself, and every write returns why.
+//
+// # Files of the engine
+//
+// durable.go opens every connection; tx.go is the commit protocol, the
+// only code that begins a write transaction; writer.go holds the writer's
+// state and close, maintenance.go its post-commit checkpoints and merges,
+// exclusive.go exclusive access (VACUUM). identity.go tells the opened file
+// from one put in its place, damage.go classifies damage, ftsstate.go
+// keeps the full-text index's stale mark. Platform mechanics live in
+// internal/: flock (file locks, lock holders), proc (process liveness,
+// /proc scans, holder strings), fsx (free space, descriptors, access,
+// ownership) and sidefile (the no-follow side-file opener). Benchmarks
+// and their raw-driver baseline are in bench/, outside the library.
 package db

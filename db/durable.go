@@ -3,8 +3,9 @@ package db
 // durable.go is the ONLY place in sessiondb that opens a SQLite connection
 // (enforced by lint/rawopen). Every connection kind — the writer, the read
 // pool, repair and probe connections — is built here from one pragma table,
-// so no code path can forget a durability barrier (seed 000: a repair path
-// that opened bare connections tore b-tree pages on macOS).
+// so no code path can forget a durability barrier (a repair path that
+// opened bare connections would tear b-tree pages on macOS, where only
+// F_FULLFSYNC reaches the platter).
 
 import (
 	"context"
@@ -25,6 +26,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // connKind names what a connection is for; its pragmas follow from it.
@@ -36,7 +39,7 @@ const (
 	// kindReader is a read-only pooled connection (WAL only).
 	kindReader
 	// kindRepair is a read-write connection for repair surgery: it carries
-	// exactly the writer's barriers (seed 000).
+	// exactly the writer's barriers: it rewrites the file.
 	kindRepair
 	// kindProbe is a short-lived read-only connection for health checks.
 	kindProbe
@@ -93,7 +96,7 @@ const journalSizeLimit = 64 << 20
 // synchronous=FULL everywhere: a transcript store must not lose an
 // acknowledged turn to a power cut. On darwin fsync() does not flush the
 // drive cache, so fullfsync and checkpoint_fullfsync add F_FULLFSYNC at
-// commits and checkpoints (seed 000). journal_mode is deliberately absent:
+// commits and checkpoints. journal_mode is deliberately absent:
 // it is switched once, under the migration lock (ensureWAL).
 func connPragmas(goos string, kind connKind) []string {
 	p := []string{"busy_timeout(" + strconv.FormatInt(busyTimeout[kind].Milliseconds(), 10) + ")"}
@@ -207,7 +210,7 @@ func prepareFile(path string) (created bool, err error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		f, err := createExclusive(path)
+		f, err := fsx.CreateExclusive(path)
 		if errors.Is(err, fs.ErrExist) {
 			return prepareFile(path) // another opener created it first
 		}
@@ -224,7 +227,7 @@ func prepareFile(path string) (created bool, err error) {
 	case !fi.Mode().IsRegular():
 		return false, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, path)
 	}
-	if err := writable(dir); err != nil {
+	if err := fsx.Writable(dir); err != nil {
 		return false, readOnlyHint(path, err)
 	}
 	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
@@ -256,11 +259,11 @@ func prepareSidecars(path string) error {
 			return err
 		}
 	}
-	owner, ok := fileOwner(path)
+	owner, ok := fsx.FileOwner(path)
 	if !ok {
 		return nil // absent: created by prepareFile or refused before SQLite runs
 	}
-	if owner.belongsToAnotherUser() {
+	if owner.BelongsToAnotherUser() {
 		// Another user's file, read by this one: a sidecar made here would
 		// be this user's, 0600, and lock its owner out. SQLite makes what
 		// it needs (the file's owner chose the directory's modes).
@@ -271,14 +274,14 @@ func prepareSidecars(path string) error {
 		sides = append(sides, "-wal")
 	}
 	for _, side := range sides {
-		f, err := createExclusive(path + side)
+		f, err := fsx.CreateExclusive(path + side)
 		switch {
 		case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 			continue // there already, or a directory SQLite cannot write either
 		case err != nil:
 			return fmt.Errorf("create %s: %w", path+side, err)
 		}
-		giveTo(f, owner)
+		fsx.GiveTo(f, owner)
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("create %s: %w", path+side, err)
 		}

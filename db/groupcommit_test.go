@@ -367,3 +367,92 @@ func TestGroupCommit_SwallowedRollback(t *testing.T) {
 		})
 	}
 }
+
+// queueBehindMu queues writes (in this order) while the test holds the
+// writer lock, then releases it: they form one batch led by the first.
+func queueBehindMu(t *testing.T, s *Store, writes ...func() error) []chan error {
+	t.Helper()
+	s.w.mu.Lock()
+	outs := make([]chan error, len(writes))
+	for i, w := range writes {
+		outs[i] = make(chan error, 1)
+		go func() { outs[i] <- w() }()
+		time.Sleep(30 * time.Millisecond)
+	}
+	s.w.unlock()
+	return outs
+}
+
+func wait(t *testing.T, c chan error, d time.Duration) (error, bool) {
+	t.Helper()
+	select {
+	case err := <-c:
+		return err, true
+	case <-time.After(d):
+		return nil, false
+	}
+}
+
+// A callback whose statement makes SQLite roll back the whole shared
+// transaction (OR ROLLBACK here; INTERRUPT, FULL, NOMEM, IOERR do the same)
+// fails its own caller only: every other caller's answer matches what the
+// file holds, and one caller's error does not halt the store.
+func TestGroupCommit_AutoRollbackMidBatch(t *testing.T) {
+	s := openTestStore(t, Options{})
+	if err := s.SetMeta(t.Context(), "dup", "v"); err != nil {
+		t.Fatal(err)
+	}
+	w := func(f txFunc) func() error {
+		return func() error { return s.w.write(context.Background(), 5*time.Second, f) }
+	}
+	outs := queueBehindMu(t, s,
+		w(insertMeta("a")),
+		w(func(ctx context.Context, tx genDBTX) error {
+			_, err := tx.ExecContext(ctx, "INSERT OR ROLLBACK INTO meta(key, value, updated_at) VALUES ('dup', 'x', 0)")
+			return err
+		}),
+		w(insertMeta("c")),
+	)
+	for i, name := range []string{"a", "b(rollback)", "c"} {
+		err, ok := wait(t, outs[i], 5*time.Second)
+		_, rowErr := s.Meta(t.Context(), map[int]string{0: "a", 1: "dup", 2: "c"}[i])
+		t.Logf("%s: returned %v (done=%v); row err: %v", name, err, ok, rowErr)
+		if i != 1 && (err != nil) != (rowErr != nil) {
+			t.Errorf("%s: caller told %v but row lookup says %v", name, err, rowErr)
+		}
+	}
+	if err := s.w.halted(); err != nil {
+		t.Errorf("store halted by one caller's constraint error: %v", err)
+	}
+}
+
+// The common way a whole batch is rolled back: one caller's context ends
+// mid-statement and SQLite interrupts it. Again only that caller fails.
+func TestGroupCommit_InterruptMidBatch(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outs := queueBehindMu(t, s,
+		func() error { return s.w.write(context.Background(), 5*time.Second, insertMeta("a")) },
+		func() error {
+			return s.w.write(ctx, 5*time.Second, func(ctx context.Context, tx genDBTX) error {
+				time.AfterFunc(20*time.Millisecond, cancel)
+				_, err := tx.ExecContext(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 50000000)
+					INSERT INTO meta(key, value, updated_at) SELECT 'r'||x, 'v', 0 FROM c`)
+				return err
+			})
+		},
+		func() error { return s.w.write(context.Background(), 5*time.Second, insertMeta("c")) },
+	)
+	for i, k := range []string{"a", "b", "c"} {
+		err, _ := wait(t, outs[i], 10*time.Second)
+		_, rowErr := s.Meta(t.Context(), k)
+		t.Logf("%s: returned %v; row err %v", k, err, rowErr)
+		if i != 1 && (err != nil) != (rowErr != nil) {
+			t.Errorf("%s: caller told %v but row lookup says %v", k, err, rowErr)
+		}
+	}
+	if err := s.w.halted(); err != nil {
+		t.Errorf("store halted by one caller's cancellation: %v", err)
+	}
+}

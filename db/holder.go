@@ -1,13 +1,6 @@
 package db
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
-)
+import "github.com/sessiondb/sessiondb/internal/proc"
 
 // NewHolder returns a lease holder string naming this process:
 //
@@ -19,99 +12,23 @@ import (
 // time (the pid was recycled). Any other holder string is valid too — it is
 // simply never reclaimed before it expires. agent is optional; ':' and '='
 // in it are replaced with '_'.
-func NewHolder(agent string) string {
-	var nonce [6]byte
-	_, _ = rand.Read(nonce[:])
-	var b strings.Builder
-	b.WriteString("host=" + hostName())
-	b.WriteString(":pid=" + strconv.Itoa(os.Getpid()))
-	if start, ok := processStart(os.Getpid()); ok {
-		b.WriteString(":start=" + strconv.FormatUint(start, 10))
-	}
-	b.WriteString(":nonce=" + hex.EncodeToString(nonce[:]))
-	if agent != "" {
-		b.WriteString(":agent=" + strings.NewReplacer(":", "_", "=", "_").Replace(agent))
-	}
-	return b.String()
-}
-
-// holderProcess is what a structured holder says about its process.
-type holderProcess struct {
-	host     string // "" when the holder does not say (taken as this host)
-	pid      int
-	start    uint64
-	hasStart bool
-}
-
-// parseHolder reads a holder made by NewHolder (or the Python store's
-// "pid=N[:start=S]:tid=..:agent=..:nonce=.." form). ok is false for any
-// holder it cannot read with certainty.
-func parseHolder(holder string) (p holderProcess, ok bool) {
-	seen := map[string]bool{}
-	for field := range strings.SplitSeq(holder, ":") {
-		k, v, found := strings.Cut(field, "=")
-		if !found || seen[k] {
-			return holderProcess{}, false
-		}
-		seen[k] = true
-		switch k {
-		case "host":
-			p.host = v
-		case "pid":
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 {
-				return holderProcess{}, false
-			}
-			p.pid = n
-		case "start":
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return holderProcess{}, false
-			}
-			p.start, p.hasStart = n, true
-		}
-	}
-	return p, p.pid > 0
-}
+func NewHolder(agent string) string { return proc.NewHolder(agent) }
 
 // holderIsDead reports whether holder names a process that is provably
-// gone. Anything short of proof — an unstructured holder, another host, this
-// very process, a probe that fails or is not supported here — is "not dead":
-// such a lease waits for its TTL.
-func holderIsDead(holder string) bool {
-	p, ok := parseHolder(holder)
-	if !ok || (p.host != "" && p.host != hostName()) || p.pid == os.Getpid() {
-		return false
-	}
-	switch probeProcess(p.pid) {
-	case probeDead:
-		return true
-	case probeAlive:
-		if !p.hasStart {
-			return false
-		}
-		start, ok := processStart(p.pid)
-		return ok && start != p.start // the pid now belongs to another process
-	}
-	return false
-}
+// gone (proc.HolderIsDead with probeProcess).
+func holderIsDead(holder string) bool { return proc.HolderIsDead(holder, probeProcess) }
 
 // probeProcess is the liveness probe (a variable so a test can make it fail).
 var probeProcess = processAlive
 
-// probeResult is the answer of a liveness probe.
-type probeResult int
+// The lease code and its tests speak these names; internal/proc holds the
+// mechanics.
+type probeResult = proc.Probe
 
-const (
-	probeUnknown probeResult = iota
-	probeAlive
-	probeDead
+const probeUnknown = proc.ProbeUnknown
+
+var (
+	processAlive = proc.Alive
+	processStart = proc.StartTime
+	hostName     = proc.HostName
 )
-
-var hostName = sync.OnceValue(func() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.NewReplacer(":", "_", "=", "_").Replace(h)
-})

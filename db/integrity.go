@@ -14,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // Health is what Verify found.
@@ -98,7 +99,7 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	}
 
 	kind := kindProbe
-	if writable(filepath.Dir(abs)) != nil { // a read-only mount or directory
+	if fsx.Writable(filepath.Dir(abs)) != nil { // a read-only mount or directory
 		if kind, err = readOnlyKind(abs, slog.Default()); err != nil {
 			return r, opErr("verify", "", err)
 		}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // A read-only Store (Options.ReadOnly) reads a file it will never write:
@@ -44,6 +46,16 @@ func readOnlyReason(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o200 == 0 {
 		return fmt.Errorf("%w: %s is mode %04o, so it was opened for reading only (chmod u+w to write it)",
 			ErrReadOnly, path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// refuseForeignOwner refuses to write a database another user owns:
+// every -wal and -shm this process created would be its own, 0600, and
+// lock the owner out of their own file. Root is held to it too.
+func refuseForeignOwner(path string) error {
+	if uid, foreign := fsx.ForeignOwner(path); foreign {
+		return &ForeignOwnerError{Path: path, Owner: uid, User: os.Geteuid()}
 	}
 	return nil
 }
@@ -103,8 +115,8 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 // reader where a shared-memory file can be used, else an immutable one
 // (see above), refused when the WAL holds writes it could not see.
 func readOnlyKind(path string, log *slog.Logger) (connKind, error) {
-	dirErr := writable(filepath.Dir(path))
-	if dirErr == nil || canWrite(path+"-shm") {
+	dirErr := fsx.Writable(filepath.Dir(path))
+	if dirErr == nil || fsx.CanWrite(path+"-shm") {
 		return kindReader, nil
 	}
 	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > walHeaderBytes {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
+
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // RepairOptions tunes Repair. The zero value is the recommended one.
@@ -125,13 +127,13 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 	if err != nil {
 		return fail(fmt.Errorf("another repair of %s is running: %w", abs, err))
 	}
-	defer repairLock.release()
+	defer repairLock.Release()
 	// No sessiondb Open may start on the file while it is repaired.
 	openLock, err := acquireFileLock(lockCtx, abs+".migrate.lock")
 	if err != nil {
 		return fail(fmt.Errorf("wait for openers of %s: %w", abs, err))
 	}
-	defer openLock.release()
+	defer openLock.Release()
 
 	if err := refuseNewerFile(ctx, abs); err != nil {
 		return fail(err)
@@ -279,7 +281,7 @@ func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, stat
 	r.BackupPath, r.Strategy = dst, "move-aside"
 	// The caller holds the migration lock, so create the fresh file here
 	// (prepareFile's way) and leave the schema to the next Open.
-	f, err := createExclusive(path)
+	f, err := fsx.CreateExclusive(path)
 	if err != nil {
 		r.Error = err.Error()
 		return r, opErr("repair", "", err)

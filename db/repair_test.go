@@ -218,8 +218,8 @@ func TestRepair_KeepsAtMostThreeBackups(t *testing.T) {
 	}
 }
 
-// Review regressions: a repair whose lock wait ran out must not go ahead
-// without its guard and swap the file from under a live store.
+// A repair whose lock wait ran out must not go ahead without its guard:
+// it would swap the file from under a live store.
 func TestRepair_ExpiredLockWaitDoesNotSkipTheGuard(t *testing.T) {
 	path := filledStore(t)
 	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
+
+	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // diskFullSlack is the free space under which an I/O error is taken for a
@@ -36,12 +38,12 @@ func resourceCause(path string, err error) error {
 	dir := filepath.Dir(path)
 	// A read-only filesystem (squashfs, an ISO) reports no free space at
 	// all: that is not a full disk.
-	readOnlyMedium := errors.Is(writable(dir), syscall.EROFS)
-	if free, ok := freeSpace(dir); ok && free < diskFullSlack && !readOnlyMedium {
+	readOnlyMedium := errors.Is(fsx.Writable(dir), syscall.EROFS)
+	if free, ok := fsx.FreeSpace(dir); ok && free < diskFullSlack && !readOnlyMedium {
 		return fmt.Errorf("%w (%s has %d bytes free; free some space and retry): %w",
 			ErrDiskFull, dir, free, err)
 	}
-	if errors.Is(err, sqlite3.CANTOPEN) && descriptorsExhausted() {
+	if errors.Is(err, sqlite3.CANTOPEN) && fsx.DescriptorsExhausted() {
 		return fmt.Errorf("%w (this process is at its open-file limit, ulimit -n; raise it or close files): %w",
 			ErrTooManyOpenFiles, err)
 	}

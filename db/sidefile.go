@@ -2,10 +2,10 @@ package db
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
+
+	"github.com/sessiondb/sessiondb/internal/sidefile"
 )
 
 // SideFileError refuses a file sessiondb keeps beside the database (a lock
@@ -19,69 +19,37 @@ type SideFileError struct {
 	What string // "a symbolic link", "a named pipe (FIFO)", ...
 }
 
-func (e *SideFileError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file; sessiondb opens only regular files there, since a link could redirect the write and a pipe could block it (remove it if you did not put it there)", e.Path, e.What)
-}
+func (e *SideFileError) Error() string { return (*sidefile.NotRegularError)(e).Error() }
 
 func (e *SideFileError) Is(target error) bool { return target == ErrInvalidInput }
 
-// describeNonRegular names what a non-regular file mode is.
-func describeNonRegular(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
+// sideFileError gives internal/sidefile's refusal its public type. The
+// leaf returns its refusal unwrapped, so replacing it loses nothing.
+func sideFileError(err error) error {
+	var nr *sidefile.NotRegularError
+	if errors.As(err, &nr) {
+		return (*SideFileError)(nr)
 	}
-	return "not a regular file"
+	return err
+}
+
+// openSideFile opens a side file so nothing planted at its path can
+// redirect or block it (sidefile.Open).
+func openSideFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := sidefile.Open(path, flag, perm)
+	return f, sideFileError(err)
 }
 
 // refuseNonRegular returns a SideFileError when something other than a
 // regular file stands at path; an absent path is fine.
-func refuseNonRegular(path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return &SideFileError{Path: path, What: describeNonRegular(fi.Mode())}
-	}
-	return nil
-}
+func refuseNonRegular(path string) error { return sideFileError(sidefile.RefuseNonRegular(path)) }
 
 // readSideFile reads a whole side file through openSideFile.
 func readSideFile(path string) ([]byte, error) {
-	f, err := openSideFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
+	b, err := sidefile.Read(path)
+	return b, sideFileError(err)
 }
 
 // writeSideFile replaces path's content with b through openSideFile and
 // syncs it.
-func writeSideFile(path string, b []byte) error {
-	f, err := openSideFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func writeSideFile(path string, b []byte) error { return sideFileError(sidefile.Write(path, b)) }

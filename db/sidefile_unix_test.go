@@ -69,8 +69,8 @@ func TestRepair_LedgerTempSymlinkIsNotFollowed(t *testing.T) {
 }
 
 // A FIFO at a side file's path fails the call at once with a clear error
-// instead of blocking it (a FIFO at the ledger hung repair forever while it
-// held the exclusive lock).
+// instead of blocking it (a blocked open of the ledger would hold repair's
+// exclusive lock forever).
 func TestSideFiles_FIFOFailsFast(t *testing.T) {
 	open := func(p string) error {
 		s, err := Open(t.Context(), p, Options{OpenPatience: time.Second})
@@ -119,61 +119,5 @@ func TestSideFiles_FIFOFailsFast(t *testing.T) {
 				t.Errorf("error %q does not say what stands there", err)
 			}
 		})
-	}
-}
-
-// Every kind of non-regular file is refused by openSideFile, and a
-// regular one opens in blocking mode.
-func TestOpenSideFile(t *testing.T) {
-	dir := t.TempDir()
-	regular := filepath.Join(dir, "regular")
-	os.WriteFile(regular, []byte("x"), 0o600)
-	fifo := filepath.Join(dir, "fifo")
-	syscall.Mkfifo(fifo, 0o600)
-	link := filepath.Join(dir, "link")
-	os.Symlink(regular, link)
-	dangling := filepath.Join(dir, "dangling")
-	os.Symlink(filepath.Join(dir, "absent"), dangling)
-	for _, c := range []struct {
-		path string
-		flag int
-		what string
-	}{
-		{link, os.O_RDONLY, "symbolic link"},
-		{dangling, os.O_WRONLY | os.O_CREATE, "symbolic link"},
-		{fifo, os.O_RDONLY, "named pipe"},
-		{fifo, os.O_WRONLY, "named pipe"},
-		{"/dev/null", os.O_WRONLY, "device"},
-		{dir, os.O_RDONLY, "directory"},
-	} {
-		err := within(t, 10*time.Second, func() error {
-			f, err := openSideFile(c.path, c.flag, 0o600)
-			if err == nil {
-				f.Close()
-			}
-			return err
-		})
-		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), c.what) {
-			t.Errorf("openSideFile(%s) = %v, want a refusal naming %q", c.path, err, c.what)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a dangling symlink's target was created")
-	}
-	f, err := openSideFile(regular, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	// Through SyscallConn: f.Fd() would itself switch the file to blocking.
-	rc, err := f.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var flags uintptr
-	var errno syscall.Errno
-	rc.Control(func(fd uintptr) { flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0) })
-	if errno != 0 || flags&syscall.O_NONBLOCK != 0 {
-		t.Errorf("regular side file left non-blocking: flags %#x, %v", flags, errno)
 	}
 }

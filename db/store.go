@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/flock"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -98,7 +99,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 		if openCtx.Err() != nil {
 			return nil, opErr("open", "", &LockedError{Path: abs, Patience: opts.OpenPatience,
-				Holders: lockHolders(abs), Err: err})
+				Holders: flock.Holders(abs), Err: err})
 		}
 		if err := sleepJitter(openCtx, time.Since(start), time.Until(start.Add(opts.OpenPatience))); err != nil && ctx.Err() != nil {
 			return nil, opErr("open", "", ctx.Err())
@@ -164,7 +165,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 	var wal bool
 	var id identity
 	err = func() error {
-		defer lock.release()
+		defer lock.Release()
 		if err := quarantineTorn(path, opts.Logger); err != nil {
 			return err
 		}

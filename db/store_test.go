@@ -310,8 +310,9 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// Seed 000: the repair connection carries the writer's durability barriers
-// and runs VACUUM (autocommit) through them.
+// The repair connection carries the writer's durability barriers and runs
+// VACUUM (autocommit) through them: a repair that rewrites the file
+// without synchronous=FULL can lose its pages to a power cut.
 func TestRepairConnectionCarriesTheBarriers(t *testing.T) {
 	path := filledStore(t)
 	d, err := openDB(path, kindRepair, 1, "")

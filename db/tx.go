@@ -3,18 +3,18 @@ package db
 // tx.go is the ONLY write path of sessiondb (enforced by lint/txonly): every
 // write is BEGIN IMMEDIATE → callback → COMMIT on the Store's single writer
 // connection, with time-based patience for another process's lock and
-// exactly-once rules for everything else.
+// exactly-once rules for everything else. It holds the commit protocol
+// alone — request, group-commit queue, leadership, batch, callbacks — and
+// leaves the writer's state and close to writer.go, post-commit
+// maintenance to maintenance.go and exclusive access to exclusive.go.
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,85 +30,6 @@ import (
 // so it must be a pure function of its inputs and the database (no side
 // effects outside tx).
 type txFunc func(ctx context.Context, tx gen.DBTX) error
-
-// writer owns the Store's one read-write connection. Every use of conn
-// happens with mu held (seed 004: an unlocked read on the shared writer
-// connection raced a batch write and destroyed a turn).
-type writer struct {
-	// mu is held by the batch leader (or a reader without a read pool):
-	// whoever holds it owns the connection.
-	mu sync.Mutex
-	// +checklocks:mu
-	conn *sql.Conn
-	// tx is conn with its statements kept prepared: what callbacks and
-	// the write path run their SQL on.
-	// +checklocks:mu
-	tx *stmtCache
-	// +checklocks:mu
-	pool *sql.DB
-
-	path string
-	wal  bool
-	log  *slog.Logger
-	// id is the file this writer opened; its header descriptor is
-	// closed with the writer.
-	// +checklocks:mu
-	id identity
-
-	// halt is sticky: once the file was replaced or found structurally
-	// damaged, no write runs again on this Store (and Close skips the
-	// checkpoint), so nothing is written into the wrong or a torn file.
-	halt atomic.Pointer[error]
-	// ftsOff is set once this store marked the full-text index damaged:
-	// merging a damaged index only fails again.
-	ftsOff atomic.Bool
-
-	mergeEvery      uint64
-	checkpointEvery uint64
-	// walBound is the log size past which the WAL is started over (see
-	// walBoundBytes); gatherWait bounds a leader's wait for writers (see
-	// gather). Both are set at open; tests shorten or lengthen them.
-	// +checklocks:mu
-	walBound int64
-	// +checklocks:mu
-	gatherWait time.Duration
-	// +checklocks:mu
-	restart restartPace
-	// +checklocks:mu
-	pageSize int64 // read at the first checkpoint that needs it
-	// lastBatch is how many requests the last batch took (see gather).
-	// +checklocks:mu
-	lastBatch   int
-	afterCommit func() error // replaces maintenance in tests
-
-	// restarting is set while a WAL restart runs in the background.
-	restarting atomic.Bool
-
-	// ix is the background indexer (ftsindexer.go).
-	ix indexer
-
-	// The group-commit queue: requests wait here for the next leader.
-	qmu sync.Mutex
-	// +checklocks:qmu
-	queue []*request
-	// handoff wakes one waiting caller to lead the next batch.
-	handoff chan struct{}
-
-	// Batches since the last checkpoint and FTS merge.
-	sinceCheckpoint atomic.Uint64
-	sinceMerge      atomic.Uint64
-
-	writes              atomic.Uint64
-	transactions        atomic.Uint64
-	lockRetries         atomic.Uint64
-	lockWaitNanos       atomic.Int64
-	patienceExhausted   atomic.Uint64
-	maintenanceRuns     atomic.Uint64
-	maintenanceFailures atomic.Uint64
-	walRestarts         atomic.Uint64
-	strayTransactions   atomic.Uint64
-	pin                 walPinWatch
-}
 
 // request is one caller's write, queued for (or inside) a batch.
 type request struct {
@@ -346,7 +267,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 	var lockErr error // the last lock error met while waiting
 	for len(batch) > 0 {
 		if lockErr != nil {
-			batch = append(batch, w.takeQueue()...) // F3: arrivals share the wait and its expiry
+			batch = append(batch, w.takeQueue()...) // arrivals share the wait and its expiry
 		}
 		batch = dropCancelled(batch)
 		if len(batch) == 0 {
@@ -362,7 +283,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 			if len(batch) == 0 {
 				return committed
 			}
-			if !slices.Contains(batch, own) { // F4: the leader's caller is answered: step down
+			if !slices.Contains(batch, own) { // the leader's caller is answered: step down
 				w.requeueFront(batch)
 				return committed
 			}
@@ -406,7 +327,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		}
 		ok, replay, cbLock := w.runCallbacks(batch)
 		batch = replay
-		if cbLock != nil { // F2: a lock error inside a callback waits and expires like one at BEGIN
+		if cbLock != nil { // a lock error inside a callback waits and expires like one at BEGIN
 			lockErr = cbLock
 			if len(ok) == 0 {
 				w.rollback()
@@ -595,7 +516,7 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 			continue
 		}
 		// Undo this caller's changes only.
-		gone := savepoints && !w.inTransaction() // F1: SQLite rolled back everyone's changes
+		gone := savepoints && !w.inTransaction() // SQLite rolled back everyone's changes
 		if gone {
 		} else if savepoints {
 			_, rerr := w.tx.ExecContext(context.Background(), "ROLLBACK TO sessiondb_call")
@@ -699,16 +620,6 @@ func finish(batch []*request, err error) {
 	}
 }
 
-// closedOrHalted is why no write can run now, if any.
-//
-// +checklocks:w.mu
-func (w *writer) closedOrHalted() error {
-	if w.conn == nil {
-		return ErrClosed
-	}
-	return w.halted()
-}
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -726,30 +637,6 @@ func minTime(a, b time.Time) time.Time {
 // commitUnknown reports a COMMIT that may or may not have made its writes
 // durable.
 func commitUnknown(err error) error { return fmt.Errorf("%w: %w", ErrCommitUnknown, err) }
-
-// classify makes structural damage sticky.
-func (w *writer) classify(err error) error {
-	if isStructuralDamage(err) {
-		return w.stop(fmt.Errorf("%w: %w", ErrCorrupt, err))
-	}
-	return err
-}
-
-// stop halts all further writes with err (the first halt wins).
-func (w *writer) stop(err error) error {
-	if w.halt.CompareAndSwap(nil, &err) {
-		w.log.Error("sessiondb: writes halted on this store; run `sessiondb verify` and `sessiondb repair`", "path", w.path, "err", err)
-	}
-	return *w.halt.Load()
-}
-
-// halted returns the sticky halt error, if any.
-func (w *writer) halted() error {
-	if p := w.halt.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
 
 // runCallback runs fn and catches its panic, so that attempt can roll back
 // before re-raising it. It touches no Store state.
@@ -784,184 +671,6 @@ func (w *writer) inTransaction() bool {
 	return open
 }
 
-// read runs fn on the writer connection, for stores whose file refused WAL
-// (no read pool): the lock keeps the read off a concurrent write.
-func (w *writer) read(ctx context.Context, fn func(gen.DBTX) error) error {
-	w.mu.Lock()
-	defer w.unlock()
-	if w.conn == nil {
-		return ErrClosed
-	}
-	return fn(w.tx)
-}
-
-// due counts one more committed batch and reports (resetting the count)
-// when every of them have passed.
-func due(counter *atomic.Uint64, every uint64) bool {
-	if counter.Add(1) < every {
-		return false
-	}
-	counter.Store(0)
-	return true
-}
-
-// maintain runs post-commit maintenance: a checkpoint (see checkpoint)
-// every checkpointEvery batches and a bounded FTS merge every mergeEvery
-// batches. It counts batches, not writes: a group commit writes the WAL
-// and adds a full-text segment once for all its writes, so counting them
-// one by one checkpointed a batch of 16 every third transaction, a tenth
-// of the CPU at 16 appenders. It runs after COMMIT, so it can never fail
-// or replay the write it follows: errors and panics are logged and
-// counted, never returned. A WAL restart, which may wait seconds for
-// readers, runs in the background instead (see restartWAL), so the
-// caller that led the batch is not held up.
-func (w *writer) maintain() {
-	step := w.afterCommit
-	if step == nil {
-		checkpoint := w.wal && w.checkpointEvery > 0 && due(&w.sinceCheckpoint, w.checkpointEvery)
-		merge := w.mergeEvery > 0 && !w.ftsOff.Load() && due(&w.sinceMerge, w.mergeEvery)
-		if !checkpoint && !merge {
-			return
-		}
-		step = func() error {
-			restart, err := w.maintenance(checkpoint, merge)
-			if restart && w.restarting.CompareAndSwap(false, true) {
-				go func() {
-					defer w.restarting.Store(false)
-					w.runMaintenance(w.restartWAL)
-				}()
-			}
-			return err
-		}
-	}
-	w.runMaintenance(step)
-}
-
-// runMaintenance runs one maintenance step: counted, its errors and panics
-// logged, never returned.
-func (w *writer) runMaintenance(step func() error) {
-	w.maintenanceRuns.Add(1)
-	defer func() {
-		if p := recover(); p != nil {
-			w.maintenanceFailures.Add(1)
-			w.log.Error("sessiondb: post-commit maintenance panicked; the write is committed", "path", w.path, "panic", p)
-		}
-	}()
-	if err := step(); err != nil {
-		w.haltOnSyncFailure(err) // a checkpoint's fsync: trust none after it
-		if isFTSDamage(err) && !w.ftsOff.Load() {
-			w.ftsSwitchedOff(err) // first, so the write below merges nothing
-			_ = w.write(context.Background(), time.Second, markFTSStale)
-		}
-		w.maintenanceFailures.Add(1)
-		w.log.Warn("sessiondb: post-commit maintenance failed; the write is committed", "path", w.path, "err", err)
-	}
-}
-
-// maintenance merges and checkpoints, and reports whether the WAL has
-// outgrown its bound and is due a restart.
-func (w *writer) maintenance(checkpoint, merge bool) (restart bool, err error) {
-	w.mu.Lock()
-	defer w.unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if ok, err := w.maintainable(ctx); !ok {
-		return false, err
-	}
-	var errs []error
-	if merge {
-		// An autocommit statement: its own short transaction, bounded by
-		// the page count and the timeout. Hand-written: sqlc's parser
-		// rejects FTS5's hidden command columns (messages_fts, rank).
-		for _, stmt := range []string{
-			"INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', ?)",
-			"INSERT INTO messages_fts_trigram (messages_fts_trigram, rank) VALUES ('merge', ?)",
-		} {
-			_, err := w.tx.ExecContext(ctx, stmt, ftsMergePages)
-			errs = append(errs, err)
-		}
-	}
-	if checkpoint {
-		var err error
-		restart, err = w.checkpoint(ctx)
-		errs = append(errs, err)
-	}
-	return restart, errors.Join(errs...)
-}
-
-// maintainable reports whether maintenance may touch the file: the store
-// is open, not halted, and the file is still the one it opened (never
-// merge or checkpoint into another file).
-//
-// +checklocks:w.mu
-func (w *writer) maintainable(ctx context.Context) (bool, error) {
-	if w.conn == nil || w.halted() != nil {
-		return false, nil
-	}
-	if err := w.id.checkFile(ctx, w.path, w.conn); errors.Is(err, ErrReplaced) {
-		return false, w.stop(err)
-	}
-	return true, nil
-}
-
-// ftsSwitchedOff records (once, loudly) that indexing is off until the
-// next open rebuilds the full-text index.
-func (w *writer) ftsSwitchedOff(cause error) {
-	if w.ftsOff.CompareAndSwap(false, true) {
-		w.log.Error("sessiondb: the full-text index is damaged; writes continue without indexing and the index is rebuilt on the next open",
-			"path", w.path, "err", cause)
-	}
-}
-
-// ftsMergePages bounds each incremental FTS merge.
-const ftsMergePages = 500
-
-// close checkpoints (PASSIVE) and closes the writer. It is idempotent.
-func (w *writer) close() error {
-	w.mu.Lock()
-	defer w.unlock() // queued writes then find the store closed
-	if w.conn == nil {
-		return nil
-	}
-	var errs []error
-	if w.halted() == nil {
-		// The file may have been replaced while the store sat idle.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := w.id.checkFile(ctx, w.path, w.conn); errors.Is(err, ErrReplaced) {
-			w.stop(err)
-		}
-		cancel()
-	}
-	if w.halted() == nil && w.wal {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := checkpointPassive(ctx, w.conn); err != nil {
-			w.haltOnSyncFailure(err) // then SQLite's own checkpoint at close must not run either
-			w.log.Warn("sessiondb: close-time checkpoint failed", "path", w.path, "err", err)
-		}
-		cancel()
-	}
-	if w.halted() != nil {
-		// Never checkpoint into a replaced or torn file — not even the
-		// automatic checkpoint SQLite runs when its last connection closes.
-		_ = w.conn.Raw(func(dc any) error {
-			if c, ok := dc.(driver.Conn); ok {
-				_, err := c.Raw().Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true)
-				return err
-			}
-			return nil
-		})
-	}
-	errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
-	if w.id.header != nil {
-		errs = append(errs, w.id.header.Close())
-	}
-	if errors.Is(w.halted(), ErrReplaced) {
-		w.id.retireWAL(w.path, w.log)
-	}
-	w.conn, w.tx, w.pool = nil, nil, nil
-	return errors.Join(errs...)
-}
-
 // sleepJitter waits between lock retries: short while the hold is young,
 // longer once it has lasted, never past the deadline or ctx.
 func sleepJitter(ctx context.Context, waited, left time.Duration) error {
@@ -978,38 +687,4 @@ func sleepJitter(ctx context.Context, waited, left time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// lockedError reports exhausted patience: who held the lock (where the OS
-// can tell) and that the database itself is healthy. It is returned, not
-// logged: the caller reports it, and a log line too would say it twice.
-func (w *writer) lockedError(patience time.Duration, cause error) error {
-	return &LockedError{Path: w.path, Patience: patience, Holders: lockHolders(w.path), Err: cause}
-}
-
-// exclusive runs fn on the writer connection outside any transaction, with
-// no write in flight and none starting until it returns: for maintenance
-// that cannot run inside a transaction (VACUUM). The file's identity is
-// checked first, as for every write, and a lock error comes back as a
-// LockedError (ErrLocked).
-func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *sql.Conn) error) error {
-	w.mu.Lock()
-	defer w.unlock()
-	if err := w.closedOrHalted(); err != nil {
-		return err
-	}
-	if err := w.id.checkFile(ctx, w.path, w.conn); err != nil {
-		if errors.Is(err, ErrReplaced) {
-			return w.stop(err)
-		}
-		return err
-	}
-	err := fn(ctx, w.conn)
-	w.haltOnSyncFailure(err) // VACUUM and its checkpoints sync too
-	if isLockError(err) {
-		// Another connection held the write lock past the writer's busy
-		// wait: the same typed error as a write whose patience ran out.
-		err = w.lockedError(busyTimeout[kindWriter], err)
-	}
-	return err
 }

@@ -53,7 +53,8 @@ func TestWrite_PanicInCallbackRunsOnceAndRollsBack(t *testing.T) {
 
 func TestWrite_NonLockErrorsAreNeverReplayed(t *testing.T) {
 	errs := map[string]error{
-		// Seed 004: CPython's bare SystemError escaped the retry net.
+		// An error of no known kind (the text a Python driver's bare
+		// SystemError carries) is not a lock error either: never replayed.
 		"PlainError":      errors.New("<Connection> returned NULL without setting an exception"),
 		"IOError":         sqlite3.IOERR,
 		"Constraint":      sqlite3.CONSTRAINT_UNIQUE,
@@ -111,8 +112,9 @@ func TestWrite_LockErrorIsReplayedAfterRollback(t *testing.T) {
 	}
 }
 
-// Seed 004: a failing post-commit maintenance step leaves exactly one
-// message, MessageCount 1, and no error.
+// A failing post-commit maintenance step runs after COMMIT, so it must
+// not fail or replay the write: exactly one message, MessageCount 1, and
+// no error.
 func TestWrite_PostCommitMaintenanceFailureDoesNotReplay(t *testing.T) {
 	for name, step := range map[string]func() error{
 		"Error": func() error { return errors.New("<Connection> returned NULL without setting an exception") },
@@ -223,8 +225,9 @@ func TestWrite_CancelledContext(t *testing.T) {
 	}
 }
 
-// Seed 004: readers hammering the store while batch appends run give zero
-// errors on either side (run under -race).
+// Readers hammering the store while batch appends run give zero errors
+// on either side (run under -race): reads never share the writer's
+// connection mid-batch.
 func TestReadersDoNotRaceTheWriter(t *testing.T) {
 	s := openTestStore(t, Options{})
 	ctx := t.Context()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/flock"
 )
 
 // A WAL does not name the database it belongs to, and SQLite replays any
@@ -268,7 +269,7 @@ func idleForeignWAL(path string) (why string, release func(), err error) {
 	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() < walHeaderSize+walFrameHeaderBytes+512 {
 		return "", func() {}, nil // no frame to replay (the common case: a clean close removed the WAL)
 	}
-	release, idle, err := holdWALIdle(path)
+	release, idle, err := flock.HoldWALIdle(path)
 	if err != nil || !idle {
 		return "", func() {}, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/bench"
 )
 
 type benchJSON struct {
@@ -27,7 +27,7 @@ type benchJSON struct {
 // prints a table of rates, latencies and ratios to the raw driver.
 func runBench(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	var cfg db.BenchmarkConfig
+	var cfg bench.Config
 	fs.IntVar(&cfg.Appends, "appends", 2000, "appends per append workload")
 	appenders := fs.String("appenders", "1,4,16,64", "concurrent appender counts, comma-separated")
 	fs.IntVar(&cfg.ReadRows, "rows", 20000, "rows in the read workload")
@@ -56,13 +56,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	bar := e.bar(-1, "bench")
 	progress := func(name string) { bar.Describe("measuring: " + name); bar.Add(1) }
-	results, err := db.RunBenchmark(ctx, scratch, cfg, progress)
+	results, err := bench.Run(ctx, scratch, cfg, progress)
 	bar.Finish()
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, mapAll(results, func(r db.BenchmarkResult) benchJSON {
+		return writeJSON(e.stdout, mapAll(results, func(r bench.Result) benchJSON {
 			return benchJSON{r.Name, r.Ops, r.PerSecond, ms(r.P50), ms(r.P99), r.Baseline, r.BaselineOp, r.Ratio()}
 		}))
 	}

@@ -1,0 +1,104 @@
+package db
+
+// The full-text index's state: marked stale after damage (writes go on
+// without indexing), rebuilt at the next writable open, and its queue of
+// rows still to index drained there.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db/gen"
+)
+
+// metaFTSStale marks the full-text index as damaged: the FTS triggers
+// stand down (migration 2) and the next writable open rebuilds it.
+const metaFTSStale = "fts_stale"
+
+// reconcileFTS rebuilds the full-text indexes at open when a write
+// marked them damaged, and indexes rows that a writer which does not know
+// the index queue (the sqlite3 shell) or a process that ended before its
+// indexer ran left in it. The common case costs two reads, no write lock.
+func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
+	stale, queued, err := ftsState(ctx, w)
+	if err != nil {
+		return err
+	}
+	if queued && !stale {
+		// Index what was left, within part of Open's patience: a long
+		// backlog is the background indexer's (Search finds queued rows
+		// meanwhile), and must not make Open fail. The slices may find the
+		// index damaged and mark it stale: look again.
+		ictx, cancel := context.WithTimeout(ctx, min(patience/2, openIndexBudget))
+		_, _ = w.indexAll(ictx) // what it could not do, the indexer does
+		cancel()
+		// A read of two rows: not bound by what is left of the patience,
+		// which the indexing may have used up (a slow machine overruns).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		stale, _, err = ftsState(sctx, w)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	if !stale {
+		return nil
+	}
+	if err := w.write(ctx, patience, rebuildFTSIfStale); err != nil {
+		return err
+	}
+	w.log.Warn("sessiondb: the full-text index was rebuilt after damage", "path", w.path)
+	return nil
+}
+
+// ftsState reads whether the full-text index is marked stale and whether
+// rows wait in its queue.
+func ftsState(ctx context.Context, w *writer) (stale, queued bool, err error) {
+	err = w.read(ctx, func(q gen.DBTX) error {
+		_, err := queries.MetaGet(ctx, q, metaFTSStale)
+		stale = err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		queued, err = queries.FTSPendingAny(ctx, q)
+		return err
+	})
+	return stale, queued, err
+}
+
+// rebuildFTSIfStale rebuilds both full-text indexes from the messages table
+// when a write marked them damaged, and clears the mark.
+func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
+	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); errors.Is(err, sql.ErrNoRows) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	// Hand-written: sqlc's parser rejects FTS5's command column.
+	for _, stmt := range []string{
+		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')",
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("rebuild full-text index: %w", err)
+		}
+	}
+	// The rebuild indexed every row: a queued one would be indexed twice.
+	if queue, err := hasTable(ctx, tx, "fts_pending"); err != nil {
+		return fmt.Errorf("rebuild full-text index: %w", err)
+	} else if queue {
+		if err := queries.FTSPendingClear(ctx, tx); err != nil {
+			return fmt.Errorf("rebuild full-text index: %w", err)
+		}
+	}
+	_, err := queries.MetaDelete(ctx, tx, metaFTSStale)
+	return err
+}
+
+// markFTSStale is the write that switches indexing off after damage.
+func markFTSStale(ctx context.Context, tx gen.DBTX) error {
+	return queries.MetaUpsert(ctx, tx, gen.MetaUpsertParams{Key: metaFTSStale, Value: "1", UpdatedAt: now()})
+}

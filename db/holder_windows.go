@@ -1,6 +1,0 @@
-package db
-
-// processAlive cannot prove a Windows process gone without more of the
-// Windows API than the library wants to carry: leases there wait for their
-// TTL.
-func processAlive(int) probeResult { return probeUnknown }
