@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"testing"
 
 	"github.com/sessiondb/sessiondb/store"
@@ -8,10 +9,20 @@ import (
 )
 
 // TestConformance runs the domain's conformance suite on the SQLite
-// engine, each test on a fresh file.
+// engine, each test on a fresh file that Verify must find healthy when
+// the test is done (every index holding exactly its messages).
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, o store.Options) *store.Store {
-		return openTestStore(t, Options{WritePatience: o.WritePatience, TranscriptPatience: o.TranscriptPatience,
-			ActivityPatience: o.ActivityPatience, Logger: o.Logger}).Store
+		s := openTestStore(t, Options{WritePatience: o.WritePatience, TranscriptPatience: o.TranscriptPatience,
+			ActivityPatience: o.ActivityPatience, Logger: o.Logger})
+		t.Cleanup(func() {
+			if t.Failed() {
+				return
+			}
+			if r, err := Verify(context.Background(), s.Path()); err != nil || r.Health != HealthVerified {
+				t.Errorf("Verify after the test: %s %v %v", r.Health, r.Details, err)
+			}
+		})
+		return s.Store
 	})
 }

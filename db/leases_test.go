@@ -14,50 +14,6 @@ import (
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
-func TestCompressionLock_Lifecycle(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "s1")
-	a, b := NewHolder("a"), NewHolder("b")
-
-	l, got, err := s.AcquireCompressionLock(ctx, "s1", a, 0)
-	if err != nil || !got {
-		t.Fatalf("acquire: got=%v err=%v", got, err)
-	}
-	if d := l.ExpiresAt.Sub(l.AcquiredAt); d != DefaultLeaseTTL {
-		t.Errorf("default TTL = %v, want %v", d, DefaultLeaseTTL)
-	}
-	// Another holder is refused and told who holds it.
-	cur, got, err := s.AcquireCompressionLock(ctx, "s1", b, 0)
-	if err != nil || got || cur.Holder != a {
-		t.Fatalf("second holder: got=%v holder=%q err=%v", got, cur.Holder, err)
-	}
-	// Refresh by the owner extends; by another is ErrLeaseLost.
-	if _, err := s.RefreshCompressionLock(ctx, "s1", b, time.Hour); !errors.Is(err, ErrLeaseLost) {
-		t.Errorf("refresh by another holder: %v, want ErrLeaseLost", err)
-	}
-	r, err := s.RefreshCompressionLock(ctx, "s1", a, time.Hour)
-	if err != nil || r.ExpiresAt.Before(time.Now().Add(50*time.Minute)) {
-		t.Fatalf("refresh: %v, expires %v", err, r.ExpiresAt)
-	}
-	if seen, err := s.CompressionLock(ctx, "s1"); err != nil || seen.Holder != a || !seen.Live(time.Now()) {
-		t.Errorf("inspect: %+v %v", seen, err)
-	}
-	// Release by another changes nothing; by the owner frees it.
-	if ok, err := s.ReleaseCompressionLock(ctx, "s1", b); ok || err != nil {
-		t.Errorf("release by another: %v %v", ok, err)
-	}
-	if ok, err := s.ReleaseCompressionLock(ctx, "s1", a); !ok || err != nil {
-		t.Errorf("release: %v %v", ok, err)
-	}
-	if seen, err := s.CompressionLock(ctx, "s1"); err != nil || seen.Live(time.Now()) {
-		t.Errorf("after release: %+v %v", seen, err)
-	}
-	if _, got, err := s.AcquireCompressionLock(ctx, "s1", b, 0); err != nil || !got {
-		t.Errorf("acquire after release: %v %v", got, err)
-	}
-}
-
 // TestLeases_EarlyReclaimOnlyWithProof: a live lease is reclaimed before
 // its TTL only when its holder names a local process that is provably dead
 // (or whose pid was recycled) — never this process, another host, an
@@ -178,31 +134,5 @@ func TestLeases_ProbeErrorNeverReclaims(t *testing.T) {
 	t.Cleanup(func() { probeProcess = processAlive })
 	if holderIsDead(holder) {
 		t.Errorf("a probe that cannot tell reclaimed the lease")
-	}
-}
-
-func TestTurnLease_KeyedByLineageRoot(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "root")
-	continueAs(t, s, "root", "cont")
-	continueAs(t, s, "cont", "cont2")
-	mustCreate(t, s, NewSession{ID: "branch", ParentID: "cont", Kind: ChildBranch})
-
-	l, got, err := s.AcquireTurnLease(ctx, "cont2", "a", 0)
-	if !got || err != nil || l.Key != "root" {
-		t.Fatalf("acquire on continuation: %+v %v %v (key should be the root)", l, got, err)
-	}
-	if l, got, _ := s.AcquireTurnLease(ctx, "root", "b", 0); got || l.Holder != "a" {
-		t.Errorf("root's lease should be held by a: %+v %v", l, got)
-	}
-	if _, got, _ := s.AcquireTurnLease(ctx, "branch", "b", 0); !got {
-		t.Errorf("a branch is its own conversation")
-	}
-	if seen, err := s.TurnLease(ctx, "cont"); err != nil || seen.Holder != "a" {
-		t.Errorf("inspect through the middle of the chain: %+v %v", seen, err)
-	}
-	if ok, err := s.ReleaseTurnLease(ctx, "root", "a"); !ok || err != nil {
-		t.Errorf("release through the root: %v %v", ok, err)
 	}
 }

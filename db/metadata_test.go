@@ -7,43 +7,6 @@ import (
 	"time"
 )
 
-func TestSetWorkspaceAndSystemPrompt(t *testing.T) {
-	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	s.CreateSession(ctx, NewSession{ID: "s1", Source: "cli", Cwd: "/src/a", SystemPrompt: "old"})
-	steps := []struct {
-		name              string
-		up                WorkspaceUpdate
-		cwd, branch, root string
-	}{
-		{"BranchAndRoot", WorkspaceUpdate{GitBranch: new("main"), GitRepoRoot: new("/src/a")}, "/src/a", "main", "/src/a"},
-		{"CwdOnly", WorkspaceUpdate{Cwd: new("/src/a/pkg")}, "/src/a/pkg", "main", "/src/a"},
-		{"NewBranch", WorkspaceUpdate{GitBranch: new("fix-retry")}, "/src/a/pkg", "fix-retry", "/src/a"},
-		{"LeaveRepo", WorkspaceUpdate{Cwd: new("/tmp"), GitBranch: new(""), GitRepoRoot: new("")}, "/tmp", "", ""},
-	}
-	for _, st := range steps {
-		if err := s.SetWorkspace(ctx, "s1", st.up); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		got, _ := s.Session(ctx, "s1")
-		if got.Cwd != st.cwd || got.GitBranch != st.branch || got.GitRepoRoot != st.root {
-			t.Errorf("%s: workspace = %q %q %q, want %q %q %q", st.name, got.Cwd, got.GitBranch, got.GitRepoRoot, st.cwd, st.branch, st.root)
-		}
-	}
-	if err := s.SetSystemPrompt(ctx, "s1", "You are a careful reviewer."); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Session(ctx, "s1"); got.SystemPrompt != "You are a careful reviewer." {
-		t.Errorf("system prompt = %q", got.SystemPrompt)
-	}
-	if err := s.SetWorkspace(ctx, "ghost", WorkspaceUpdate{Cwd: new("/")}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SetWorkspace(ghost) = %v, want ErrNotFound", err)
-	}
-	if err := s.SetSystemPrompt(ctx, "s1", "\xff"); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("invalid UTF-8 prompt = %v, want ErrInvalidInput", err)
-	}
-}
-
 func TestCompressionFailureCooldown(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})

@@ -49,15 +49,6 @@ func rows(specs ...string) []Message {
 	return out
 }
 
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 // gatewayTurns fills a session with three turns, the middle one with a
 // tool exchange, and returns the ids.
 func gatewayTurns(t *testing.T, s *Store, id string) []int64 {

@@ -148,37 +148,3 @@ func TestSetTitle_CompressionCycleEnds(t *testing.T) {
 		t.Errorf("SetTitle from a cyclic compression ancestor = %v, want the takeover", err)
 	}
 }
-
-// Each continuation of a titled conversation is numbered, the parents keep
-// their titles, and the conversation's name finds the newest.
-func TestPublishCompressionChild_NumbersTheTitle(t *testing.T) {
-	s := openTestStore(t, Options{})
-	ctx := t.Context()
-	mustCreate(t, s, NewSession{ID: "c1", UserID: "ann", Title: "Fix the build"})
-	mustCreate(t, s, NewSession{ID: "other", UserID: "bob", Title: "Fix the build #7"})
-	continueAs(t, s, "c1", "c2")
-	continueAs(t, s, "c2", "c3")
-	want := map[string]string{"c1": "Fix the build", "c2": "Fix the build #2", "c3": "Fix the build #3", "other": "Fix the build #7"}
-	for id, title := range want {
-		if got, _ := titleOf(t, s, id); got != title {
-			t.Errorf("%s titled %q, want %q", id, got, title)
-		}
-	}
-	for title, id := range map[string]string{"Fix the build": "c3", "Fix the build #2": "c2", " Fix the\u200b build ": "c3"} {
-		if got, err := s.SessionByTitle(ctx, "ann", title); err != nil || got.ID != id {
-			t.Errorf("SessionByTitle(ann, %q) = %s, %v; want %s", title, got.ID, err, id)
-		}
-	}
-	if _, err := s.SessionByTitle(ctx, "ann", "Fix the"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SessionByTitle of a prefix = %v, want ErrNotFound", err)
-	}
-	if _, err := s.SessionByTitle(ctx, "ann", "\u200b"); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("SessionByTitle of an invisible title = %v, want ErrInvalidInput", err)
-	}
-	// A numbered title a user gave by hand counts too: the next is one past it.
-	mustCreate(t, s, NewSession{ID: "d1", UserID: "ann", Title: "Plan #4"})
-	continueAs(t, s, "d1", "d2")
-	if got, _ := titleOf(t, s, "d2"); got != "Plan #5" {
-		t.Errorf("continuation of Plan #4 titled %q, want Plan #5", got)
-	}
-}

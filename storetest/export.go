@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +93,217 @@ func testImport_TitlesSharedAcrossUsers(t *testing.T, open Opener) {
 	}
 	if _, err := open(t, Options{}).Import(ctx, bytes.NewReader(dup), ImportOptions{}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("one user's title twice in a file = %v, want ErrInvalidInput", err)
+	}
+}
+
+// fillRichStore builds a store that uses every part of the domain an
+// export carries: lineage through compression (with copies that name
+// their origins), compaction, rewind, tool calls, titles of every rank,
+// usage, flags, NUL bytes and non-Latin text.
+func fillRichStore(t testing.TB, s *Store) {
+	t.Helper()
+	ctx := t.Context()
+	mustCreate(t, s, NewSession{ID: "root", Source: "cli", Model: "m1", Cwd: "/w", Title: "Trip", SystemPrompt: "be brief",
+		ModelConfig: `{"temperature":0.2}`, UserID: "u1"})
+	if _, err := s.AppendMessages(ctx, "root", []NewMessage{
+		{Role: RoleUser, Content: "plan a trip to 京都", IdempotencyKey: "k1"},
+		{Role: RoleAssistant, Content: "checking", ToolCalls: []ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"kyoto"}`}},
+			Reasoning: "need data", TokenCount: 12},
+		{Role: RoleTool, ToolName: "search", ToolCallID: "c1", Content: "nul\x00inside", FinishReason: "stop"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := lockFor(t, s, "root")
+	w, _ := s.ActiveWatermark(ctx, "root")
+	appendTexts(t, s, "root", "and hotels?")
+	if _, err := s.CompactSession(ctx, "root", Compaction{Holder: h, Watermark: w,
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	w, _ = s.ActiveWatermark(ctx, "root")
+	appendTexts(t, s, "root", "late one")
+	if _, err := s.PublishCompressionChild(ctx, "root", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "root-2"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "handoff", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	ids := appendTexts(t, s, "root-2", "q", "r")
+	if _, err := s.RewindTo(ctx, "root-2", ids[1], RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, NewSession{ID: "helper", ParentID: "root-2", Kind: ChildDelegate})
+	s.SetAutoTitle(ctx, "helper", "Helper job", TitleGenerated)
+	s.RecordUsage(ctx, "root-2", UsageUpdate{Model: "m1", Usage: Usage{InputTokens: 100, OutputTokens: 7, APICalls: 1, EstimatedCostUSD: 0.0125}})
+	s.RecordUsage(ctx, "root-2", UsageUpdate{Model: "m2", Task: "title", Usage: Usage{InputTokens: 3, APICalls: 1}})
+	s.SetPinned(ctx, "root", true)
+	s.MarkRead(ctx, "helper", false)
+	s.EndSession(ctx, "helper", "done")
+}
+
+// TestExportImport_RoundTripIsByteIdentical: export, import into an empty
+// store, export again: the same bytes — and the imported store behaves the
+// same (lineage, conversation, counters).
+func testExportImport_RoundTripIsByteIdentical(t *testing.T, open Opener) {
+	ctx := t.Context()
+	a := open(t, Options{})
+	fillRichStore(t, a)
+	first := exportAll(t, a)
+
+	b := open(t, Options{})
+	res, err := b.Import(ctx, bytes.NewReader(first), ImportOptions{})
+	if err != nil {
+		t.Fatalf("import: %v (%+v)", err, res.Errors)
+	}
+	if res.Imported != 3 || res.Skipped != 0 || res.Detached != 0 {
+		t.Errorf("result %+v", res)
+	}
+	second := exportAll(t, b)
+	if diff := cmp.Diff(strings.Split(string(first), "\n"), strings.Split(string(second), "\n")); diff != "" {
+		t.Fatalf("round trip differs (-first +second):\n%s", diff)
+	}
+	for _, id := range []string{"root", "root-2"} {
+		want, _ := a.Conversation(ctx, id, ConversationOptions{Lineage: true})
+		got, _ := b.Conversation(ctx, id, ConversationOptions{Lineage: true})
+		text := func(ms []Message) (out []string) {
+			for _, m := range ms {
+				out = append(out, fmt.Sprintf("%s/%s/%s/%v", m.SessionID, m.State, m.Content, m.OriginID != 0))
+			}
+			return out
+		}
+		if diff := cmp.Diff(text(want), text(got)); diff != "" {
+			t.Errorf("lineage view of %s differs:\n%s", id, diff)
+		}
+		sa, _ := a.Session(ctx, id)
+		sb, _ := b.Session(ctx, id)
+		if sa.MessageCount != sb.MessageCount || sa.ToolCallCount != sb.ToolCallCount || sa.Title != sb.Title {
+			t.Errorf("%s: counters or title differ: %+v vs %+v", id, sa, sb)
+		}
+	}
+	// Importing the same file again skips every session and changes nothing.
+	res, err = b.Import(ctx, bytes.NewReader(first), ImportOptions{})
+	if err != nil || res.Skipped != 3 || res.Imported != 0 {
+		t.Errorf("second import: %+v %v", res, err)
+	}
+	if third := exportAll(t, b); !bytes.Equal(first, third) {
+		t.Errorf("a skipped import changed the store")
+	}
+}
+
+func testExport_OneSessionAndItsLineage(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	fillRichStore(t, s)
+	count := func(o ExportOptions) ExportResult {
+		var b bytes.Buffer
+		res, err := s.Export(ctx, &b, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int64(strings.Count(b.String(), `"type":"session"`)); got != res.Sessions {
+			t.Errorf("%+v: %d session lines, result says %d", o, got, res.Sessions)
+		}
+		return res
+	}
+	if r := count(ExportOptions{SessionID: "root-2"}); r.Sessions != 1 {
+		t.Errorf("one session: %+v", r)
+	}
+	if r := count(ExportOptions{SessionID: "root-2", Lineage: true}); r.Sessions != 2 {
+		t.Errorf("lineage: %+v", r)
+	}
+	if _, err := s.Export(ctx, &bytes.Buffer{}, ExportOptions{SessionID: "ghost"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+	if _, err := s.Export(ctx, &bytes.Buffer{}, ExportOptions{Lineage: true}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("lineage without a session: %v", err)
+	}
+}
+
+// TestImport_FromAFileAndAStream: a regular file is read in place (from
+// its current position); a stream is spooled. Both import the same.
+func testImport_FromAFileAndAStream(t *testing.T, open Opener) {
+	ctx := t.Context()
+	src := open(t, Options{})
+	fillRichStore(t, src)
+	data := exportAll(t, src)
+	path := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(path, append([]byte("skip me\n"), data...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Seek(int64(len("skip me\n")), 0)
+	viaFile := open(t, Options{})
+	var lastDone, total int64
+	if _, err := viaFile.Import(ctx, f, ImportOptions{OnProgress: func(d, n int64) { lastDone, total = d, n }}); err != nil {
+		t.Fatal(err)
+	}
+	if lastDone != total || total != int64(len(data)) {
+		t.Errorf("progress ended at %d of %d, want %d of %d", lastDone, total, len(data), len(data))
+	}
+	viaStream := open(t, Options{})
+	if _, err := viaStream.Import(ctx, struct{ *bytes.Reader }{bytes.NewReader(data)}, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*Store{"file": viaFile, "stream": viaStream} {
+		if got := exportAll(t, s); !bytes.Equal(got, data) {
+			t.Errorf("import from a %s differs from the source", name)
+		}
+	}
+}
+
+// TestImport_BadInput: every malformed file is refused whole with
+// ErrInvalidInput, the problem's line named, and nothing written.
+func testImport_BadInput(t *testing.T, open Opener) {
+	ctx := t.Context()
+	good := sessionLine("ok", "", "")
+	cases := []struct {
+		name string
+		file string
+		opts ImportOptions
+		line int
+		want string
+	}{
+		{"empty file", "", ImportOptions{}, 1, "empty file"},
+		{"no header", good, ImportOptions{}, 1, "not a sessiondb-export header"},
+		{"future version", `{"type":"header","format":"sessiondb-export","version":9}` + "\n", ImportOptions{}, 1, "version 9"},
+		{"not json", header + good + "{oops\n", ImportOptions{}, 3, "not a JSON object"},
+		{"invalid utf-8", header + good + "{\"type\":\"\xff\"}\n", ImportOptions{}, 3, "UTF-8"},
+		{"unknown type", header + `{"type":"gizmo"}` + "\n", ImportOptions{}, 2, "unknown record type"},
+		{"unknown field", header + strings.Replace(good, `"source":"t"`, `"source":"t","colour":"red"`, 1), ImportOptions{}, 2, "unknown field"},
+		{"second header", header + header, ImportOptions{}, 2, "second header"},
+		{"message first", header + messageLine("ok", 1, "x"), ImportOptions{}, 2, "before any session"},
+		{"message of another session", header + good + messageLine("other", 1, "x"), ImportOptions{}, 3, "inside session"},
+		{"seq gap", header + good + messageLine("ok", 2, "x"), ImportOptions{}, 3, "seq 2, want 1"},
+		{"bad role", header + good + strings.Replace(messageLine("ok", 1, "x"), `"user"`, `"robot"`, 1), ImportOptions{}, 3, "role"},
+		{"bad state", header + good + strings.Replace(messageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
+		{"duplicate session", header + good + good, ImportOptions{}, 3, "appears twice"},
+		{"empty id", header + sessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
+		{"own parent", header + sessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
+		{"bad kind", header + sessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
+		{"negative tokens", header + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
+		{"title too long", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
+		{"bad tool calls", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
+		{"origin ahead", header + good + strings.Replace(messageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
+		{"duplicate title", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(sessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
+		{"duplicate key", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(messageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
+		{"line over the cap", header + good + messageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
+		{"too many messages", header + good + messageLine("ok", 1, "a") + messageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t, Options{})
+			res, err := s.Import(ctx, strings.NewReader(c.file), c.opts)
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err = %v, want ErrInvalidInput", err)
+			}
+			if len(res.Errors) == 0 || res.Errors[0].Line != c.line || !strings.Contains(res.Errors[0].Error(), c.want) {
+				t.Errorf("errors %v, want first on line %d containing %q", res.Errors, c.line, c.want)
+			}
+			if in := rowCounts(t, s); in.Sessions != 0 || in.Messages != 0 {
+				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
+			}
+		})
 	}
 }

@@ -1,1 +1,85 @@
 package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/sessiondb/sessiondb/store"
+)
+
+func testPrune(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	end := func(ids ...string) {
+		for _, id := range ids {
+			if _, err := s.EndSession(ctx, id, "done"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Old enough and prunable: a plain session (with messages), a lineage
+	// ended throughout, a parent with a live branch child, and a bulk that
+	// crosses batch boundaries.
+	newTestSession(t, s, "old")
+	appendTexts(t, s, "old", "gone with the session")
+	newTestSession(t, s, "q")
+	appendTexts(t, s, "q", "x")
+	h := lockFor(t, s, "q")
+	if _, err := s.PublishCompressionChild(ctx, "q", Continuation{Holder: h, Child: NewSession{ID: "q2"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.ReleaseCompressionLock(ctx, "q", h)
+	newTestSession(t, s, "parent")
+	mustCreate(t, s, NewSession{ID: "kid", ParentID: "parent", Kind: ChildBranch})
+	const bulk = 230
+	for i := range bulk {
+		newTestSession(t, s, fmt.Sprintf("bulk%03d", i))
+		end(fmt.Sprintf("bulk%03d", i))
+	}
+	// Old enough but spared: pinned; an ancestor of a live continuation;
+	// under a live lease.
+	newTestSession(t, s, "pinned")
+	s.SetPinned(ctx, "pinned", true)
+	newTestSession(t, s, "p")
+	hp := lockFor(t, s, "p")
+	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: hp, Child: NewSession{ID: "p-live"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.ReleaseCompressionLock(ctx, "p", hp)
+	newTestSession(t, s, "leased")
+	s.AcquireCompressionLock(ctx, "leased", "busy", time.Hour)
+	end("old", "q2", "parent", "pinned", "leased")
+	time.Sleep(30 * time.Millisecond)
+	newTestSession(t, s, "fresh") // ended after the cutoff
+	end("fresh")
+
+	res, err := s.Prune(ctx, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := PruneResult{Pruned: 4 + bulk, Spared: 2, Orphaned: 1}
+	if res != want {
+		t.Errorf("Prune = %+v, want %+v", res, want)
+	}
+	for _, id := range []string{"old", "q", "q2", "parent", "bulk000", "bulk229"} {
+		if _, err := s.Session(ctx, id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s survived: %v", id, err)
+		}
+	}
+	for _, id := range []string{"pinned", "p", "p-live", "leased", "fresh", "kid"} {
+		if _, err := s.Session(ctx, id); err != nil {
+			t.Errorf("%s was pruned: %v", id, err)
+		}
+	}
+	if kid, _ := s.Session(ctx, "kid"); kid.ParentID != "" {
+		t.Errorf("kid should be orphaned, parent %q", kid.ParentID)
+	}
+	if v, err := s.Meta(ctx, "last_prune"); err != nil || v == "" {
+		t.Errorf("last_prune not recorded: %q %v", v, err)
+	}
+	if _, err := s.Prune(ctx, 0); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("zero age: %v, want ErrInvalidInput", err)
+	}
+}

@@ -208,3 +208,36 @@ func testRecentSessions_KeysetPaging(t *testing.T, open Opener) {
 		t.Errorf("negative limit: %v, want ErrInvalidInput", err)
 	}
 }
+
+// A conversation that compression continued is one row, its tip; delegate
+// and tool children show only when asked for.
+func testRecentSessions_Conversations(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	mustCreate(t, s, NewSession{ID: "c1", Title: "Fix the build"})
+	appendTexts(t, s, "c1", "first")
+	tick()
+	continueAs(t, s, "c1", "c2")
+	tick()
+	mustCreate(t, s, NewSession{ID: "helper", ParentID: "c2", Kind: ChildDelegate})
+	tick()
+	mustCreate(t, s, NewSession{ID: "other"})
+	tick()
+	mustCreate(t, s, NewSession{ID: "fork", ParentID: "other", Kind: ChildBranch})
+
+	for _, tt := range []struct {
+		q    RecentQuery
+		want []string
+	}{
+		{RecentQuery{}, []string{"fork", "other", "c2", "c1"}},
+		{RecentQuery{Conversations: true}, []string{"fork", "other", "c2"}},
+		{RecentQuery{Conversations: true, IncludeChildren: true}, []string{"fork", "other", "helper", "c2"}},
+	} {
+		if diff := cmp.Diff(tt.want, recentIDs(t, s, tt.q)); diff != "" {
+			t.Errorf("%+v (-want +got):\n%s", tt.q, diff)
+		}
+	}
+	page, _ := s.RecentSessions(t.Context(), RecentQuery{Conversations: true})
+	if tip := page.Sessions[2]; tip.Title != "Fix the build #2" || tip.Kind != ChildCompression || tip.ParentID != "c1" {
+		t.Errorf("the conversation's row = %+v, want its tip", tip)
+	}
+}

@@ -35,3 +35,20 @@ func newTestSession(t testing.TB, s *store.Store, id string) store.Session {
 	}
 	return sess
 }
+
+// counts is how many sessions and messages a store holds.
+type counts struct{ Sessions, Messages int64 }
+
+// rowCounts counts every session and message of s, through the API.
+func rowCounts(t testing.TB, s *store.Store) counts {
+	t.Helper()
+	var c counts
+	for sess, err := range s.AllSessions(t.Context()) {
+		if err != nil {
+			t.Fatalf("AllSessions: %v", err)
+		}
+		c.Sessions++
+		c.Messages += sess.MessageCount
+	}
+	return c
+}
