@@ -22,15 +22,23 @@ func statID(p string) (fileID, bool) {
 // forEachOpenFile calls fn for every descriptor of every process whose
 // /proc/PID/fd this user can read, with the file it refers to. Processes
 // of other users whose descriptors cannot be read are not seen.
-func forEachOpenFile(fn func(pid int, fd string, id fileID)) {
+func forEachOpenFile(fn func(pid int, name string, id fileID)) {
 	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
 	for _, fd := range fds {
 		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(fd))))
 		if err != nil {
 			continue
 		}
-		if id, ok := statID(fd); ok {
-			fn(pid, fd, id)
+		// The name is read on both sides of the stat: a descriptor closed
+		// (or closed and reused for another file) while it is inspected
+		// would pair one file's identity with another's name, or none.
+		before, err := os.Readlink(fd)
+		if err != nil {
+			continue
+		}
+		id, ok := statID(fd)
+		if after, err := os.Readlink(fd); ok && err == nil && after == before {
+			fn(pid, before, id)
 		}
 	}
 }
@@ -82,16 +90,15 @@ func FindAlias(path, wal string) (Alias, bool) {
 	}
 	var suspects []suspect
 	withOurWAL := map[int]bool{}
-	forEachOpenFile(func(pid int, fd string, id fileID) {
+	forEachOpenFile(func(pid int, name string, id fileID) {
 		switch {
 		case hasWAL && id == walID:
 			withOurWAL[pid] = true
 		case id == main:
-			other, err := os.Readlink(fd)
-			if err == nil && sameName(other) {
+			if sameName(name) {
 				return
 			}
-			suspects = append(suspects, suspect{pid, other})
+			suspects = append(suspects, suspect{pid, name})
 		}
 	})
 	for _, s := range suspects {
