@@ -37,11 +37,7 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := queries.MessageActiveAbove(ctx, e.db, gen.MessageActiveAboveParams(arg))
-	out := make([]driver.Message, len(r))
-	for i := range r {
-		out[i] = driver.Message(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error) {
@@ -61,20 +57,12 @@ func (e executor) MessageCompactUpTo(ctx context.Context, arg driver.MessageComp
 
 func (e executor) MessageContextAfter(ctx context.Context, arg driver.MessageContextAfterParams) ([]driver.MessageContextAfterRow, error) {
 	r, err := queries.MessageContextAfter(ctx, e.db, gen.MessageContextAfterParams(arg))
-	out := make([]driver.MessageContextAfterRow, len(r))
-	for i := range r {
-		out[i] = driver.MessageContextAfterRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.MessageContextAfterRow, driver.MessageContextAfterRow](r), mapDriverError(err)
 }
 
 func (e executor) MessageContextBefore(ctx context.Context, arg driver.MessageContextBeforeParams) ([]driver.MessageContextBeforeRow, error) {
 	r, err := queries.MessageContextBefore(ctx, e.db, gen.MessageContextBeforeParams(arg))
-	out := make([]driver.MessageContextBeforeRow, len(r))
-	for i := range r {
-		out[i] = driver.MessageContextBeforeRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.MessageContextBeforeRow, driver.MessageContextBeforeRow](r), mapDriverError(err)
 }
 
 func (e executor) MessageCopy(ctx context.Context, arg driver.MessageCopyParams) (int64, error) {
@@ -89,11 +77,7 @@ func (e executor) MessageCount(ctx context.Context) (int64, error) {
 
 func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExportPageParams) ([]driver.Message, error) {
 	r, err := queries.MessageExportPage(ctx, e.db, gen.MessageExportPageParams(arg))
-	out := make([]driver.Message, len(r))
-	for i := range r {
-		out[i] = driver.Message(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageGet(ctx context.Context, id int64) (driver.Message, error) {
@@ -123,20 +107,12 @@ func (e executor) MessageInsert(ctx context.Context, arg driver.MessageInsertPar
 
 func (e executor) MessageListAscending(ctx context.Context, arg driver.MessageListAscendingParams) ([]driver.Message, error) {
 	r, err := queries.MessageListAscending(ctx, e.db, gen.MessageListAscendingParams(arg))
-	out := make([]driver.Message, len(r))
-	for i := range r {
-		out[i] = driver.Message(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageListDescendingParams) ([]driver.Message, error) {
 	r, err := queries.MessageListDescending(ctx, e.db, gen.MessageListDescendingParams(arg))
-	out := make([]driver.Message, len(r))
-	for i := range r {
-		out[i] = driver.Message(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageRetire(ctx context.Context, id int64) error {
@@ -181,11 +157,7 @@ func (e executor) ModelSwitchInsert(ctx context.Context, arg driver.ModelSwitchI
 
 func (e executor) ModelSwitchesBySession(ctx context.Context, sessionID string) ([]driver.ModelSwitch, error) {
 	r, err := queries.ModelSwitchesBySession(ctx, e.db, sessionID)
-	out := make([]driver.ModelSwitch, len(r))
-	for i := range r {
-		out[i] = driver.ModelSwitch(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.ModelSwitch, driver.ModelSwitch](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddParams) error {
@@ -194,20 +166,12 @@ func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddPar
 
 func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBillingBySessionRow, error) {
 	r, err := queries.ModelUsageBillingBySession(ctx, e.db, sessionID)
-	out := make([]driver.ModelUsageBillingBySessionRow, len(r))
-	for i := range r {
-		out[i] = driver.ModelUsageBillingBySessionRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.ModelUsageBillingBySessionRow, driver.ModelUsageBillingBySessionRow](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBySessionRow, error) {
 	r, err := queries.ModelUsageBySession(ctx, e.db, sessionID)
-	out := make([]driver.ModelUsageBySessionRow, len(r))
-	for i := range r {
-		out[i] = driver.ModelUsageBySessionRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.ModelUsageBySessionRow, driver.ModelUsageBySessionRow](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageImport(ctx context.Context, arg driver.ModelUsageImportParams) error {
@@ -216,11 +180,7 @@ func (e executor) ModelUsageImport(ctx context.Context, arg driver.ModelUsageImp
 
 func (e executor) ModelUsageTotals(ctx context.Context, arg driver.ModelUsageTotalsParams) ([]driver.ModelUsageTotalsRow, error) {
 	r, err := queries.ModelUsageTotals(ctx, e.db, gen.ModelUsageTotalsParams(arg))
-	out := make([]driver.ModelUsageTotalsRow, len(r))
-	for i := range r {
-		out[i] = driver.ModelUsageTotalsRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.ModelUsageTotalsRow, driver.ModelUsageTotalsRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionActivityClearLabels(ctx context.Context, id string) (int64, error) {
@@ -244,11 +204,7 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := queries.SessionBulkCandidates(ctx, e.db, gen.SessionBulkCandidatesParams(arg))
-	out := make([]driver.SessionBulkCandidatesRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionBulkCandidatesRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.SessionBulkFactsRow, error) {
@@ -258,11 +214,7 @@ func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.Sessi
 
 func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.SessionChildrenRow, error) {
 	r, err := queries.SessionChildren(ctx, e.db, id)
-	out := make([]driver.SessionChildrenRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionChildrenRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionChildrenRow, driver.SessionChildrenRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error) {
@@ -330,11 +282,7 @@ func (e executor) SessionExists(ctx context.Context, id string) (int64, error) {
 
 func (e executor) SessionExportPage(ctx context.Context, arg driver.SessionExportPageParams) ([]driver.Session, error) {
 	r, err := queries.SessionExportPage(ctx, e.db, gen.SessionExportPageParams(arg))
-	out := make([]driver.Session, len(r))
-	for i := range r {
-		out[i] = driver.Session(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Session, driver.Session](r), mapDriverError(err)
 }
 
 func (e executor) SessionFillUnset(ctx context.Context, arg driver.SessionFillUnsetParams) error {
@@ -397,11 +345,7 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := queries.SessionList(ctx, e.db, gen.SessionListParams(arg))
-	out := make([]driver.Session, len(r))
-	for i := range r {
-		out[i] = driver.Session(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.Session, driver.Session](r), mapDriverError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {
@@ -421,29 +365,17 @@ func (e executor) SessionParentOf(ctx context.Context, id string) (*string, erro
 
 func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.SessionPruneCandidatesParams) ([]driver.SessionPruneCandidatesRow, error) {
 	r, err := queries.SessionPruneCandidates(ctx, e.db, gen.SessionPruneCandidatesParams(arg))
-	out := make([]driver.SessionPruneCandidatesRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionPruneCandidatesRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionPruneCandidatesRow, driver.SessionPruneCandidatesRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentParams) ([]driver.SessionRecentRow, error) {
 	r, err := queries.SessionRecent(ctx, e.db, gen.SessionRecentParams(arg))
-	out := make([]driver.SessionRecentRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionRecentRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionRecentRow, driver.SessionRecentRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRecentCountsParams) ([]driver.SessionRecentCountsRow, error) {
 	r, err := queries.SessionRecentCounts(ctx, e.db, gen.SessionRecentCountsParams(arg))
-	out := make([]driver.SessionRecentCountsRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionRecentCountsRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionRecentCountsRow, driver.SessionRecentCountsRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecount(ctx context.Context, id string) error {
@@ -492,11 +424,7 @@ func (e executor) SessionTitleSet(ctx context.Context, arg driver.SessionTitleSe
 
 func (e executor) SessionTitlesNumbered(ctx context.Context, arg driver.SessionTitlesNumberedParams) ([]driver.SessionTitlesNumberedRow, error) {
 	r, err := queries.SessionTitlesNumbered(ctx, e.db, gen.SessionTitlesNumberedParams(arg))
-	out := make([]driver.SessionTitlesNumberedRow, len(r))
-	for i := range r {
-		out[i] = driver.SessionTitlesNumberedRow(r[i])
-	}
-	return out, mapDriverError(err)
+	return sameRows[gen.SessionTitlesNumberedRow, driver.SessionTitlesNumberedRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionUsageAdd(ctx context.Context, arg driver.SessionUsageAddParams) (int64, error) {
@@ -543,3 +471,22 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 	r, err := queries.UsageTotals(ctx, e.db, gen.UsageTotalsParams(arg))
 	return driver.UsageTotalsRow(r), mapDriverError(err)
 }
+
+// Each row type converts to its driver twin, which is what lets
+// sameRows reuse a slice of one as a slice of the other.
+var (
+	_ = driver.Message(gen.Message{})
+	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
+	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})
+	_ = driver.ModelSwitch(gen.ModelSwitch{})
+	_ = driver.ModelUsageBillingBySessionRow(gen.ModelUsageBillingBySessionRow{})
+	_ = driver.ModelUsageBySessionRow(gen.ModelUsageBySessionRow{})
+	_ = driver.ModelUsageTotalsRow(gen.ModelUsageTotalsRow{})
+	_ = driver.Session(gen.Session{})
+	_ = driver.SessionBulkCandidatesRow(gen.SessionBulkCandidatesRow{})
+	_ = driver.SessionChildrenRow(gen.SessionChildrenRow{})
+	_ = driver.SessionPruneCandidatesRow(gen.SessionPruneCandidatesRow{})
+	_ = driver.SessionRecentCountsRow(gen.SessionRecentCountsRow{})
+	_ = driver.SessionRecentRow(gen.SessionRecentRow{})
+	_ = driver.SessionTitlesNumberedRow(gen.SessionTitlesNumberedRow{})
+)

@@ -37,6 +37,7 @@ var suite = []struct {
 	{"EndSession_FirstReasonWins", testEndSession_FirstReasonWins},
 	{"EnsureSession", testEnsureSession},
 	{"EnsureSession_FillsOnlyWhatIsUnset", testEnsureSession_FillsOnlyWhatIsUnset},
+	{"Errors_SpeakTheDomain", testErrors_SpeakTheDomain},
 	{"ExportImport_OneContinuationAlone", testExportImport_OneContinuationAlone},
 	{"ExportImport_RoundTripIsByteIdentical", testExportImport_RoundTripIsByteIdentical},
 	{"Export_KeepsEverySessionImportAccepts", testExport_KeepsEverySessionImportAccepts},

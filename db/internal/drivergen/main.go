@@ -231,6 +231,7 @@ func stripTags(e ast.Expr) ast.Expr {
 
 func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []method) ([]byte, error) {
 	var b bytes.Buffer
+	sliceTypes := map[string]bool{}
 	b.WriteString(header)
 	b.WriteString("package db\n\nimport (\n\t\"context\"\n\n\t\"github.com/sessiondb/sessiondb/db/gen\"\n\t\"github.com/sessiondb/sessiondb/store/driver\"\n)\n\n")
 	b.WriteString("// executor runs the neutral queries on one SQLite connection or\n")
@@ -258,13 +259,25 @@ func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []m
 		fmt.Fprintf(&b, ") (%s, error) {\n\tr, err := %s\n", res, call)
 		switch {
 		case strings.HasPrefix(res, "[]driver."):
-			fmt.Fprintf(&b, "\tout := make(%s, len(r))\n\tfor i := range r {\n\t\tout[i] = %s(r[i])\n\t}\n\treturn out, mapDriverError(err)\n}\n",
-				res, strings.TrimPrefix(res, "[]"))
+			elem := strings.TrimPrefix(res, "[]driver.")
+			fmt.Fprintf(&b, "\treturn sameRows[gen.%s, driver.%s](r), mapDriverError(err)\n}\n", elem, elem)
+			sliceTypes[elem] = true
 		case strings.HasPrefix(res, "driver."):
 			fmt.Fprintf(&b, "\treturn %s(r), mapDriverError(err)\n}\n", res)
 		default:
 			b.WriteString("\treturn r, mapDriverError(err)\n}\n")
 		}
 	}
+	elems := make([]string, 0, len(sliceTypes))
+	for e := range sliceTypes {
+		elems = append(elems, e)
+	}
+	slices.Sort(elems)
+	b.WriteString("\n// Each row type converts to its driver twin, which is what lets\n")
+	b.WriteString("// sameRows reuse a slice of one as a slice of the other.\nvar (\n")
+	for _, e := range elems {
+		fmt.Fprintf(&b, "\t_ = driver.%s(gen.%s{})\n", e, e)
+	}
+	b.WriteString(")\n")
 	return format.Source(b.Bytes())
 }
