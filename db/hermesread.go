@@ -55,7 +55,6 @@ func openHermes(ctx context.Context, path string) (*hermesSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	//sessiondb:allow txonly -- a read-only snapshot of a foreign file on a mode=ro connection; nothing can write through it
 	tx, err := d.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		d.Close()

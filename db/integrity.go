@@ -212,7 +212,6 @@ func isDamage(err error) bool {
 // An index marked stale is reported as such: the next writable open
 // rebuilds it. An error means the check could not run.
 func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
-	//sessiondb:allow txonly -- a read-only snapshot on Verify's read-only probe; no write can run in it
 	tx, err := d.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return "", err

@@ -352,7 +352,6 @@ func (s *engine) snapshotTx(ctx context.Context, fn func(gen.DBTX) error) error 
 		return ErrClosed
 	}
 	s.snapshots.Add(1)
-	//sessiondb:allow txonly -- a read-only snapshot on the read-only pool; no write can run in it
 	tx, err := s.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return s.cause(err)
