@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -71,5 +72,46 @@ func TestInfo(t *testing.T) {
 	}
 	if in, _ := s.Info(ctx); in.LastVacuum == "" || in.WALBytes != 0 {
 		t.Errorf("after vacuum: last vacuum %q, WAL %d bytes", in.LastVacuum, in.WALBytes)
+	}
+}
+
+// Prune's cursor is advanced inside its write callback; when the
+// batch is replayed (another caller's statement interrupted mid-batch rolls
+// everyone back) the replay starts past the first page.
+func TestPrune_ReplayedBatchStartsFromItsOwnCursor(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	for i := range 150 {
+		id := fmt.Sprintf("s%03d", i)
+		newTestSession(t, s, id)
+		if _, err := s.EndSession(ctx, id, "done"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	ictx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var res PruneResult
+	outs := queueBehindMu(t, s,
+		func() error {
+			var err error
+			res, err = s.Prune(context.Background(), 5*time.Millisecond)
+			return err
+		},
+		func() error {
+			return s.w.write(ictx, 5*time.Second, func(ctx context.Context, tx genDBTX) error {
+				time.AfterFunc(20*time.Millisecond, cancel)
+				_, err := tx.ExecContext(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 50000000)
+					INSERT INTO meta(key, value, updated_at) SELECT 'r'||x, 'v', 0 FROM c`)
+				return err
+			})
+		},
+	)
+	err0, _ := wait(t, outs[0], 20*time.Second)
+	err1, _ := wait(t, outs[1], 20*time.Second)
+	left, _ := s.ListSessions(ctx, SessionFilter{Limit: 1000})
+	t.Logf("prune: %+v %v; interrupted: %v; sessions left: %d", res, err0, err1, len(left))
+	if len(left) != 0 {
+		t.Errorf("%d eligible sessions survived Prune (reported %+v)", len(left), res)
 	}
 }

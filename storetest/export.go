@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/sessiondb/sessiondb/store"
 
@@ -305,5 +306,89 @@ func testImport_BadInput(t *testing.T, open Opener) {
 				t.Errorf("a refused import wrote %d sessions, %d messages", in.Sessions, in.Messages)
 			}
 		})
+	}
+}
+
+// a title that already exists in the target store passes validation
+// and fails mid-write: earlier sessions stay imported (partial import), and
+// the error is not ErrInvalidInput.
+func testImport_TitleTakenInTheStoreIsDropped(t *testing.T, open Opener) {
+	ctx := t.Context()
+	a := open(t, Options{})
+	mustCreate(t, a, NewSession{ID: "s1", Source: "x"})
+	appendTexts(t, a, "s1", "hello")
+	time.Sleep(5 * time.Millisecond)
+	mustCreate(t, a, NewSession{ID: "s2", Source: "x", Title: "Project"})
+	time.Sleep(5 * time.Millisecond)
+	mustCreate(t, a, NewSession{ID: "s3", Source: "x"})
+	file := exportAll(t, a)
+
+	b := open(t, Options{})
+	mustCreate(t, b, NewSession{ID: "other", Source: "x", Title: "Project"})
+	res, err := b.Import(ctx, bytes.NewReader(file), ImportOptions{})
+	if err != nil || res.Imported != 3 || res.Untitled != 1 {
+		t.Fatalf("import: %+v %v; want all 3 imported, 1 without its title", res, err)
+	}
+	if s2, _ := b.Session(ctx, "s2"); s2.Title != "" {
+		t.Errorf("s2 took a title the store already had: %q", s2.Title)
+	}
+}
+
+// the write pass re-reads a regular file in place: a file changed after
+// validation is written unvalidated (here truncated: s2 silently loses rows).
+func testImport_WritesWhatItChecked(t *testing.T, open Opener) {
+	ctx := t.Context()
+	a := open(t, Options{})
+	newTestSession(t, a, "s1")
+	appendTexts(t, a, "s1", "x")
+	time.Sleep(5 * time.Millisecond)
+	newTestSession(t, a, "s2")
+	appendTexts(t, a, "s2", "a", "b", "c")
+	data := exportAll(t, a)
+	path := t.TempDir() + "/f.jsonl"
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	cut := bytes.LastIndex(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) + 1
+	b := open(t, Options{})
+	once := false
+	res, err := b.Import(ctx, f, ImportOptions{OnProgress: func(done, total int64) {
+		if !once {
+			once = true
+			os.Truncate(path, int64(cut)) // another writer rewrites the file
+		}
+	}})
+	got, _ := b.Messages(ctx, "s2", MessageQuery{})
+	t.Logf("import %+v %v; s2 has %d of 3 messages", res, err, len(got))
+	if err == nil && len(got) != 3 {
+		t.Errorf("import succeeded with s2 truncated to %d messages", len(got))
+	}
+}
+
+// exporting one compression child (SessionID without Lineage) names
+// origins in a session outside the file; Import refuses the store's own
+// export.
+func testExportImport_OneContinuationAlone(t *testing.T, open Opener) {
+	ctx := t.Context()
+	a := open(t, Options{})
+	newTestSession(t, a, "p")
+	appendTexts(t, a, "p", "one")
+	h := lockFor(t, a, "p")
+	w, _ := a.ActiveWatermark(ctx, "p")
+	appendTexts(t, a, "p", "late")
+	if _, err := a.PublishCompressionChild(ctx, "p", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "c"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.Export(ctx, &buf, ExportOptions{SessionID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, Options{})
+	res, err := b.Import(ctx, bytes.NewReader(buf.Bytes()), ImportOptions{})
+	if err != nil {
+		t.Errorf("importing Export(SessionID: child): %v %v", err, res.Errors)
 	}
 }

@@ -248,3 +248,23 @@ func testTurnLease_KeyedByLineageRoot(t *testing.T, open Opener) {
 		t.Errorf("release through the root: %v %v", ok, err)
 	}
 }
+
+// SessionConversationRoot stops after 100 steps: in a conversation of
+// more than 101 sessions, the tip and an early session resolve different
+// "roots", so two holders get the turn lease of one conversation.
+func testTurnLease_OneRootForALongConversation(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "c000")
+	for i := 1; i <= 150; i++ {
+		continueAs(t, s, fmt.Sprintf("c%03d", i-1), fmt.Sprintf("c%03d", i))
+	}
+	l1, got1, err1 := s.AcquireTurnLease(ctx, "c150", "a", 0)
+	l2, got2, err2 := s.AcquireTurnLease(ctx, "c010", "b", 0)
+	if err1 != nil || err2 != nil || l1.Key != "c000" || l2.Key != "c000" {
+		t.Errorf("keys %q (%v) and %q (%v), want both c000", l1.Key, err1, l2.Key, err2)
+	}
+	if got1 && got2 {
+		t.Errorf("two holders hold the turn lease of one conversation")
+	}
+}

@@ -83,3 +83,21 @@ func testPrune(t *testing.T, open Opener) {
 		t.Errorf("zero age: %v, want ErrInvalidInput", err)
 	}
 }
+
+// Orphaned counts a delegate child that is pruned right after.
+func testPrune_OrphansCountOnlySurvivors(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "P")
+	mustCreate(t, s, NewSession{ID: "D", ParentID: "P", Kind: ChildDelegate})
+	s.EndSession(ctx, "P", "done")
+	time.Sleep(3 * time.Millisecond)
+	s.EndSession(ctx, "D", "done")
+	time.Sleep(20 * time.Millisecond)
+	res, err := s.Prune(ctx, 5*time.Millisecond)
+	left, _ := s.ListSessions(ctx, SessionFilter{Limit: 10})
+	t.Logf("prune %+v %v, left %d", res, err, len(left))
+	if res.Orphaned != len(left) {
+		t.Errorf("Orphaned=%d but %d sessions remain", res.Orphaned, len(left))
+	}
+}

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/sessiondb/sessiondb/store"
@@ -229,5 +231,40 @@ func testDeleteSession_CascadesToDelegatesAndOrphansTheRest(t *testing.T, open O
 	}
 	if _, err := s.DeleteSession(ctx, "p", DeleteOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("delete twice: %v", err)
+	}
+}
+
+// rewinding a carried copy in the child hides it there, but the
+// lineage view shows the parent's original again.
+func testConversation_RewoundCopyHidesTheTurn(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "p")
+	appendTexts(t, s, "p", "one")
+	h := lockFor(t, s, "p")
+	w, _ := s.ActiveWatermark(ctx, "p")
+	appendTexts(t, s, "p", "UNDO-ME")
+	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "c"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	cm, _ := s.Conversation(ctx, "c", ConversationOptions{})
+	var copyID int64
+	for _, m := range cm {
+		if m.Content == "UNDO-ME" {
+			copyID = m.ID
+		}
+	}
+	if _, err := s.RewindTo(ctx, "c", copyID, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	view, _ := s.Conversation(ctx, "c", ConversationOptions{Lineage: true})
+	var got []string
+	for _, m := range view {
+		got = append(got, fmt.Sprintf("%s/%d:%s", m.SessionID, m.ID, m.Content))
+	}
+	t.Logf("lineage view after rewinding the copy: %v", got)
+	if strings.Contains(strings.Join(got, ","), "UNDO-ME") {
+		t.Errorf("rewound turn still in the lineage view")
 	}
 }

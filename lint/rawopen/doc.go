@@ -7,10 +7,9 @@
 //
 // sessiondb opens every connection — writer, readers, repair, probe — in
 // db/durable.go, from one pragma table, so that none can miss a durability
-// barrier (synchronous=FULL, fullfsync on macOS, busy_timeout first). The
-// store it succeeds lost b-tree pages when a repair path opened five bare
-// connections (seed 000); a test of the helper alone could not notice the
-// sixth call site. This analyzer can.
+// barrier (synchronous=FULL, fullfsync on macOS, busy_timeout first). A
+// connection opened anywhere else can skip one, and a test of the opener
+// alone cannot notice another call site. This analyzer can.
 //
 // It reports every reference — a call, a method value, a function passed
 // as a value, through an import alias or a dot import — to:
