@@ -284,10 +284,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if *all {
 		q.Limit = 1000
 		out := &jsonStream{w: e.stdout}
-		err := streamPages(q.Limit, func(prev []db.Message) ([]db.Message, error) {
-			advance(&q, prev)
-			return s.Messages(ctx, pos[0], q)
-		}, func(page []db.Message, _ bool) error {
+		err := streamSeq(q.Limit, s.AllMessages(ctx, pos[0], q), func(page []db.Message, _ bool) error {
 			if e.json {
 				for _, m := range page {
 					out.add(toMessageJSON(m))

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 )
 
 // moreJSON is the cursor printed on stderr under --json when a page
@@ -118,4 +119,27 @@ func streamPages[T any](pageSize int, fetch func(prev []T) ([]T, error), emit fu
 		}
 		page = next
 	}
+}
+
+// streamSeq emits a stream in pages of pageSize (the first page even when
+// the stream is empty, so a header or "[" is written once), stopping at
+// the stream's first error.
+func streamSeq[T any](pageSize int, seq iter.Seq2[T, error], emit func(page []T, first bool) error) error {
+	page := make([]T, 0, pageSize)
+	first := true
+	for v, err := range seq {
+		if err != nil {
+			return err
+		}
+		if page = append(page, v); len(page) == pageSize {
+			if err := emit(page, first); err != nil {
+				return err
+			}
+			page, first = page[:0], false
+		}
+	}
+	if len(page) > 0 || first {
+		return emit(page, first)
+	}
+	return nil
 }
