@@ -68,11 +68,11 @@ func openPool(t *testing.T, dsn, schema string) *pgxpool.Pool {
 	return pool
 }
 
-// migratedPool is a pool on a fresh, migrated schema.
+// migratedPool is a pool on a fresh schema, prepared as an open would.
 func migratedPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	pool := openPool(t, testDSN(t), freshSchema(t))
-	if _, err := Migrate(context.Background(), pool); err != nil {
+	if _, err := Prepare(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}
 	return pool

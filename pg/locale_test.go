@@ -62,7 +62,7 @@ func TestCheckLocaleOnServer(t *testing.T) {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	cfg, err := ParseConfig(dsn, "")
+	cfg, err := ParseConfig(dsn, "store")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,5 +80,17 @@ func TestCheckLocaleOnServer(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
+	}
+
+	// Prepare refuses before it creates anything.
+	if _, err := Prepare(ctx, pool); !errors.Is(err, ErrUnsupportedLocale) {
+		t.Fatalf("Prepare on an LC_CTYPE C database = %v, want ErrUnsupportedLocale", err)
+	}
+	var schemas int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = 'store'").Scan(&schemas); err != nil {
+		t.Fatal(err)
+	}
+	if schemas != 0 {
+		t.Error("Prepare created the schema in a database it refused")
 	}
 }
