@@ -101,7 +101,9 @@ CREATE UNIQUE INDEX sessions_title_unique ON sessions (COALESCE(user_id, ''), ti
 CREATE INDEX sessions_last_active ON sessions (COALESCE(last_message_at, started_at) DESC, id DESC);
 
 -- messages: one turn. id is a sequence, never reused (SQLite's
--- AUTOINCREMENT); BY DEFAULT so a copy between stores may keep ids.
+-- AUTOINCREMENT); BY DEFAULT so a copy between stores may keep ids (a
+-- writer that inserts ids of its own must then setval the sequence past
+-- them, or later appends collide on the key).
 -- Unlike SQLite's single writer, concurrent transactions can commit ids
 -- out of order: a reader paging by id may see a lower id appear later.
 CREATE TABLE messages (
@@ -132,9 +134,12 @@ CREATE UNIQUE INDEX messages_idempotency ON messages (session_id, idempotency_ke
 
 -- SQLite's messages_last_message_at trigger: every writer (appends,
 -- imports, continuations, another program) moves last_message_at, and it
--- only moves forward.
+-- only moves forward. The function keeps the search_path it was created
+-- with, so it updates this store's sessions even when a writer's own
+-- search_path names another schema.
 -- +goose StatementBegin
-CREATE FUNCTION messages_last_message_at() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION messages_last_message_at() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     UPDATE sessions SET last_message_at = NEW.created_at
     WHERE id = NEW.session_id AND (last_message_at IS NULL OR last_message_at < NEW.created_at);
