@@ -32,42 +32,32 @@ func migrationFS() fs.FS {
 // Migrate creates the pool's schema when it is missing and applies the
 // migrations it lacks, returning how many it applied (0 on an up-to-date
 // store). Openers racing on one schema, on any number of machines,
-// serialise on a PostgreSQL advisory lock held on one dedicated
-// connection: goose's own Postgres locker polls every 5 s, which makes
-// racing opens take seconds, while pg_advisory_lock wakes a waiter the
-// moment the holder unlocks. The lock is a session lock, so it needs a
-// real server session (not a transaction-pooling proxy).
+// serialise on a PostgreSQL advisory lock held by a dedicated connection:
+// goose's own Postgres locker polls every 5 s, which makes racing opens
+// take seconds, while pg_advisory_lock wakes a waiter the moment the
+// holder lets go. The connection is opened beside the pool, so a pool of
+// one connection still has it free for goose, and closing it releases the
+// lock whatever happened (a canceled wait included). A session lock needs
+// a real server session, not a transaction-pooling proxy.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	schema, err := SchemaOf(pool.Config())
 	if err != nil {
 		return 0, err
 	}
-	conn, err := pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return 0, fmt.Errorf("migrate: acquire connection: %w", err)
+		return 0, fmt.Errorf("migrate: connect: %w", err)
 	}
-	key := migrationLockKey(schema)
+	defer conn.Close(context.WithoutCancel(ctx)) // ends the session: releases the lock
 	// Hand-written, as every statement here: locking and creating the
 	// schema come before any schema sqlc knows exists.
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
-		// A cancel can race the grant: drop the session rather than
-		// return a connection that may still hold the lock to the pool.
-		closeConn(conn)
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey(schema)); err != nil {
 		return 0, fmt.Errorf("migrate: take the migration lock: %w", err)
 	}
-	applied, err := migrateLocked(ctx, pool, conn, schema)
-	if _, unlockErr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key); unlockErr != nil {
-		closeConn(conn) // ending the session releases the lock
-		if err == nil {
-			err = fmt.Errorf("migrate: release the migration lock: %w", unlockErr)
-		}
-	} else {
-		conn.Release()
-	}
-	return applied, err
+	return migrateLocked(ctx, pool, conn, schema)
 }
 
-func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgxpool.Conn, schema string) (int, error) {
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string) (int, error) {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
 	}
@@ -101,9 +91,4 @@ func migrationLockKey(schema string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("sessiondb migrate\x00" + schema))
 	return int64(h.Sum64())
-}
-
-func closeConn(conn *pgxpool.Conn) {
-	c := conn.Hijack()
-	_ = c.Close(context.Background())
 }

@@ -168,6 +168,26 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	}
 }
 
+// A pool of one connection migrates: the lock is held beside it.
+func TestMigrateWithAOneConnectionPool(t *testing.T) {
+	dsn := testDSN(t)
+	cfg, err := ParseConfig(dsn, freshSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if n, err := Migrate(ctx, pool); err != nil || n != 1 {
+		t.Fatalf("Migrate with MaxConns 1: applied %d, %v; want 1, nil", n, err)
+	}
+}
+
 // A canceled opener waiting for the lock gives up and leaves no lock
 // behind: the next opener is not blocked.
 func TestMigrateCanceledWhileWaiting(t *testing.T) {
