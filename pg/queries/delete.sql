@@ -6,5 +6,5 @@ WHERE parent_session_id = sqlc.arg(id);
 
 -- name: SessionDelete :execrows
 -- Messages, usage rows and the compression lock go with the session
--- (ON DELETE CASCADE); the FTS triggers unindex the messages.
+-- (ON DELETE CASCADE), and with the rows their search index entries.
 DELETE FROM sessions WHERE id = sqlc.arg(id);

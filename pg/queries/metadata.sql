@@ -28,6 +28,8 @@ WHERE id = sqlc.arg(id);
 UPDATE sessions SET system_prompt = sqlc.narg(system_prompt) WHERE id = sqlc.arg(id);
 
 -- name: SessionReopen :execrows
+-- SQLite's null-safe IS NOT is IS DISTINCT FROM: a NULL end reason is not
+-- 'compression'.
 -- Guarded in Go first (a compressed parent is refused); the condition here
 -- keeps a concurrent compression from being undone.
 UPDATE sessions SET ended_at = NULL, end_reason = NULL
@@ -38,7 +40,9 @@ SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.
 
 -- name: SessionCompressionCooldownSet :execrows
 -- The later deadline wins: a second failure reported with a shorter
--- cooldown does not bring the retry forward.
+-- cooldown does not bring the retry forward. GREATEST is SQLite's scalar
+-- MAX (which, unlike GREATEST, would turn a NULL retry_after into NULL;
+-- callers always pass one).
 UPDATE sessions
 SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), sqlc.arg(retry_after)),
     compression_error = sqlc.arg(error)

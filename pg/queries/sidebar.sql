@@ -2,6 +2,8 @@
 -- message, else the start), newest first, keyset-paged on the
 -- sessions_last_active index. Every filter is optional (NULL = any).
 -- The two queries share their filters and must keep them identical.
+-- sources and exclude_sources are JSON arrays of strings, as on SQLite;
+-- json_each becomes jsonb_array_elements_text.
 
 -- name: SessionRecent :many
 -- One page. after_at/after_id is the last row of the previous page (NULL

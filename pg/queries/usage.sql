@@ -31,6 +31,8 @@ FROM sessions WHERE id = sqlc.arg(id);
 
 -- name: ModelUsageAdd :exec
 -- Adds a delta to the (session, model, task) row, creating it on first use.
+-- The existing row's columns are named by table: PostgreSQL's DO UPDATE
+-- sees the existing row and excluded side by side.
 INSERT INTO session_model_usage (
     session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
     reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at

@@ -14,7 +14,7 @@ DELETE FROM sessions WHERE id = $1
 `
 
 // Messages, usage rows and the compression lock go with the session
-// (ON DELETE CASCADE); the FTS triggers unindex the messages.
+// (ON DELETE CASCADE), and with the rows their search index entries.
 func (q *Queries) SessionDelete(ctx context.Context, db DBTX, id string) (int64, error) {
 	result, err := db.Exec(ctx, sessionDelete, id)
 	if err != nil {

@@ -110,7 +110,9 @@ type SessionCompressionCooldownSetParams struct {
 }
 
 // The later deadline wins: a second failure reported with a shorter
-// cooldown does not bring the retry forward.
+// cooldown does not bring the retry forward. GREATEST is SQLite's scalar
+// MAX (which, unlike GREATEST, would turn a NULL retry_after into NULL;
+// callers always pass one).
 func (q *Queries) SessionCompressionCooldownSet(ctx context.Context, db DBTX, arg SessionCompressionCooldownSetParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionCompressionCooldownSet, arg.RetryAfter, arg.Error, arg.ID)
 	if err != nil {
@@ -135,6 +137,8 @@ UPDATE sessions SET ended_at = NULL, end_reason = NULL
 WHERE id = $1 AND ended_at IS NOT NULL AND end_reason IS DISTINCT FROM 'compression'
 `
 
+// SQLite's null-safe IS NOT is IS DISTINCT FROM: a NULL end reason is not
+// 'compression'.
 // Guarded in Go first (a compressed parent is refused); the condition here
 // keeps a concurrent compression from being undone.
 func (q *Queries) SessionReopen(ctx context.Context, db DBTX, id string) (int64, error) {

@@ -79,6 +79,8 @@ type SessionRecentRow struct {
 // message, else the start), newest first, keyset-paged on the
 // sessions_last_active index. Every filter is optional (NULL = any).
 // The two queries share their filters and must keep them identical.
+// sources and exclude_sources are JSON arrays of strings, as on SQLite;
+// json_each becomes jsonb_array_elements_text.
 // One page. after_at/after_id is the last row of the previous page (NULL
 // for the first). pinned selects one phase of a pinned-first list. The
 // preview is the first visible user message, cut here so a huge message

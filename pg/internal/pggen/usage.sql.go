@@ -46,6 +46,8 @@ type ModelUsageAddParams struct {
 }
 
 // Adds a delta to the (session, model, task) row, creating it on first use.
+// The existing row's columns are named by table: PostgreSQL's DO UPDATE
+// sees the existing row and excluded side by side.
 func (q *Queries) ModelUsageAdd(ctx context.Context, db DBTX, arg ModelUsageAddParams) error {
 	_, err := db.Exec(ctx, modelUsageAdd,
 		arg.SessionID,
