@@ -274,7 +274,7 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "ModelUsageBillingBySession", len(must(q.ModelUsageBillingBySession(ctx, db, "s2"))), 1)
 	expect(t, "UsageTotals", must(q.UsageTotals(ctx, db, pggen.UsageTotalsParams{Since: 0})), pggen.UsageTotalsRow{InputTokens: 27, OutputTokens: 10, ApiCallCount: 2, EstimatedCostUsd: 0.5})
 	totals := must(q.ModelUsageTotals(ctx, db, pggen.ModelUsageTotalsParams{Source: p("cli"), Since: now}))
-	expect(t, "ModelUsageTotals", totals, []pggen.ModelUsageTotalsRow(byModel2Totals(byModel)))
+	expect(t, "ModelUsageTotals", totals, []pggen.ModelUsageTotalsRow(asTotalsRows(byModel)))
 
 	// Leases: one holder at a time.
 	lock := pggen.CompressionLockInsertParams{SessionID: "s2", Holder: "h1", AcquiredAt: now, ExpiresAt: now + 60_000}
@@ -403,7 +403,9 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	t.Logf("%d of %d generated queries ran on PostgreSQL", len(db.ran), queries.NumMethod())
 }
 
-func byModel2Totals(rows []pggen.ModelUsageBySessionRow) []pggen.ModelUsageTotalsRow {
+// asTotalsRows converts one session's usage rows into the totals a filter
+// selecting only that session must give (the two share their columns).
+func asTotalsRows(rows []pggen.ModelUsageBySessionRow) []pggen.ModelUsageTotalsRow {
 	out := make([]pggen.ModelUsageTotalsRow, len(rows))
 	for i, r := range rows {
 		out[i] = pggen.ModelUsageTotalsRow(r)
