@@ -174,6 +174,10 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "MessageCount", must(q.MessageCount(ctx, db)), int64(2))
 	expect(t, "SessionNewestMessageID", must(q.SessionNewestMessageID(ctx, db, "s1")), id2)
 	expect(t, "SessionHasRealTurns", must(q.SessionHasRealTurns(ctx, db, "s1")), true)
+	expect(t, "MessageContextBefore", must(q.MessageContextBefore(ctx, db, pggen.MessageContextBeforeParams{MaxChars: 3, SessionID: "s1", ID: id2, RowLimit: 5})),
+		[]pggen.MessageContextBeforeRow{{ID: id1, Role: "user", Content: "hel"}})
+	expect(t, "MessageContextAfter", must(q.MessageContextAfter(ctx, db, pggen.MessageContextAfterParams{MaxChars: 10, SessionID: "s1", ID: id1, RowLimit: 5})),
+		[]pggen.MessageContextAfterRow{{ID: id2, Role: "assistant", Content: "hi"}})
 
 	// Compression: a continuation s2 carries s1 on.
 	insert("s2", p("s1"), p("compression"), p("u1"), nil, now+10)
@@ -253,8 +257,8 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	s2 = must(q.SessionGet(ctx, db, "s2"))
 	expect(t, "workspace", []*string{s2.Cwd, s2.GitBranch, s2.GitRepoRoot}, []*string{p("/w/proj/sub"), p("main"), nil})
 	expect(t, "SessionSetSystemPrompt", must(q.SessionSetSystemPrompt(ctx, db, pggen.SessionSetSystemPromptParams{SystemPrompt: p("be brief"), ID: "s2"})), int64(1))
-	must(q.SessionCompressionCooldownSet(ctx, db, pggen.SessionCompressionCooldownSetParams{RetryAfter: p(now + 1000), Error: p("e1"), ID: "s2"}))
-	must(q.SessionCompressionCooldownSet(ctx, db, pggen.SessionCompressionCooldownSetParams{RetryAfter: p(now + 500), Error: p("e2"), ID: "s2"}))
+	must(q.SessionCompressionCooldownSet(ctx, db, pggen.SessionCompressionCooldownSetParams{RetryAfter: now + 1000, Error: p("e1"), ID: "s2"}))
+	must(q.SessionCompressionCooldownSet(ctx, db, pggen.SessionCompressionCooldownSetParams{RetryAfter: now + 500, Error: p("e2"), ID: "s2"}))
 	expect(t, "SessionCompressionCooldownGet", must(q.SessionCompressionCooldownGet(ctx, db, "s2")), pggen.SessionCompressionCooldownGetRow{CompressionRetryAfter: p(now + 1000), CompressionError: p("e2")})
 	expect(t, "SessionCompressionCooldownClear", must(q.SessionCompressionCooldownClear(ctx, db, "s2")), int64(1))
 

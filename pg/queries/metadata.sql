@@ -42,9 +42,10 @@ SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.
 -- The later deadline wins: a second failure reported with a shorter
 -- cooldown does not bring the retry forward. GREATEST is SQLite's scalar
 -- MAX (which, unlike GREATEST, would turn a NULL retry_after into NULL;
--- callers always pass one).
+-- callers always pass one). The CAST types the parameter int64 (not
+-- *int64), as the SQLite query's does.
 UPDATE sessions
-SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), sqlc.arg(retry_after)),
+SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), CAST(sqlc.arg(retry_after) AS bigint)),
     compression_error = sqlc.arg(error)
 WHERE id = sqlc.arg(id);
 

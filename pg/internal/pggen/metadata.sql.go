@@ -98,13 +98,13 @@ func (q *Queries) SessionCompressionCooldownGet(ctx context.Context, db DBTX, id
 
 const sessionCompressionCooldownSet = `-- name: SessionCompressionCooldownSet :execrows
 UPDATE sessions
-SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), $1),
+SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), CAST($1 AS bigint)),
     compression_error = $2
 WHERE id = $3
 `
 
 type SessionCompressionCooldownSetParams struct {
-	RetryAfter *int64
+	RetryAfter int64
 	Error      *string
 	ID         string
 }
@@ -112,7 +112,8 @@ type SessionCompressionCooldownSetParams struct {
 // The later deadline wins: a second failure reported with a shorter
 // cooldown does not bring the retry forward. GREATEST is SQLite's scalar
 // MAX (which, unlike GREATEST, would turn a NULL retry_after into NULL;
-// callers always pass one).
+// callers always pass one). The CAST types the parameter int64 (not
+// *int64), as the SQLite query's does.
 func (q *Queries) SessionCompressionCooldownSet(ctx context.Context, db DBTX, arg SessionCompressionCooldownSetParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionCompressionCooldownSet, arg.RetryAfter, arg.Error, arg.ID)
 	if err != nil {
