@@ -1,9 +1,16 @@
 // Package pg is sessiondb's PostgreSQL engine, in its own module so that
-// SQLite users never inherit pgx.
+// SQLite users never inherit pgx (and PostgreSQL users never link SQLite:
+// deps_test.go checks).
 //
-// STAGE 1 (unstable): this package holds the schema, the generated
-// queries (internal/pggen) and the open-side plumbing (pool
-// configuration, locale check, migrations under an advisory lock). The
-// store itself, behind the neutral driver interface, comes next; until
-// then nothing here is a supported API.
+// Open (a connection string) or OpenPool (an existing *pgxpool.Pool)
+// returns a Store: the domain of package store over this engine, in one
+// schema of the database, created and migrated at open. Writes are
+// SERIALIZABLE transactions bounded by the call's patience
+// (lock_timeout, statement_timeout, the pool's acquire); serialization
+// failures and deadlocks are rerun; a COMMIT without an answer is
+// ErrCommitUnknown. Search uses a tsvector index for words and pg_trgm for
+// substrings, with the SQLite engine's sanitiser and snippet rules.
+//
+// Not yet here: proof that a lease holder died (leases wait for their
+// TTL), unaccent folding in the word index, and the CLI.
 package pg

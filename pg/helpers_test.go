@@ -77,3 +77,16 @@ func migratedPool(t *testing.T) *pgxpool.Pool {
 	}
 	return pool
 }
+
+// openTestStore opens a store in a fresh schema of the test server, closed
+// when the test ends.
+func openTestStore(t *testing.T, opts Options) *Store {
+	t.Helper()
+	opts.Schema = freshSchema(t)
+	s, err := Open(t.Context(), testDSN(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -1,0 +1,174 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/pg/internal/pggen"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// queries is sqlc's stateless query set; every call names its connection.
+var queries = pggen.New()
+
+// engine is the PostgreSQL engine behind a Store. Every write is one
+// SERIALIZABLE transaction on a pooled connection: the domain's rules
+// (read a row, decide, write) were written for SQLite's single writer,
+// and SERIALIZABLE gives them the same guarantee — the server aborts one
+// of two transactions that would interleave, and Write reruns it.
+type engine struct {
+	pool    *pgxpool.Pool
+	ownPool bool // Open made the pool, so Close closes it
+	schema  string
+	closed  atomic.Bool
+}
+
+// pgDriver is the engine as the domain sees it. It is a type of its own so
+// the driver's methods are not promoted onto Store, which holds the
+// engine.
+type pgDriver struct{ *engine }
+
+var _ driver.Driver = pgDriver{}
+
+// Close closes the pool when Open made it; a pool given to OpenPool stays
+// its owner's.
+func (d pgDriver) Close() error {
+	if d.closed.CompareAndSwap(false, true) && d.ownPool {
+		d.pool.Close()
+	}
+	return nil
+}
+
+// Write runs fn in one SERIALIZABLE transaction within patience, which
+// bounds every wait: the pool's connection, the server's locks
+// (lock_timeout) and each statement (statement_timeout) get what is left
+// of it. A serialization failure or deadlock, which the server reports
+// after rolling the transaction back, reruns fn until patience runs out.
+// A COMMIT that got no answer from the server (the connection lost, the
+// context ended) is ErrCommitUnknown and never rerun.
+func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	deadline := time.Now().Add(patience)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var err error
+	for attempt := 0; ; attempt++ {
+		if err = d.writeOnce(ctx, pctx, deadline, fn); err == nil {
+			return nil
+		}
+		if !retryable(err) || pctx.Err() != nil || sleep(pctx, backoff(attempt)) != nil {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, driver.ErrCommitUnknown):
+		return err
+	case gaveUpWaiting(ctx, pctx, err), retryable(err) && ctx.Err() == nil:
+		return &LockedError{Schema: d.schema, Patience: patience, Err: err}
+	case d.closed.Load():
+		return driver.ErrClosed
+	}
+	return mapError(err)
+}
+
+func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn func(context.Context, driver.Executor) error) error {
+	conn, err := d.pool.Acquire(pctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	// The timeouts are the patience left, in whole milliseconds (at least
+	// one: zero would mean none). Hand-written: SET LOCAL takes no
+	// parameters, and sending it with BEGIN saves a round trip.
+	ms := max(time.Until(deadline).Milliseconds(), 1)
+	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
+		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d", ms, ms)})
+	if err != nil {
+		return err
+	}
+	if err := fn(pctx, pgExecutor{executor{q: queries, db: tx}}); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx)) // the error that made fn fail is the one to report
+		return err
+	}
+	if err := tx.Commit(pctx); err != nil {
+		if sqlState(err) != "" || errors.Is(err, pgx.ErrTxCommitRollback) {
+			return err // the server answered: the transaction rolled back
+		}
+		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
+	}
+	return nil
+}
+
+// backoff is how long a rerun waits after attempt failed: jittered and
+// growing, so transactions that collided do not collide again in step.
+func backoff(attempt int) time.Duration {
+	ceiling := time.Millisecond << min(attempt, 6) // up to 64 ms
+	return ceiling/2 + rand.N(ceiling/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Read runs fn on the pool: each statement sees committed data.
+func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	return d.cause(fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
+}
+
+// Snapshot runs fn in one REPEATABLE READ READ ONLY transaction: every
+// statement sees the snapshot its first one took.
+func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
+}
+
+func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// cause maps a read's error, reporting ErrClosed for one Close cut short.
+func (d pgDriver) cause(err error) error {
+	if err != nil && d.closed.Load() {
+		return driver.ErrClosed
+	}
+	return mapError(err)
+}
+
+// pgExecutor is the engine's driver.Executor: the generated queries plus
+// the engine's answer to whether a lease holder is gone.
+type pgExecutor struct{ executor }
+
+// HolderGone is false for every holder: a holder names a process on some
+// machine, and this engine has no proof of its death (the SQLite engine
+// asks /proc, which sees one host only). Its leases wait for their TTL.
+// Proof through a session advisory lock the holder keeps is the planned
+// answer.
+func (pgExecutor) HolderGone(context.Context, string) (bool, error) { return false, nil }

@@ -1,0 +1,159 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// Search answers from the word index when every term has words the index
+// can match (see searchtext.Terms.WordMatch), and from the substring index
+// when it found nothing or could not serve the query — SQLite's routes,
+// with the same sanitised terms and the same snippet rules. Relevance is
+// ts_rank on the word route (newest first among equals) and newest first
+// on the substring route, which has no ranking on either engine. Hits and
+// withHits share one snapshot.
+func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits func(context.Context, driver.Executor, []driver.SearchHit) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	terms := searchtext.Terms(req.Terms)
+	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error {
+		var hits []driver.SearchHit
+		var err error
+		if terms.WordMatch() != "" {
+			if hits, err = searchPage(ctx, tx, req, true); err != nil {
+				return err
+			}
+			if len(hits) == 0 && req.Offset > 0 {
+				// Past the last page of word hits, or none at all?
+				first := req
+				first.Limit, first.Offset = 1, 0
+				if any, err := searchPage(ctx, tx, first, true); err != nil || len(any) > 0 {
+					return err
+				}
+			}
+		}
+		if len(hits) == 0 {
+			if hits, err = searchPage(ctx, tx, req, false); err != nil {
+				return err
+			}
+		}
+		return withHits(ctx, pgExecutor{executor{q: queries, db: tx}}, hits)
+	}))
+}
+
+// searchPage runs one page of a search, by words or by substrings.
+//
+// Hand-written SQL: the match has one predicate per term and the order
+// depends on the request, while the generated queries are fixed
+// statements held to SQLite's shapes. Every value is a parameter.
+func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords bool) ([]driver.SearchHit, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var match []string
+	var rank string
+	if byWords {
+		var query []string
+		for _, t := range req.Terms {
+			query = append(query, "pg_catalog.phraseto_tsquery('pg_catalog.simple', "+arg(words(t))+")")
+		}
+		tsq := "(" + strings.Join(query, " && ") + ")"
+		match = append(match, "sessiondb_words(m.content, m.tool_name) @@ "+tsq)
+		rank = "ts_rank(sessiondb_words(m.content, m.tool_name), " + tsq + ") DESC, "
+	} else {
+		for _, t := range req.Terms {
+			match = append(match, "m.content ILIKE "+arg("%"+likeEscape(t)+"%"))
+		}
+	}
+	where := []string{"m.state <> 'rewound'", "s.hidden = 0"}
+	where = append(where, match...)
+	if req.Source != "" {
+		where = append(where, "s.source = "+arg(req.Source))
+	}
+	if req.SessionID != "" {
+		where = append(where, "m.session_id = "+arg(req.SessionID))
+	}
+	if len(req.Roles) > 0 {
+		where = append(where, "m.role = ANY("+arg(req.Roles)+")")
+	}
+	order := "m.id DESC"
+	switch req.Sort {
+	case driver.SortOldest:
+		order = "m.id ASC"
+	case driver.SortRelevance:
+		order = rank + "m.id DESC"
+	}
+	sql := fmt.Sprintf(`SELECT m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
+		s.source, COALESCE(s.model, ''), s.started_at, m.content
+		FROM messages m JOIN sessions s ON s.id = m.session_id
+		WHERE %s ORDER BY %s LIMIT %s OFFSET %s`,
+		strings.Join(where, " AND "), order, arg(req.Limit), arg(req.Offset))
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hits []driver.SearchHit
+	for rows.Next() {
+		var h driver.SearchHit
+		var content string
+		if err := rows.Scan(&h.MessageID, &h.SessionID, &h.Role, &h.ToolName, &h.CreatedAt,
+			&h.Source, &h.Model, &h.SessionStartedAt, &content); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.Snippet, h.Marks = searchtext.PublishSnippet(snippet(content, h.ToolName, req.Terms, byWords))
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// snippet cuts a hit's snippet as SQLite's engine does: around the first
+// match in the content, else in the tool name, by the route's rules
+// (whole words, or substrings); a word hit Go cannot place (the index
+// matched what the word rules do not see) falls back to substrings, and
+// then to the start of the content, unmarked.
+func snippet(content, toolName string, terms searchtext.Terms, byWords bool) string {
+	find := searchtext.SubstringSnippet
+	if byWords {
+		find = searchtext.WordSnippet
+	}
+	for _, text := range []string{content, toolName} {
+		if snip, ok := find(text, terms); ok {
+			return snip
+		}
+	}
+	if byWords {
+		if snip, ok := searchtext.SubstringSnippet(content, terms); ok {
+			return snip
+		}
+	}
+	snip, _ := find(content, terms)
+	return snip
+}
+
+// words normalises a term as the word index normalises text
+// (sessiondb_words in migrations/00002): anything but letters and digits
+// separates words.
+func words(term string) string {
+	return strings.Map(func(r rune) rune {
+		if searchtext.IsIndexRune(r) {
+			return r
+		}
+		return ' '
+	}, term)
+}
+
+// likeEscape makes a term a literal inside an ILIKE pattern (whose escape
+// character is the backslash).
+func likeEscape(term string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(term)
+}
