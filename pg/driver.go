@@ -99,8 +99,8 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 		return err
 	}
 	if err := tx.Commit(pctx); err != nil {
-		if sqlState(err) != "" || errors.Is(err, pgx.ErrTxCommitRollback) {
-			return err // the server answered: the transaction rolled back
+		if serverRolledBack(err) {
+			return err
 		}
 		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
 	}

@@ -67,6 +67,19 @@ func sqlState(err error) string {
 	return ""
 }
 
+// serverRolledBack reports a failed COMMIT the server answered with an
+// ERROR, which rolls the transaction back (a serialization failure found
+// at commit, a deferred constraint), or with ROLLBACK. A FATAL answer ends
+// the session (the backend terminated, the server shutting down), and
+// says nothing sure about the commit, no more than silence does.
+func serverRolledBack(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Severity == "ERROR"
+	}
+	return errors.Is(err, pgx.ErrTxCommitRollback)
+}
+
 // retryable reports an error the server raised after rolling the
 // transaction back for a reason a rerun can cure: a serialization failure
 // or a deadlock. Only the server's own report counts: a connection lost
