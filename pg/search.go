@@ -64,7 +64,7 @@ func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWord
 	if byWords {
 		var query []string
 		for _, t := range req.Terms {
-			query = append(query, "pg_catalog.phraseto_tsquery('pg_catalog.simple', "+arg(words(t))+")")
+			query = append(query, "sessiondb_phrase("+arg(t)+")")
 		}
 		tsq := "(" + strings.Join(query, " && ") + ")"
 		match = append(match, "sessiondb_words(m.content, m.tool_name) @@ "+tsq)
@@ -118,9 +118,9 @@ func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWord
 
 // snippet cuts a hit's snippet as SQLite's engine does: around the first
 // match in the content, else in the tool name, by the route's rules
-// (whole words, or substrings); a word hit Go cannot place (the index
-// matched what the word rules do not see) falls back to substrings, and
-// then to the start of the content, unmarked.
+// (whole words, or substrings); a word hit WordSnippet cannot place (the
+// index folded a diacritic) is marked by the tokenizer's rules, and one
+// nothing places gets the start of the content, unmarked.
 func snippet(content, toolName string, terms searchtext.Terms, byWords bool) string {
 	find := searchtext.SubstringSnippet
 	if byWords {
@@ -132,24 +132,18 @@ func snippet(content, toolName string, terms searchtext.Terms, byWords bool) str
 		}
 	}
 	if byWords {
-		if snip, ok := searchtext.SubstringSnippet(content, terms); ok {
-			return snip
+		// The index folds diacritics, WordSnippet does not: mark what the
+		// index matched by the tokenizer's own rules.
+		for _, text := range []string{content, toolName} {
+			if marked, ok := searchtext.WordHighlight(text, terms); ok {
+				if snip, ok := searchtext.HighlightSnippet(marked); ok {
+					return snip
+				}
+			}
 		}
 	}
 	snip, _ := find(content, terms)
 	return snip
-}
-
-// words normalises a term as the word index normalises text
-// (sessiondb_words in migrations/00002): anything but letters and digits
-// separates words.
-func words(term string) string {
-	return strings.Map(func(r rune) rune {
-		if searchtext.IsIndexRune(r) {
-			return r
-		}
-		return ' '
-	}, term)
 }
 
 // likeEscape makes a term a literal inside an ILIKE pattern (whose escape
