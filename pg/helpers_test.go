@@ -60,6 +60,12 @@ func openPool(t *testing.T, dsn, schema string) *pgxpool.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return openPoolConfig(t, cfg)
+}
+
+// openPoolConfig opens a pool with cfg, closed when the test ends.
+func openPoolConfig(t *testing.T, cfg *pgxpool.Config) *pgxpool.Pool {
+	t.Helper()
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,14 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // ErrSchemaTooNew reports a store migrated by a newer sessiondb: this build
-// does not know its schema and must not write to it.
-var ErrSchemaTooNew = errors.New("store schema is newer than this build")
+// does not know its schema and must not write to it. It is the store's
+// sentinel (store.ErrSchemaTooNew), so callers branch on it alike on every
+// engine.
+var ErrSchemaTooNew = driver.ErrSchemaTooNew
 
 func migrationFS() fs.FS {
 	sub, err := fs.Sub(migrationFiles, "migrations")
