@@ -9,8 +9,12 @@
 // (lock_timeout, statement_timeout, the pool's acquire); serialization
 // failures and deadlocks are rerun; a COMMIT without an answer is
 // ErrCommitUnknown. Search uses a tsvector index for words and pg_trgm for
-// substrings, with the SQLite engine's sanitiser and snippet rules.
+// substrings (diacritics folded by unaccent), with the SQLite engine's
+// sanitiser and snippet rules.
 //
-// Not yet here: proof that a lease holder died (leases wait for their
-// TTL), unaccent folding in the word index, and the CLI.
+// Lease holders made by Store.NewHolder are provably dead once their
+// store's session ends (an advisory lock the holder keeps; holder.go),
+// on any machine; other holders wait for their TTL.
+//
+// Not yet here: the CLI, and copying a store between engines.
 package pg

@@ -27,6 +27,7 @@ type engine struct {
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
 	closed  atomic.Bool
+	keeper  keeper // the advisory locks of the holders NewHolder made
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -36,10 +37,14 @@ type pgDriver struct{ *engine }
 
 var _ driver.Driver = pgDriver{}
 
-// Close closes the pool when Open made it; a pool given to OpenPool stays
-// its owner's.
+// Close releases the holders' advisory locks and closes the pool when
+// Open made it; a pool given to OpenPool stays its owner's.
 func (d pgDriver) Close() error {
-	if d.closed.CompareAndSwap(false, true) && d.ownPool {
+	if !d.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	d.keeper.close()
+	if d.ownPool {
 		d.pool.Close()
 	}
 	return nil
@@ -163,12 +168,5 @@ func (d pgDriver) cause(err error) error {
 }
 
 // pgExecutor is the engine's driver.Executor: the generated queries plus
-// the engine's answer to whether a lease holder is gone.
+// the engine's answer to whether a lease holder is gone (holder.go).
 type pgExecutor struct{ executor }
-
-// HolderGone is false for every holder: a holder names a process on some
-// machine, and this engine has no proof of its death (the SQLite engine
-// asks /proc, which sees one host only). Its leases wait for their TTL.
-// Proof through a session advisory lock the holder keeps is the planned
-// answer.
-func (pgExecutor) HolderGone(context.Context, string) (bool, error) { return false, nil }
