@@ -74,6 +74,25 @@ func TestWrite_PatienceBoundsTheLockWait(t *testing.T) {
 	}
 }
 
+// TestWrite_CanceledWhileWaitingIsTheCallers: a write canceled by its
+// caller while it waits for a lock reports the cancellation, not
+// ErrLocked: the patience did not run out.
+func TestWrite_CanceledWhileWaitingIsTheCallers(t *testing.T) {
+	s := openTestStore(t, Options{WritePatience: 20 * time.Second})
+	if _, err := s.CreateSession(t.Context(), store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	holder := sideConn(t, s)
+	sideExec(t, holder, "BEGIN")
+	sideExec(t, holder, "SELECT id FROM sessions WHERE id = 's' FOR UPDATE")
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err := s.SetSystemPrompt(ctx, "s", "be brief")
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrLocked) {
+		t.Errorf("SetSystemPrompt canceled while waiting = %v, want the context's error and not ErrLocked", err)
+	}
+}
+
 // TestWrite_RerunsASerializationFailure: a transaction whose row another
 // committed transaction changed after it read it fails with 40001 at the
 // server, which rolls it back; Write reruns fn, and only the rerun's
