@@ -100,7 +100,7 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 		return err
 	}
 	if err := fn(pctx, pgExecutor{executor{q: queries, db: tx}}); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx)) // the error that made fn fail is the one to report
+		rollback(ctx, tx) // the error that made fn fail is the one to report
 		return err
 	}
 	if err := tx.Commit(pctx); err != nil {
@@ -110,6 +110,18 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
 	}
 	return nil
+}
+
+// rollbackBound bounds a rollback, which runs even when the call's
+// context has ended (so the connection goes back clean): a server that
+// does not answer must not hold the caller past it. pgx closes a
+// connection whose rollback failed, and the pool drops it.
+const rollbackBound = 2 * time.Second
+
+func rollback(ctx context.Context, tx pgx.Tx) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
+	defer cancel()
+	_ = tx.Rollback(rctx) // after Commit, a no-op
 }
 
 // backoff is how long a rerun waits after attempt failed: jittered and
@@ -152,7 +164,7 @@ func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	defer rollback(ctx, tx)
 	if err := fn(tx); err != nil {
 		return err
 	}
