@@ -7,7 +7,7 @@ require (
 	github.com/pressly/goose/v3 v3.30.0
 )
 
-require github.com/google/go-cmp v0.7.0 // indirect
+require github.com/google/go-cmp v0.7.0
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect

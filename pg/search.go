@@ -48,12 +48,50 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 	}))
 }
 
-// searchPage runs one page of a search, by words or by substrings.
+// rankWindow bounds relevance ranking, as on every engine (see
+// store.SortRelevance): the newest rankWindow matches are ranked, best
+// first, and the matches past them follow, newest first. Ranking all of a
+// word's matches in a large store would cost a pass over every one. A
+// variable so a test can shrink it.
+var rankWindow = 2000
+
+// searchPage runs one page of a search, by words or by substrings. A
+// relevance page by words is the part of [Offset, Offset+Limit) inside
+// the ranked window and, after it, the part past the window, newest
+// first; by substrings there is no ranking, and relevance is newest first.
+func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords bool) ([]driver.SearchHit, error) {
+	if !byWords || req.Sort != driver.SortRelevance {
+		return searchQuery(ctx, tx, req, byWords, false)
+	}
+	var hits []driver.SearchHit
+	if req.Offset < rankWindow {
+		ranked, err := searchQuery(ctx, tx, req, true, true)
+		if err != nil {
+			return nil, err
+		}
+		hits = ranked
+	}
+	if end := req.Offset + req.Limit; end > rankWindow {
+		rest := req
+		rest.Sort = driver.SortNewest
+		rest.Offset = max(req.Offset, rankWindow)
+		rest.Limit = end - rest.Offset
+		after, err := searchQuery(ctx, tx, rest, true, false)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, after...)
+	}
+	return hits, nil
+}
+
+// searchQuery runs one query of a search: the matches in req's order
+// (ranked: the rankWindow newest, best first), req's page of them.
 //
 // Hand-written SQL: the match has one predicate per term and the order
 // depends on the request, while the generated queries are fixed
 // statements held to SQLite's shapes. Every value is a parameter.
-func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords bool) ([]driver.SearchHit, error) {
+func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords, ranked bool) ([]driver.SearchHit, error) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
@@ -68,7 +106,9 @@ func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWord
 		}
 		tsq := "(" + strings.Join(query, " && ") + ")"
 		match = append(match, "sessiondb_words(m.content, m.tool_name) @@ "+tsq)
-		rank = "ts_rank(sessiondb_words(m.content, m.tool_name), " + tsq + ") DESC, "
+		if ranked {
+			rank = "ts_rank(sessiondb_words(m.content, m.tool_name), " + tsq + ")"
+		}
 	} else {
 		for _, t := range req.Terms {
 			match = append(match, "m.content ILIKE "+arg("%"+likeEscape(t)+"%"))
@@ -85,18 +125,25 @@ func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWord
 	if len(req.Roles) > 0 {
 		where = append(where, "m.role = ANY("+arg(req.Roles)+")")
 	}
-	order := "m.id DESC"
-	switch req.Sort {
-	case driver.SortOldest:
-		order = "m.id ASC"
-	case driver.SortRelevance:
-		order = rank + "m.id DESC"
+	const cols = `m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
+		s.source, COALESCE(s.model, ''), s.started_at, m.content`
+	const from = "messages m JOIN sessions s ON s.id = m.session_id"
+	var sql string
+	if ranked {
+		// The window is ids and scores only: the content is read for the
+		// page alone.
+		sql = fmt.Sprintf(`SELECT %s FROM (SELECT m.id, %s AS rank FROM %s WHERE %s ORDER BY m.id DESC LIMIT %d) w
+			JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id
+			ORDER BY w.rank DESC, m.id DESC LIMIT %s OFFSET %s`,
+			cols, rank, from, strings.Join(where, " AND "), rankWindow, arg(req.Limit), arg(req.Offset))
+	} else {
+		order := "m.id DESC"
+		if req.Sort == driver.SortOldest {
+			order = "m.id ASC"
+		}
+		sql = fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %s OFFSET %s",
+			cols, from, strings.Join(where, " AND "), order, arg(req.Limit), arg(req.Offset))
 	}
-	sql := fmt.Sprintf(`SELECT m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
-		s.source, COALESCE(s.model, ''), s.started_at, m.content
-		FROM messages m JOIN sessions s ON s.id = m.session_id
-		WHERE %s ORDER BY %s LIMIT %s OFFSET %s`,
-		strings.Join(where, " AND "), order, arg(req.Limit), arg(req.Offset))
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
