@@ -15,8 +15,10 @@ import (
 // can match (see searchtext.Terms.WordMatch), and from the substring index
 // when it found nothing or could not serve the query — SQLite's routes,
 // with the same sanitised terms and the same snippet rules. Relevance is
-// ts_rank on the word route (newest first among equals) and newest first
-// on the substring route, which has no ranking on either engine. Hits and
+// ts_rank on the word route (newest first among equals, within the rank
+// window) and newest first on the substring route, which this engine does
+// not rank (SQLite's trigram index does). Substrings match case-folded by
+// the database's locale (ILIKE), where SQLite folds ASCII only. Hits and
 // withHits share one snapshot.
 func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits func(context.Context, driver.Executor, []driver.SearchHit) error) error {
 	if d.closed.Load() {
@@ -34,7 +36,7 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 				// Past the last page of word hits, or none at all?
 				first := req
 				first.Limit, first.Offset = 1, 0
-				if any, err := searchPage(ctx, tx, first, true); err != nil || len(any) > 0 {
+				if some, err := searchPage(ctx, tx, first, true); err != nil || len(some) > 0 {
 					return err
 				}
 			}
