@@ -18,8 +18,8 @@ import (
 // ts_rank on the word route (newest first among equals, within the rank
 // window) and newest first on the substring route, which this engine does
 // not rank (SQLite's trigram index does). Substrings match case-folded by
-// the database's locale (ILIKE), where SQLite folds ASCII only. Hits and
-// withHits share one snapshot.
+// the database's locale (ILIKE), which may fold letters SQLite's trigram
+// tokenizer leaves alone. Hits and withHits share one snapshot.
 func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits func(context.Context, driver.Executor, []driver.SearchHit) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
