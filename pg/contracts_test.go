@@ -131,6 +131,44 @@ func TestWrite_RerunsASerializationFailure(t *testing.T) {
 	}
 }
 
+// TestWrite_RerunsWhenTheConnectionDiesBeforeCommit: the server session
+// of a write ends mid-transaction (its backend terminated, as a server
+// restart or a proxy would end it); the server aborted the transaction, so
+// Write runs fn again on another connection and the write succeeds once.
+func TestWrite_RerunsWhenTheConnectionDiesBeforeCommit(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	killer := sideConn(t, s)
+	var runs atomic.Int32
+	err := pgDriver{s.eng}.Write(ctx, 10*time.Second, func(ctx context.Context, tx driver.Executor) error {
+		run := runs.Add(1)
+		if _, err := tx.SessionGet(ctx, "s"); err != nil {
+			return err
+		}
+		if run == 1 {
+			var n int
+			if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity
+				WHERE state = 'idle in transaction' AND datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("terminate the writing backend: %d terminated, %v", n, err)
+			}
+		}
+		_, err := tx.SessionSetSystemPrompt(ctx, driver.SessionSetSystemPromptParams{SystemPrompt: new(fmt.Sprintf("run %d", run)), ID: "s"})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got := runs.Load(); got != 2 {
+		t.Errorf("fn ran %d times, want 2", got)
+	}
+	if sess, err := s.Session(ctx, "s"); err != nil || sess.SystemPrompt != "run 2" {
+		t.Errorf("system prompt %q, %v; want the rerun's", sess.SystemPrompt, err)
+	}
+}
+
 // TestWrite_ConnectionLostDuringCommitIsCommitUnknown: the server session
 // ends while COMMIT runs (a deferred trigger holds the commit open, and
 // another connection terminates the backend): the write reports

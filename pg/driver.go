@@ -54,7 +54,8 @@ func (d pgDriver) Close() error {
 // bounds every wait: the pool's connection, the server's locks
 // (lock_timeout) and each statement (statement_timeout) get what is left
 // of it. A serialization failure or deadlock, which the server reports
-// after rolling the transaction back, reruns fn until patience runs out.
+// after rolling the transaction back, reruns fn until patience runs out,
+// as does a connection lost before COMMIT (lostBeforeCommit).
 // A COMMIT that got no answer from the server (the connection lost, the
 // context ended) is ErrCommitUnknown and never rerun.
 func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(context.Context, driver.Executor) error) error {
@@ -69,9 +70,13 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 		if err = d.writeOnce(ctx, pctx, deadline, fn); err == nil {
 			return nil
 		}
-		if !retryable(err) || pctx.Err() != nil || sleep(pctx, backoff(attempt)) != nil {
+		var lost *lostBeforeCommit
+		if !retryable(err) && !errors.As(err, &lost) || pctx.Err() != nil || sleep(pctx, backoff(attempt)) != nil {
 			break
 		}
+	}
+	if lost, ok := err.(*lostBeforeCommit); ok {
+		err = lost.err
 	}
 	switch {
 	case errors.Is(err, driver.ErrCommitUnknown):
@@ -87,6 +92,9 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn func(context.Context, driver.Executor) error) error {
 	conn, err := d.pool.Acquire(pctx)
 	if err != nil {
+		if pctx.Err() == nil && !d.closed.Load() {
+			return &lostBeforeCommit{err} // no connection to the server: nothing began
+		}
 		return err
 	}
 	defer conn.Release()
@@ -97,11 +105,11 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
 		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d", ms, ms)})
 	if err != nil {
-		return err
+		return lostIfClosed(pctx, conn, err)
 	}
 	if err := fn(pctx, pgExecutor{executor{q: queries, db: tx}}); err != nil {
 		rollback(ctx, tx) // the error that made fn fail is the one to report
-		return err
+		return lostIfClosed(pctx, conn, err)
 	}
 	if err := tx.Commit(pctx); err != nil {
 		if serverRolledBack(err) {
@@ -110,6 +118,25 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
 	}
 	return nil
+}
+
+// lostBeforeCommit is a write whose connection died (or never came: the
+// server was unreachable) before COMMIT was sent. The server aborts a
+// transaction whose session ends, so nothing of it committed, and Write
+// runs fn again on another connection — the server restarting, a proxy
+// or a network cutting idle connections cost a rerun, not an error.
+type lostBeforeCommit struct{ err error }
+
+func (e *lostBeforeCommit) Error() string { return e.err.Error() }
+func (e *lostBeforeCommit) Unwrap() error { return e.err }
+
+// lostIfClosed marks err a lostBeforeCommit when the connection is gone
+// and the call's own context is not why.
+func lostIfClosed(pctx context.Context, conn *pgxpool.Conn, err error) error {
+	if conn.Conn().IsClosed() && pctx.Err() == nil {
+		return &lostBeforeCommit{err}
+	}
+	return err
 }
 
 // rollbackBound bounds a rollback, which runs even when the call's
