@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sourced by scripts/test.sh: starts a throwaway PostgreSQL cluster for the
 # pg module's tests and exports SESSIONDB_PG_DSN, unless it is already set
-# (then those tests use that server). The cluster runs as the postgres user
-# (initdb refuses root), C.UTF-8 (a C ctype would blind pg_trgm to CJK),
-# trust auth on a Unix socket in a temporary directory and no TCP, so
+# (then those tests use that server), and SESSIONDB_PG_RESTART, the command
+# that crash-restarts it for the server-restart test. The cluster runs as
+# the postgres user (initdb refuses root), C.UTF-8 (a C ctype would blind
+# pg_trgm to CJK), trust auth on a Unix socket in a temporary directory and no TCP, so
 # nothing outside this run can reach it; an EXIT trap stops it and removes
 # the directory. PostgreSQL is installed first when it is missing and this
 # is root with apt-get.
@@ -54,6 +55,10 @@ pg_cluster_start() {
     { cat "$PG_TMP/log" >&2; return 1; }
   echo "throwaway PostgreSQL cluster up in $((SECONDS - started)) s at $PG_TMP"
   export SESSIONDB_PG_DSN="host=$PG_TMP port=55432 user=postgres dbname=postgres sslmode=disable"
+  # The server-restart test crashes and restarts this cluster (and only
+  # this one: a server named by a caller's SESSIONDB_PG_DSN is never
+  # restarted, and that test then skips).
+  export SESSIONDB_PG_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/data -l $PG_TMP/log -w -m immediate restart >/dev/null"
   pg_ready=1
 }
 pg_cluster_stop() {
