@@ -4,10 +4,10 @@
 # (then those tests use that server), and SESSIONDB_PG_RESTART, the command
 # that crash-restarts it for the server-restart test. The cluster runs as
 # the postgres user (initdb refuses root), C.UTF-8 (a C ctype would blind
-# pg_trgm to CJK), trust auth on a Unix socket in a temporary directory and no TCP, so
-# nothing outside this run can reach it; an EXIT trap stops it and removes
-# the directory. PostgreSQL is installed first when it is missing and this
-# is root with apt-get.
+# pg_trgm to CJK), trust auth on a Unix socket in a temporary directory
+# and no TCP, so nothing outside this run can reach it; an EXIT trap stops
+# it and removes the directory. PostgreSQL is installed first when it is
+# missing and this is root with apt-get.
 #
 # Sets pg_ready=1 when a server is there for the tests; otherwise explains
 # why not (the pg tests then skip, or fail under CI=true).
