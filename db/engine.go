@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"time"
-	"unsafe"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -50,16 +49,4 @@ type sqliteExecutor struct{ executor }
 // one started at another time does.
 func (sqliteExecutor) HolderGone(_ context.Context, holder string) (bool, error) {
 	return holderIsDead(holder), nil
-}
-
-// sameRows returns rows as a slice of their driver twin without copying:
-// the two struct types have identical fields (executor_gen.go converts one
-// to the other, which compiles only then), so their layouts are the same.
-// A list query's rows are not copied a second time on their way to the
-// domain.
-func sameRows[From, To any](rows []From) []To {
-	if len(rows) == 0 {
-		return []To{}
-	}
-	return unsafe.Slice((*To)(unsafe.Pointer(unsafe.SliceData(rows))), len(rows))
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/rowcast"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -37,7 +38,7 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := queries.MessageActiveAbove(ctx, e.db, gen.MessageActiveAboveParams(arg))
-	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
+	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error) {
@@ -57,12 +58,12 @@ func (e executor) MessageCompactUpTo(ctx context.Context, arg driver.MessageComp
 
 func (e executor) MessageContextAfter(ctx context.Context, arg driver.MessageContextAfterParams) ([]driver.MessageContextAfterRow, error) {
 	r, err := queries.MessageContextAfter(ctx, e.db, gen.MessageContextAfterParams(arg))
-	return sameRows[gen.MessageContextAfterRow, driver.MessageContextAfterRow](r), mapDriverError(err)
+	return rowcast.Same[gen.MessageContextAfterRow, driver.MessageContextAfterRow](r), mapDriverError(err)
 }
 
 func (e executor) MessageContextBefore(ctx context.Context, arg driver.MessageContextBeforeParams) ([]driver.MessageContextBeforeRow, error) {
 	r, err := queries.MessageContextBefore(ctx, e.db, gen.MessageContextBeforeParams(arg))
-	return sameRows[gen.MessageContextBeforeRow, driver.MessageContextBeforeRow](r), mapDriverError(err)
+	return rowcast.Same[gen.MessageContextBeforeRow, driver.MessageContextBeforeRow](r), mapDriverError(err)
 }
 
 func (e executor) MessageCopy(ctx context.Context, arg driver.MessageCopyParams) (int64, error) {
@@ -77,7 +78,7 @@ func (e executor) MessageCount(ctx context.Context) (int64, error) {
 
 func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExportPageParams) ([]driver.Message, error) {
 	r, err := queries.MessageExportPage(ctx, e.db, gen.MessageExportPageParams(arg))
-	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
+	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageGet(ctx context.Context, id int64) (driver.Message, error) {
@@ -107,12 +108,12 @@ func (e executor) MessageInsert(ctx context.Context, arg driver.MessageInsertPar
 
 func (e executor) MessageListAscending(ctx context.Context, arg driver.MessageListAscendingParams) ([]driver.Message, error) {
 	r, err := queries.MessageListAscending(ctx, e.db, gen.MessageListAscendingParams(arg))
-	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
+	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageListDescendingParams) ([]driver.Message, error) {
 	r, err := queries.MessageListDescending(ctx, e.db, gen.MessageListDescendingParams(arg))
-	return sameRows[gen.Message, driver.Message](r), mapDriverError(err)
+	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
 func (e executor) MessageRetire(ctx context.Context, id int64) error {
@@ -157,7 +158,7 @@ func (e executor) ModelSwitchInsert(ctx context.Context, arg driver.ModelSwitchI
 
 func (e executor) ModelSwitchesBySession(ctx context.Context, sessionID string) ([]driver.ModelSwitch, error) {
 	r, err := queries.ModelSwitchesBySession(ctx, e.db, sessionID)
-	return sameRows[gen.ModelSwitch, driver.ModelSwitch](r), mapDriverError(err)
+	return rowcast.Same[gen.ModelSwitch, driver.ModelSwitch](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddParams) error {
@@ -166,12 +167,12 @@ func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddPar
 
 func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBillingBySessionRow, error) {
 	r, err := queries.ModelUsageBillingBySession(ctx, e.db, sessionID)
-	return sameRows[gen.ModelUsageBillingBySessionRow, driver.ModelUsageBillingBySessionRow](r), mapDriverError(err)
+	return rowcast.Same[gen.ModelUsageBillingBySessionRow, driver.ModelUsageBillingBySessionRow](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBySessionRow, error) {
 	r, err := queries.ModelUsageBySession(ctx, e.db, sessionID)
-	return sameRows[gen.ModelUsageBySessionRow, driver.ModelUsageBySessionRow](r), mapDriverError(err)
+	return rowcast.Same[gen.ModelUsageBySessionRow, driver.ModelUsageBySessionRow](r), mapDriverError(err)
 }
 
 func (e executor) ModelUsageImport(ctx context.Context, arg driver.ModelUsageImportParams) error {
@@ -180,7 +181,7 @@ func (e executor) ModelUsageImport(ctx context.Context, arg driver.ModelUsageImp
 
 func (e executor) ModelUsageTotals(ctx context.Context, arg driver.ModelUsageTotalsParams) ([]driver.ModelUsageTotalsRow, error) {
 	r, err := queries.ModelUsageTotals(ctx, e.db, gen.ModelUsageTotalsParams(arg))
-	return sameRows[gen.ModelUsageTotalsRow, driver.ModelUsageTotalsRow](r), mapDriverError(err)
+	return rowcast.Same[gen.ModelUsageTotalsRow, driver.ModelUsageTotalsRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionActivityClearLabels(ctx context.Context, id string) (int64, error) {
@@ -204,7 +205,7 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := queries.SessionBulkCandidates(ctx, e.db, gen.SessionBulkCandidatesParams(arg))
-	return sameRows[gen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.SessionBulkFactsRow, error) {
@@ -214,7 +215,7 @@ func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.Sessi
 
 func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.SessionChildrenRow, error) {
 	r, err := queries.SessionChildren(ctx, e.db, id)
-	return sameRows[gen.SessionChildrenRow, driver.SessionChildrenRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionChildrenRow, driver.SessionChildrenRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error) {
@@ -282,7 +283,7 @@ func (e executor) SessionExists(ctx context.Context, id string) (int64, error) {
 
 func (e executor) SessionExportPage(ctx context.Context, arg driver.SessionExportPageParams) ([]driver.Session, error) {
 	r, err := queries.SessionExportPage(ctx, e.db, gen.SessionExportPageParams(arg))
-	return sameRows[gen.Session, driver.Session](r), mapDriverError(err)
+	return rowcast.Same[gen.Session, driver.Session](r), mapDriverError(err)
 }
 
 func (e executor) SessionFillUnset(ctx context.Context, arg driver.SessionFillUnsetParams) error {
@@ -345,7 +346,7 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := queries.SessionList(ctx, e.db, gen.SessionListParams(arg))
-	return sameRows[gen.Session, driver.Session](r), mapDriverError(err)
+	return rowcast.Same[gen.Session, driver.Session](r), mapDriverError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {
@@ -365,17 +366,17 @@ func (e executor) SessionParentOf(ctx context.Context, id string) (*string, erro
 
 func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.SessionPruneCandidatesParams) ([]driver.SessionPruneCandidatesRow, error) {
 	r, err := queries.SessionPruneCandidates(ctx, e.db, gen.SessionPruneCandidatesParams(arg))
-	return sameRows[gen.SessionPruneCandidatesRow, driver.SessionPruneCandidatesRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionPruneCandidatesRow, driver.SessionPruneCandidatesRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentParams) ([]driver.SessionRecentRow, error) {
 	r, err := queries.SessionRecent(ctx, e.db, gen.SessionRecentParams(arg))
-	return sameRows[gen.SessionRecentRow, driver.SessionRecentRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionRecentRow, driver.SessionRecentRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRecentCountsParams) ([]driver.SessionRecentCountsRow, error) {
 	r, err := queries.SessionRecentCounts(ctx, e.db, gen.SessionRecentCountsParams(arg))
-	return sameRows[gen.SessionRecentCountsRow, driver.SessionRecentCountsRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionRecentCountsRow, driver.SessionRecentCountsRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionRecount(ctx context.Context, id string) error {
@@ -424,7 +425,7 @@ func (e executor) SessionTitleSet(ctx context.Context, arg driver.SessionTitleSe
 
 func (e executor) SessionTitlesNumbered(ctx context.Context, arg driver.SessionTitlesNumberedParams) ([]driver.SessionTitlesNumberedRow, error) {
 	r, err := queries.SessionTitlesNumbered(ctx, e.db, gen.SessionTitlesNumberedParams(arg))
-	return sameRows[gen.SessionTitlesNumberedRow, driver.SessionTitlesNumberedRow](r), mapDriverError(err)
+	return rowcast.Same[gen.SessionTitlesNumberedRow, driver.SessionTitlesNumberedRow](r), mapDriverError(err)
 }
 
 func (e executor) SessionUsageAdd(ctx context.Context, arg driver.SessionUsageAddParams) (int64, error) {
@@ -473,7 +474,7 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 }
 
 // Each row type converts to its driver twin, which is what lets
-// sameRows reuse a slice of one as a slice of the other.
+// rowcast.Same reuse a slice of one as a slice of the other.
 var (
 	_ = driver.Message(gen.Message{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})

@@ -2,8 +2,8 @@
 
 -- name: SessionIDsInRange :many
 -- Session ids in [lo, hi): the ids that start with a prefix, when hi is
--- the prefix with its last byte raised by one (ids are UTF-8, which
--- never holds 0xFF, and compare bytewise). The
+-- the prefix with its last code point raised by one (ids compare
+-- bytewise, and UTF-8's byte order is code point order). The
 -- primary key serves the range; the caller asks for one more than it
 -- lists, to know whether there are more.
 SELECT id FROM sessions WHERE id >= sqlc.arg(lo) AND id < sqlc.arg(hi) ORDER BY id LIMIT sqlc.arg(max_rows);

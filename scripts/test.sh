@@ -10,6 +10,10 @@
 # SESSIONDB_TEST_NO_INSTALL=1 never installs anything (a missing tool is
 # then an error, a missing compiler means no -race);
 # SESSIONDB_TEST_DRY_RUN=1 prints the test commands instead of running them.
+#
+# The PostgreSQL engine (module pg/) is tested on a real server: the one
+# SESSIONDB_PG_DSN names, else a throwaway cluster started here when the
+# PostgreSQL binaries are present or can be installed (scripts/pg-cluster.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,3 +63,8 @@ run() {
 # 2-core machine; the default 10-minute timeout per package is too tight.
 run go test "${race[@]}" -count=1 -timeout 40m ./...
 (cd lint && run go test -count=1 ./...)
+
+# Without a server the pg tests skip, saying how to get one (in CI they fail).
+source scripts/pg-cluster.sh
+pg_cluster_start
+(cd pg && run go test "${race[@]}" -count=1 ./...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -51,9 +52,7 @@ func (s *Store) ResolveSessionID(ctx context.Context, idOrPrefix string) (string
 }
 
 func resolveID(ctx context.Context, q driver.Executor, prefix string) (string, error) {
-	hi := []byte(prefix)
-	hi[len(hi)-1]++ // UTF-8 never holds 0xFF: this cannot carry
-	ids, err := q.SessionIDsInRange(ctx, driver.SessionIDsInRangeParams{Lo: prefix, Hi: string(hi), MaxRows: maxPrefixCandidates + 1})
+	ids, err := q.SessionIDsInRange(ctx, driver.SessionIDsInRangeParams{Lo: prefix, Hi: prefixEnd(prefix), MaxRows: maxPrefixCandidates + 1})
 	switch {
 	case err != nil:
 		return "", err
@@ -131,4 +130,27 @@ func (s *Store) Resume(ctx context.Context, idOrPrefix string) (ResumePoint, err
 		return ResumePoint{}, err
 	}
 	return rp, nil
+}
+
+// prefixEnd is the least valid UTF-8 string above every id that starts
+// with prefix: prefix with its last character raised by one code point.
+// Ids compare bytewise on every engine, and UTF-8's byte order is code
+// point order, so [prefix, prefixEnd(prefix)) is exactly the ids with that
+// prefix. Raising the last byte instead would be the same bound, but not
+// always valid UTF-8, which PostgreSQL refuses as a text parameter. The
+// surrogates are no characters and are skipped; a last character at
+// U+10FFFF carries into the one before it, and a prefix made of nothing
+// else is bounded by a string longer than any id.
+func prefixEnd(prefix string) string {
+	for prefix != "" {
+		r, size := utf8.DecodeLastRuneInString(prefix)
+		prefix = prefix[:len(prefix)-size]
+		switch {
+		case r == 0xD7FF:
+			return prefix + "\uE000"
+		case r < utf8.MaxRune:
+			return prefix + string(r+1)
+		}
+	}
+	return strings.Repeat(string(utf8.MaxRune), rules.MaxIDLen/utf8.UTFMax+1)
 }

@@ -48,7 +48,7 @@ func testAsNew_RoundTrips(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "s")
-	in := NewMessage{Role: RoleAssistant, Content: "c\x00", ToolName: "n", ToolCallID: "id",
+	in := NewMessage{Role: RoleAssistant, Content: "c\u00e9 \U0001F600", ToolName: "n", ToolCallID: "id",
 		ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}, Reasoning: "r", FinishReason: "stop",
 		TokenCount: 12, Summary: true, IdempotencyKey: "k"}
 	if _, err := s.AppendMessage(ctx, "s", in); err != nil {

@@ -110,7 +110,7 @@ func fillRichStore(t testing.TB, s *Store) {
 		{Role: RoleUser, Content: "plan a trip to 京都", IdempotencyKey: "k1"},
 		{Role: RoleAssistant, Content: "checking", ToolCalls: []ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"kyoto"}`}},
 			Reasoning: "need data", TokenCount: 12},
-		{Role: RoleTool, ToolName: "search", ToolCallID: "c1", Content: "nul\x00inside", FinishReason: "stop"},
+		{Role: RoleTool, ToolName: "search", ToolCallID: "c1", Content: "tool output\twith a tab", FinishReason: "stop"},
 	}); err != nil {
 		t.Fatal(err)
 	}

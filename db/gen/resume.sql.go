@@ -39,8 +39,8 @@ type SessionIDsInRangeParams struct {
 
 // Resolving what a person names: an id prefix, the session to resume.
 // Session ids in [lo, hi): the ids that start with a prefix, when hi is
-// the prefix with its last byte raised by one (ids are UTF-8, which
-// never holds 0xFF, and compare bytewise). The
+// the prefix with its last code point raised by one (ids compare
+// bytewise, and UTF-8's byte order is code point order). The
 // primary key serves the range; the caller asks for one more than it
 // lists, to know whether there are more.
 func (q *Queries) SessionIDsInRange(ctx context.Context, db DBTX, arg SessionIDsInRangeParams) ([]string, error) {

@@ -2,8 +2,10 @@
 // sqlc's SQLite output (db/gen): store/driver/queries.go, the Queries
 // interface every engine implements with its row and parameter types, and
 // db/executor_gen.go, the SQLite engine's implementation of it over
-// db/gen. Run it through `go generate ./...` after sqlc; CI fails on a
-// diff.
+// db/gen. With -pg it writes pg/executor_gen.go instead: the PostgreSQL
+// engine's implementation over pg/internal/pggen, whose types have the
+// same names and fields (pg/compat_test.go holds them to it). Run it
+// through `go generate ./...` after sqlc; CI fails on a diff.
 //
 // The interface is derived rather than written so that the domain's view of
 // storage cannot drift from the queries the SQLite engine runs: a query
@@ -57,14 +59,41 @@ func main() {
 	genDir := flag.String("gen", "gen", "sqlc's output directory")
 	driverOut := flag.String("driver", "../store/driver/queries.go", "the interface file to write")
 	engineOut := flag.String("engine", "executor_gen.go", "the SQLite implementation to write")
+	pgOut := flag.String("pg", "", "write only the PostgreSQL implementation, to this file")
 	flag.Parse()
-	if err := run(*genDir, *driverOut, *engineOut); err != nil {
+	if err := run(*genDir, *driverOut, *engineOut, *pgOut); err != nil {
 		fmt.Fprintln(os.Stderr, "drivergen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(genDir, driverOut, engineOut string) error {
+// target is an engine whose executor drivergen writes.
+type target struct {
+	pkg      string // the engine's package
+	genPkg   string // the package of its generated queries, as named in code
+	genPath  string // and its import path
+	executor string // the type's declaration and doc
+	call     string // how a method reaches the generated query: "queries" or "e.q"
+	mapErr   string // the engine's one error-mapping function
+}
+
+var sqliteTarget = target{
+	pkg: "db", genPkg: "gen", genPath: "github.com/sessiondb/sessiondb/db/gen",
+	executor: "// executor runs the neutral queries on one SQLite connection or\n" +
+		"// transaction, mapping each driver error to a sentinel (mapDriverError).\n" +
+		"type executor struct{ db gen.DBTX }\n\nvar _ driver.Queries = executor{}\n",
+	call: "queries", mapErr: "mapDriverError",
+}
+
+var pgTarget = target{
+	pkg: "pg", genPkg: "pggen", genPath: "github.com/sessiondb/sessiondb/pg/internal/pggen",
+	executor: "// executor runs the neutral queries on one PostgreSQL connection,\n" +
+		"// pool or transaction (db), mapping each error to a sentinel (mapError).\n" +
+		"type executor struct {\n\tq  *pggen.Queries\n\tdb pggen.DBTX\n}\n\nvar _ driver.Queries = executor{}\n",
+	call: "e.q", mapErr: "mapError",
+}
+
+func run(genDir, driverOut, engineOut, pgOut string) error {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, genDir, nil, parser.ParseComments)
 	if err != nil {
@@ -147,11 +176,18 @@ func run(genDir, driverOut, engineOut string) error {
 		}
 	}
 
+	if pgOut != "" {
+		src, err := engineFile(fset, types, methods, pgTarget)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(pgOut, src, 0o644)
+	}
 	driverSrc, err := driverFile(fset, types, used, methods)
 	if err != nil {
 		return err
 	}
-	engineSrc, err := engineFile(fset, types, methods)
+	engineSrc, err := engineFile(fset, types, methods, sqliteTarget)
 	if err != nil {
 		return err
 	}
@@ -229,30 +265,27 @@ func stripTags(e ast.Expr) ast.Expr {
 	return out
 }
 
-func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []method) ([]byte, error) {
+func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []method, tg target) ([]byte, error) {
 	var b bytes.Buffer
 	sliceTypes := map[string]bool{}
 	b.WriteString(header)
-	b.WriteString("package db\n\nimport (\n\t\"context\"\n\n\t\"github.com/sessiondb/sessiondb/db/gen\"\n\t\"github.com/sessiondb/sessiondb/store/driver\"\n)\n\n")
-	b.WriteString("// executor runs the neutral queries on one SQLite connection or\n")
-	b.WriteString("// transaction, mapping each driver error to a sentinel (mapDriverError).\n")
-	b.WriteString("type executor struct{ db gen.DBTX }\n\n")
-	b.WriteString("var _ driver.Queries = executor{}\n")
+	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"context\"\n\n\t%q\n\t\"github.com/sessiondb/sessiondb/internal/rowcast\"\n\t\"github.com/sessiondb/sessiondb/store/driver\"\n)\n\n", tg.pkg, tg.genPath)
+	b.WriteString(tg.executor)
 	for _, m := range methods {
 		fmt.Fprintf(&b, "\nfunc (e executor) %s(ctx context.Context", m.name)
 		args := []string{"ctx", "e.db"}
 		for _, p := range m.params {
 			name := p.Names[0].Name
 			fmt.Fprintf(&b, ", %s %s", name, qualify(fset, types, p.Type, "driver"))
-			if q := qualify(fset, types, p.Type, "gen"); strings.HasPrefix(q, "gen.") {
+			if q := qualify(fset, types, p.Type, tg.genPkg); strings.HasPrefix(q, tg.genPkg+".") {
 				args = append(args, q+"("+name+")")
 			} else {
 				args = append(args, name)
 			}
 		}
-		call := fmt.Sprintf("queries.%s(%s)", m.name, strings.Join(args, ", "))
+		call := fmt.Sprintf("%s.%s(%s)", tg.call, m.name, strings.Join(args, ", "))
 		if len(m.result) == 0 {
-			fmt.Fprintf(&b, ") error {\n\treturn mapDriverError(%s)\n}\n", call)
+			fmt.Fprintf(&b, ") error {\n\treturn %s(%s)\n}\n", tg.mapErr, call)
 			continue
 		}
 		res := qualify(fset, types, m.result[0], "driver")
@@ -260,12 +293,12 @@ func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []m
 		switch {
 		case strings.HasPrefix(res, "[]driver."):
 			elem := strings.TrimPrefix(res, "[]driver.")
-			fmt.Fprintf(&b, "\treturn sameRows[gen.%s, driver.%s](r), mapDriverError(err)\n}\n", elem, elem)
+			fmt.Fprintf(&b, "\treturn rowcast.Same[%s.%s, driver.%s](r), %s(err)\n}\n", tg.genPkg, elem, elem, tg.mapErr)
 			sliceTypes[elem] = true
 		case strings.HasPrefix(res, "driver."):
-			fmt.Fprintf(&b, "\treturn %s(r), mapDriverError(err)\n}\n", res)
+			fmt.Fprintf(&b, "\treturn %s(r), %s(err)\n}\n", res, tg.mapErr)
 		default:
-			b.WriteString("\treturn r, mapDriverError(err)\n}\n")
+			fmt.Fprintf(&b, "\treturn r, %s(err)\n}\n", tg.mapErr)
 		}
 	}
 	elems := make([]string, 0, len(sliceTypes))
@@ -274,9 +307,9 @@ func engineFile(fset *token.FileSet, types map[string]*ast.TypeSpec, methods []m
 	}
 	slices.Sort(elems)
 	b.WriteString("\n// Each row type converts to its driver twin, which is what lets\n")
-	b.WriteString("// sameRows reuse a slice of one as a slice of the other.\nvar (\n")
+	b.WriteString("// rowcast.Same reuse a slice of one as a slice of the other.\nvar (\n")
 	for _, e := range elems {
-		fmt.Fprintf(&b, "\t_ = driver.%s(gen.%s{})\n", e, e)
+		fmt.Fprintf(&b, "\t_ = driver.%s(%s.%s{})\n", e, tg.genPkg, e)
 	}
 	b.WriteString(")\n")
 	return format.Source(b.Bytes())

@@ -1,0 +1,98 @@
+package pg
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// testDSN is the server the tests run on. Without one they skip locally,
+// saying how to get one, and fail in CI, which must run them.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("SESSIONDB_PG_DSN")
+	if dsn == "" {
+		const how = "SESSIONDB_PG_DSN is not set: run `bash scripts/test.sh` from the repository root " +
+			"(it starts a throwaway PostgreSQL cluster), or point SESSIONDB_PG_DSN at a server " +
+			"(e.g. host=/tmp/pgsock port=5432 user=postgres dbname=postgres)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(how)
+		}
+		t.Skip(how)
+	}
+	return dsn
+}
+
+// freshSchema names a schema no other test uses, dropped (with the store
+// in it) when the test ends.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	dsn := testDSN(t)
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	schema := "t_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// openPool opens a pool on the test server whose connections work in
+// schema, closed when the test ends.
+func openPool(t *testing.T, dsn, schema string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := ParseConfig(dsn, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openPoolConfig(t, cfg)
+}
+
+// openPoolConfig opens a pool with cfg, closed when the test ends.
+func openPoolConfig(t *testing.T, cfg *pgxpool.Config) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// migratedPool is a pool on a fresh schema, prepared as an open would.
+func migratedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool := openPool(t, testDSN(t), freshSchema(t))
+	if _, err := Prepare(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+// openTestStore opens a store in a fresh schema of the test server, closed
+// when the test ends.
+func openTestStore(t *testing.T, opts Options) *Store {
+	t.Helper()
+	opts.Schema = freshSchema(t)
+	s, err := Open(t.Context(), testDSN(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -1,0 +1,70 @@
+-- Compression: a long conversation's active rows are replaced by a shorter
+-- set (CompactSession), or the conversation continues in a child session
+-- (PublishCompressionChild). Appends never wait for the compression lock:
+-- rows that arrive while a compressor works sit above its watermark and
+-- are carried over after the new rows.
+
+-- name: MessageActiveWatermark :one
+SELECT CAST(COALESCE(MAX(id), 0) AS bigint) FROM messages
+WHERE session_id = sqlc.arg(session_id) AND state = 'active';
+
+-- name: MessageCompactUpTo :execrows
+UPDATE messages SET state = 'compacted'
+WHERE session_id = sqlc.arg(session_id) AND state = 'active' AND id <= sqlc.arg(watermark);
+
+-- name: MessageActiveAbove :many
+SELECT * FROM messages
+WHERE session_id = sqlc.arg(session_id) AND state = 'active' AND id > sqlc.arg(watermark)
+ORDER BY id;
+
+-- name: MessageRetire :exec
+-- An original whose copy now stands in its place: hidden, and its
+-- idempotency key handed to the copy.
+UPDATE messages SET state = 'rewound', idempotency_key = NULL WHERE id = sqlc.arg(id);
+
+-- name: MessageCopy :one
+-- Copies a message into session_id as an active row; origin_id keeps the
+-- first original's id, so views can show the turn once.
+INSERT INTO messages (
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
+)
+SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
+       m.reasoning, m.finish_reason, m.token_count, 'active', m.is_summary,
+       sqlc.narg(idempotency_key), m.created_at, COALESCE(m.origin_id, m.id)
+FROM messages m WHERE m.id = sqlc.arg(source_id)
+RETURNING id;
+
+-- name: SessionRecount :exec
+-- message_count and tool_call_count count active rows: recomputed after a
+-- change of state (compaction, rewind). tool_calls_json is text holding a
+-- JSON array; json_array_length needs it cast (invalid JSON fails, as it
+-- does on SQLite).
+UPDATE sessions
+SET message_count = (SELECT COUNT(*) FROM messages m
+                     WHERE m.session_id = sessions.id AND m.state = 'active'),
+    tool_call_count = (SELECT COALESCE(SUM(json_array_length(CAST(m.tool_calls_json AS json))), 0) FROM messages m
+                       WHERE m.session_id = sessions.id AND m.state = 'active')
+WHERE sessions.id = sqlc.arg(id);
+
+-- name: SessionEndForCompression :execrows
+-- Stamps the parent of a continuation. An automatic end stamp (a reaper, a
+-- disconnect) does not close a session to compression; an explicit one does.
+UPDATE sessions SET ended_at = sqlc.arg(ended_at), end_reason = 'compression'
+WHERE id = sqlc.arg(id)
+  AND (ended_at IS NULL OR end_reason IN (
+      'agent_close', 'ws_orphan_reap', 'superseded_by_resume', 'startup_orphan_reap',
+      'tui_shutdown', 'ws_disconnect', 'idle_timeout', 'lru_evict'));
+
+-- name: SessionCopyFlags :exec
+-- A continuation keeps its parent's pin, archive and hidden flags.
+UPDATE sessions
+SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
+    archived = (SELECT p.archived FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
+    hidden = (SELECT p.hidden FROM sessions p WHERE p.id = sqlc.arg(parent_id))
+WHERE sessions.id = sqlc.arg(id);
+
+-- name: SessionEndReason :one
+-- What an append needs to know: does the session exist, and is it closed
+-- by compression?
+SELECT end_reason FROM sessions WHERE id = sqlc.arg(id);

@@ -1,0 +1,74 @@
+-- Export and import: JSON Lines, sessions in (started_at, id) order, each
+-- followed by its messages in id order.
+
+-- name: SessionExportPage :many
+SELECT * FROM sessions
+WHERE started_at > sqlc.arg(after_started) OR (started_at = sqlc.arg(after_started) AND id > sqlc.arg(after_id))
+ORDER BY started_at, id
+LIMIT CAST(sqlc.arg(row_limit) AS bigint);
+
+-- name: MessageExportPage :many
+SELECT * FROM messages
+WHERE session_id = sqlc.arg(session_id) AND id > sqlc.arg(after_id)
+ORDER BY id
+LIMIT CAST(sqlc.arg(row_limit) AS bigint);
+
+-- name: MessageSeq :one
+-- A message's 1-based position in its session: how an export names it.
+SELECT m.session_id, CAST((SELECT COUNT(*) FROM messages n
+                           WHERE n.session_id = m.session_id AND n.id <= m.id) AS bigint) AS seq
+FROM messages m WHERE m.id = sqlc.arg(id);
+
+-- name: MessageIDBySeq :one
+SELECT id FROM messages WHERE session_id = sqlc.arg(session_id)
+ORDER BY id LIMIT 1 OFFSET CAST(sqlc.arg(seq_offset) AS bigint);
+
+-- name: SessionImport :execrows
+INSERT INTO sessions (
+    id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
+    cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count
+) VALUES (
+    sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind),
+    sqlc.narg(user_id), sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
+    sqlc.narg(cwd), sqlc.arg(started_at), sqlc.narg(ended_at), sqlc.narg(end_reason),
+    sqlc.narg(title), sqlc.arg(title_rank), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
+    sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
+    sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
+    sqlc.arg(archived), sqlc.arg(pinned), sqlc.arg(hidden), sqlc.narg(last_read_at),
+    sqlc.arg(rewind_count)
+) ON CONFLICT (id) DO NOTHING;
+
+-- name: MessageImport :one
+INSERT INTO messages (
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
+) VALUES (
+    sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
+    sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(reasoning),
+    sqlc.narg(finish_reason), sqlc.narg(token_count), sqlc.arg(state), sqlc.arg(is_summary),
+    sqlc.narg(idempotency_key), sqlc.arg(created_at), sqlc.narg(origin_id)
+)
+RETURNING id;
+
+-- name: MessageSetOrigin :exec
+UPDATE messages SET origin_id = sqlc.narg(origin_id) WHERE id = sqlc.arg(id);
+
+-- name: SessionLink :exec
+UPDATE sessions SET parent_session_id = sqlc.arg(parent_id), parent_kind = sqlc.narg(parent_kind)
+WHERE id = sqlc.arg(id);
+
+-- name: SessionParentOf :one
+SELECT parent_session_id FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: ModelUsageImport :exec
+INSERT INTO session_model_usage (
+    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+) VALUES (
+    sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
+    sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
+    sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
+    sqlc.arg(first_seen_at), sqlc.arg(last_seen_at)
+) ON CONFLICT (session_id, model, task) DO NOTHING;

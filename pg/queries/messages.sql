@@ -1,0 +1,33 @@
+-- name: MessageInsert :one
+INSERT INTO messages (
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json,
+    reasoning, finish_reason, token_count, is_summary, idempotency_key, created_at
+) VALUES (
+    sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
+    sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(reasoning),
+    sqlc.narg(finish_reason), sqlc.narg(token_count), sqlc.arg(is_summary), sqlc.narg(idempotency_key),
+    sqlc.arg(created_at)
+)
+RETURNING id;
+
+-- name: MessageIDByIdempotencyKey :one
+SELECT id FROM messages
+WHERE session_id = sqlc.arg(session_id) AND idempotency_key = sqlc.arg(idempotency_key);
+
+-- name: MessageListAscending :many
+-- Oldest first, strictly between after_id and before_id.
+SELECT * FROM messages
+WHERE session_id = sqlc.arg(session_id)
+  AND id > sqlc.arg(after_id) AND id < sqlc.arg(before_id)
+  AND (CAST(sqlc.arg(include_rewound) AS bigint) = 1 OR state <> 'rewound')
+ORDER BY id ASC
+LIMIT CAST(sqlc.arg(row_limit) AS bigint);
+
+-- name: MessageListDescending :many
+-- Newest first, strictly between after_id and before_id.
+SELECT * FROM messages
+WHERE session_id = sqlc.arg(session_id)
+  AND id > sqlc.arg(after_id) AND id < sqlc.arg(before_id)
+  AND (CAST(sqlc.arg(include_rewound) AS bigint) = 1 OR state <> 'rewound')
+ORDER BY id DESC
+LIMIT CAST(sqlc.arg(row_limit) AS bigint);

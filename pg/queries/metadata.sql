@@ -1,0 +1,53 @@
+-- Session metadata over time: model, workspace, system prompt, reopening,
+-- and the compression failure cooldown.
+
+-- name: SessionSetModel :execrows
+UPDATE sessions SET model = sqlc.arg(model), model_config_json = sqlc.narg(model_config_json)
+WHERE id = sqlc.arg(id);
+
+-- name: ModelSwitchInsert :exec
+INSERT INTO model_switches (session_id, from_model, to_model, provider, after_message_id, switched_at)
+VALUES (sqlc.arg(session_id), sqlc.narg(from_model), sqlc.arg(to_model), sqlc.narg(provider),
+        sqlc.arg(after_message_id), sqlc.arg(switched_at));
+
+-- name: ModelSwitchesBySession :many
+SELECT * FROM model_switches WHERE session_id = sqlc.arg(session_id) ORDER BY id;
+
+-- name: SessionNewestMessageID :one
+SELECT CAST(COALESCE(MAX(id), 0) AS bigint) FROM messages WHERE session_id = sqlc.arg(session_id);
+
+-- name: SessionSetWorkspace :execrows
+-- Each part is replaced only when its set_ flag is 1 (a NULL value clears).
+UPDATE sessions
+SET cwd = CASE WHEN CAST(sqlc.arg(set_cwd) AS bigint) = 1 THEN sqlc.narg(cwd) ELSE cwd END,
+    git_branch = CASE WHEN CAST(sqlc.arg(set_branch) AS bigint) = 1 THEN sqlc.narg(git_branch) ELSE git_branch END,
+    git_repo_root = CASE WHEN CAST(sqlc.arg(set_root) AS bigint) = 1 THEN sqlc.narg(git_repo_root) ELSE git_repo_root END
+WHERE id = sqlc.arg(id);
+
+-- name: SessionSetSystemPrompt :execrows
+UPDATE sessions SET system_prompt = sqlc.narg(system_prompt) WHERE id = sqlc.arg(id);
+
+-- name: SessionReopen :execrows
+-- SQLite's null-safe IS NOT is IS DISTINCT FROM: a NULL end reason is not
+-- 'compression'.
+-- Guarded in Go first (a compressed parent is refused); the condition here
+-- keeps a concurrent compression from being undone.
+UPDATE sessions SET ended_at = NULL, end_reason = NULL
+WHERE id = sqlc.arg(id) AND ended_at IS NOT NULL AND end_reason IS DISTINCT FROM 'compression';
+
+-- name: SessionCompressionCooldownGet :one
+SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: SessionCompressionCooldownSet :execrows
+-- The later deadline wins: a second failure reported with a shorter
+-- cooldown does not bring the retry forward. GREATEST is SQLite's scalar
+-- MAX (which, unlike GREATEST, would turn a NULL retry_after into NULL;
+-- callers always pass one). The CAST types the parameter int64 (not
+-- *int64), as the SQLite query's does.
+UPDATE sessions
+SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), CAST(sqlc.arg(retry_after) AS bigint)),
+    compression_error = sqlc.arg(error)
+WHERE id = sqlc.arg(id);
+
+-- name: SessionCompressionCooldownClear :execrows
+UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL WHERE id = sqlc.arg(id);

@@ -1,0 +1,20 @@
+-- Resolving what a person names: an id prefix, the session to resume.
+
+-- name: SessionIDsInRange :many
+-- Session ids in [lo, hi): the ids that start with a prefix, when hi is
+-- the prefix with its last code point raised by one (ids are COLLATE "C",
+-- compared bytewise, and UTF-8's byte order is code point order). Unlike
+-- SQLite, PostgreSQL refuses a hi that is not UTF-8, so raising the last
+-- byte (0xBF becomes 0xC0) does not work here. The primary key serves the
+-- range; the caller asks for one more than it lists, to know whether
+-- there are more.
+SELECT id FROM sessions WHERE id >= sqlc.arg(lo) AND id < sqlc.arg(hi) ORDER BY id LIMIT CAST(sqlc.arg(max_rows) AS bigint);
+
+-- name: SessionHasRealTurns :one
+-- Whether a session holds a turn of its own: a visible message that is
+-- not a compression summary (a continuation that holds only its summary
+-- has none yet).
+SELECT EXISTS (
+    SELECT 1 FROM messages
+    WHERE session_id = sqlc.arg(session_id) AND is_summary = 0 AND state = 'active' AND role <> 'system'
+);

@@ -1,0 +1,96 @@
+-- name: SessionUsageAdd :execrows
+-- Delta mode: adds to the session's running totals.
+UPDATE sessions
+SET input_tokens = input_tokens + sqlc.arg(input_tokens),
+    output_tokens = output_tokens + sqlc.arg(output_tokens),
+    cache_read_tokens = cache_read_tokens + sqlc.arg(cache_read_tokens),
+    cache_write_tokens = cache_write_tokens + sqlc.arg(cache_write_tokens),
+    reasoning_tokens = reasoning_tokens + sqlc.arg(reasoning_tokens),
+    api_call_count = api_call_count + sqlc.arg(api_call_count),
+    estimated_cost_usd = estimated_cost_usd + sqlc.arg(estimated_cost_usd),
+    actual_cost_usd = actual_cost_usd + sqlc.arg(actual_cost_usd)
+WHERE id = sqlc.arg(id);
+
+-- name: SessionUsageSet :execrows
+-- Absolute mode: the caller knows the session's totals.
+UPDATE sessions
+SET input_tokens = sqlc.arg(input_tokens),
+    output_tokens = sqlc.arg(output_tokens),
+    cache_read_tokens = sqlc.arg(cache_read_tokens),
+    cache_write_tokens = sqlc.arg(cache_write_tokens),
+    reasoning_tokens = sqlc.arg(reasoning_tokens),
+    api_call_count = sqlc.arg(api_call_count),
+    estimated_cost_usd = sqlc.arg(estimated_cost_usd),
+    actual_cost_usd = sqlc.arg(actual_cost_usd)
+WHERE id = sqlc.arg(id);
+
+-- name: SessionUsageGet :one
+SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
+       api_call_count, estimated_cost_usd, actual_cost_usd
+FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: ModelUsageAdd :exec
+-- Adds a delta to the (session, model, task) row, creating it on first use.
+-- The existing row's columns are named by table: PostgreSQL's DO UPDATE
+-- sees the existing row and excluded side by side.
+INSERT INTO session_model_usage (
+    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+) VALUES (
+    sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
+    sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
+    sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
+    sqlc.arg(seen_at), sqlc.arg(seen_at)
+) ON CONFLICT (session_id, model, task) DO UPDATE SET
+    input_tokens = session_model_usage.input_tokens + excluded.input_tokens,
+    output_tokens = session_model_usage.output_tokens + excluded.output_tokens,
+    cache_read_tokens = session_model_usage.cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = session_model_usage.cache_write_tokens + excluded.cache_write_tokens,
+    reasoning_tokens = session_model_usage.reasoning_tokens + excluded.reasoning_tokens,
+    api_call_count = session_model_usage.api_call_count + excluded.api_call_count,
+    estimated_cost_usd = session_model_usage.estimated_cost_usd + excluded.estimated_cost_usd,
+    actual_cost_usd = session_model_usage.actual_cost_usd + excluded.actual_cost_usd,
+    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at);
+
+-- name: ModelUsageBySession :many
+-- The same columns as ModelUsageTotals, so one mapping serves both.
+SELECT model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+       reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd,
+       first_seen_at, last_seen_at
+FROM session_model_usage
+WHERE session_id = sqlc.arg(session_id)
+ORDER BY model, task;
+
+-- name: UsageTotals :one
+-- Session totals (main loop only) over the sessions a filter selects; the
+-- same columns as SessionUsageGet.
+SELECT CAST(COALESCE(SUM(input_tokens), 0) AS bigint) AS input_tokens,
+       CAST(COALESCE(SUM(output_tokens), 0) AS bigint) AS output_tokens,
+       CAST(COALESCE(SUM(cache_read_tokens), 0) AS bigint) AS cache_read_tokens,
+       CAST(COALESCE(SUM(cache_write_tokens), 0) AS bigint) AS cache_write_tokens,
+       CAST(COALESCE(SUM(reasoning_tokens), 0) AS bigint) AS reasoning_tokens,
+       CAST(COALESCE(SUM(api_call_count), 0) AS bigint) AS api_call_count,
+       CAST(COALESCE(SUM(estimated_cost_usd), 0) AS double precision) AS estimated_cost_usd,
+       CAST(COALESCE(SUM(actual_cost_usd), 0) AS double precision) AS actual_cost_usd
+FROM sessions
+WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR source = sqlc.narg(source))
+  AND started_at >= sqlc.arg(since);
+
+-- name: ModelUsageTotals :many
+-- Per (model, task) sums over the sessions a filter selects.
+SELECT u.model, u.task,
+       CAST(SUM(u.input_tokens) AS bigint) AS input_tokens,
+       CAST(SUM(u.output_tokens) AS bigint) AS output_tokens,
+       CAST(SUM(u.cache_read_tokens) AS bigint) AS cache_read_tokens,
+       CAST(SUM(u.cache_write_tokens) AS bigint) AS cache_write_tokens,
+       CAST(SUM(u.reasoning_tokens) AS bigint) AS reasoning_tokens,
+       CAST(SUM(u.api_call_count) AS bigint) AS api_call_count,
+       CAST(SUM(u.estimated_cost_usd) AS double precision) AS estimated_cost_usd,
+       CAST(SUM(u.actual_cost_usd) AS double precision) AS actual_cost_usd,
+       CAST(MIN(u.first_seen_at) AS bigint) AS first_seen_at,
+       CAST(MAX(u.last_seen_at) AS bigint) AS last_seen_at
+FROM session_model_usage u JOIN sessions s ON s.id = u.session_id
+WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND s.started_at >= sqlc.arg(since)
+GROUP BY u.model, u.task
+ORDER BY u.model, u.task;

@@ -1,0 +1,122 @@
+package pg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// restartCommand is a shell command restarting the test server at once
+// (pg_ctl restart -m immediate: a crash and recovery), which
+// scripts/test.sh's throwaway cluster exports. Without it the test skips,
+// or fails under CI=true.
+func restartCommand(t *testing.T) string {
+	t.Helper()
+	cmd := os.Getenv("SESSIONDB_PG_RESTART")
+	if cmd == "" {
+		const how = "SESSIONDB_PG_RESTART is not set: `bash scripts/test.sh` sets it for its throwaway cluster " +
+			"(a command such as `pg_ctl -D DATA -m immediate -w restart` run as postgres)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(how)
+		}
+		t.Skip(how)
+	}
+	return cmd
+}
+
+// TestServerRestartUnderLoad: the server crashes and restarts while
+// writers append keyed turns. Calls in flight end with success, or with
+// ErrCommitUnknown (then resent with the same key), within their
+// patience; nothing acknowledged is lost or doubled, and the same store
+// works afterwards without reopening.
+func TestServerRestartUnderLoad(t *testing.T) {
+	restart := restartCommand(t)
+	const writers, patience = 8, 15 * time.Second
+	s := openTestStore(t, Options{WritePatience: patience / 3, TranscriptPatience: patience})
+	ctx := t.Context()
+	for w := range writers {
+		if _, err := s.CreateSession(ctx, store.NewSession{ID: fmt.Sprint("w", w), Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stop atomic.Bool
+	var unknown, slowest atomic.Int64
+	acked := make([]map[string]int64, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		acked[w] = map[string]int64{}
+		wg.Go(func() {
+			for n := 0; !stop.Load(); n++ {
+				key := fmt.Sprint("k", n)
+				for {
+					start := time.Now()
+					id, err := s.AppendMessage(ctx, fmt.Sprint("w", w), store.NewMessage{Role: store.RoleUser, Content: "turn " + key, IdempotencyKey: key})
+					if took := time.Since(start); took > time.Duration(slowest.Load()) {
+						slowest.Store(int64(took))
+					}
+					if err == nil {
+						acked[w][key] = id
+						break
+					}
+					if !errors.Is(err, store.ErrCommitUnknown) {
+						t.Errorf("writer %d %s: %v (want success or ErrCommitUnknown)", w, key, err)
+						return
+					}
+					unknown.Add(1) // resend: the key makes it exactly once
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	began := time.Now()
+	if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+		stop.Store(true)
+		wg.Wait()
+		t.Fatalf("restart the server: %v\n%s", err, out)
+	}
+	down := time.Since(began)
+	time.Sleep(500 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+
+	if max := time.Duration(slowest.Load()); max > patience+5*time.Second {
+		t.Errorf("the slowest append took %v, patience is %v", max, patience)
+	}
+	total := 0
+	for w := range writers {
+		msgs, err := s.Messages(ctx, fmt.Sprint("w", w), store.MessageQuery{Limit: 100000})
+		if err != nil {
+			t.Fatalf("read after the restart (same store): %v", err)
+		}
+		stored := map[string]int64{}
+		for _, m := range msgs {
+			key := m.Content[len("turn "):]
+			if _, dup := stored[key]; dup {
+				t.Errorf("writer %d %s stored twice", w, key)
+			}
+			stored[key] = m.ID
+		}
+		for key, id := range acked[w] {
+			if stored[key] != id {
+				t.Errorf("writer %d %s acknowledged as %d, stored as %d", w, key, id, stored[key])
+			}
+		}
+		sess, err := s.Session(ctx, fmt.Sprint("w", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.MessageCount != int64(len(msgs)) {
+			t.Errorf("writer %d: counter %d, %d rows", w, sess.MessageCount, len(msgs))
+		}
+		total += len(acked[w])
+	}
+	t.Logf("restart took %v; %d appends acknowledged, %d ended ErrCommitUnknown and were resent, slowest %v",
+		down.Round(time.Millisecond), total, unknown.Load(), time.Duration(slowest.Load()).Round(time.Millisecond))
+}

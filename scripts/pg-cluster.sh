@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Sourced by scripts/test.sh: starts a throwaway PostgreSQL cluster for the
+# pg module's tests and exports SESSIONDB_PG_DSN, unless it is already set
+# (then those tests use that server), and SESSIONDB_PG_RESTART, the command
+# that crash-restarts it for the server-restart test. The cluster runs as
+# the postgres user (initdb refuses root), C.UTF-8 (a C ctype would blind
+# pg_trgm to CJK), trust auth on a Unix socket in a temporary directory
+# and no TCP, so nothing outside this run can reach it; an EXIT trap stops
+# it and removes the directory. PostgreSQL is installed first when it is
+# missing and this is root with apt-get.
+#
+# Sets pg_ready=1 when a server is there for the tests; otherwise explains
+# why not (the pg tests then skip, or fail under CI=true).
+
+pg_ready=0
+pg_cluster_start() {
+  if [ -n "${SESSIONDB_PG_DSN:-}" ]; then
+    pg_ready=1
+    return
+  fi
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    if can_install; then
+      echo "installing postgresql postgresql-contrib"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        postgresql postgresql-contrib >/dev/null
+    else
+      echo "scripts/test.sh: NOTICE: no PostgreSQL here and none can be installed; the pg tests will skip" >&2
+      return
+    fi
+  fi
+  if [ "$(id -u)" != 0 ] && [ "$(id -un)" != postgres ]; then
+    echo "scripts/test.sh: NOTICE: a throwaway PostgreSQL cluster needs root (to run as postgres);" >&2
+    echo "  set SESSIONDB_PG_DSN to a server's connection string to run the pg tests" >&2
+    return
+  fi
+  if [ "${SESSIONDB_TEST_DRY_RUN:-}" = 1 ]; then
+    echo "start a throwaway PostgreSQL cluster (initdb --locale=C.UTF-8, Unix socket only)"
+    pg_ready=1
+    return
+  fi
+  local pgbin as_pg=()
+  pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  PG_TMP=$(mktemp -d)
+  if [ "$(id -u)" = 0 ]; then
+    chown postgres "$PG_TMP"
+    as_pg=(runuser -u postgres --)
+  fi
+  PG_STOP=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/data" -m fast -w stop)
+  trap 'pg_cluster_stop' EXIT
+  local started=$SECONDS
+  "${as_pg[@]}" "$pgbin/initdb" -D "$PG_TMP/data" --locale=C.UTF-8 --encoding=UTF8 --auth=trust -U postgres >"$PG_TMP/initdb.log" 2>&1 ||
+    { cat "$PG_TMP/initdb.log" >&2; return 1; }
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/log" -w start \
+    -o "-c listen_addresses='' -k $PG_TMP -p 55432 -c max_connections=200" >/dev/null ||
+    { cat "$PG_TMP/log" >&2; return 1; }
+  echo "throwaway PostgreSQL cluster up in $((SECONDS - started)) s at $PG_TMP"
+  export SESSIONDB_PG_DSN="host=$PG_TMP port=55432 user=postgres dbname=postgres sslmode=disable"
+  # The server-restart test crashes and restarts this cluster (and only
+  # this one: a server named by a caller's SESSIONDB_PG_DSN is never
+  # restarted, and that test then skips).
+  export SESSIONDB_PG_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/data -l $PG_TMP/log -w -m immediate restart >/dev/null"
+  pg_ready=1
+}
+pg_cluster_stop() {
+  if [ -n "${PG_TMP:-}" ] && [ -d "$PG_TMP/data" ]; then
+    "${PG_STOP[@]}" >/dev/null 2>&1 || true
+    rm -rf "$PG_TMP"
+  fi
+}
