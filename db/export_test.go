@@ -1,10 +1,7 @@
 package db
 
 import (
-	"bytes"
-	"context"
 	"testing"
-	"time"
 )
 
 // fillRichStore builds a store that uses every part of the domain an
@@ -48,37 +45,4 @@ func fillRichStore(t testing.TB, s *Store) {
 	s.SetPinned(ctx, "root", true)
 	s.MarkRead(ctx, "helper", false)
 	s.EndSession(ctx, "helper", "done")
-}
-
-// a continuation whose started_at sorts before its parent (same
-// millisecond with a smaller id, or clock skew) is exported first; the
-// full export is then refused by Import.
-func TestExportImport_ChildExportedBeforeItsParent(t *testing.T) {
-	ctx := t.Context()
-	a := openTestStore(t, Options{})
-	newTestSession(t, a, "zparent")
-	appendTexts(t, a, "zparent", "one")
-	h := lockFor(t, a, "zparent")
-	w, _ := a.ActiveWatermark(ctx, "zparent")
-	appendTexts(t, a, "zparent", "late")
-	if _, err := a.PublishCompressionChild(ctx, "zparent", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "achild"},
-		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
-		t.Fatal(err)
-	}
-	// Same millisecond as the parent (what a fast publish gives).
-	if err := a.write(ctx, "t", "", time.Second, func(ctx context.Context, tx genDBTX) error {
-		_, err := tx.ExecContext(ctx, "UPDATE sessions SET started_at = (SELECT started_at FROM sessions WHERE id='zparent') WHERE id='achild'")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	file := exportAll(t, a)
-	b := openTestStore(t, Options{})
-	res, err := b.Import(ctx, bytes.NewReader(file), ImportOptions{})
-	if err != nil {
-		t.Fatalf("importing a full export: %v %v", err, res.Errors)
-	}
-	if again := exportAll(t, b); !bytes.Equal(file, again) {
-		t.Errorf("round trip differs when a child is exported before its parent:\n%s\n---\n%s", file, again)
-	}
 }

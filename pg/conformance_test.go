@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/sessiondb/sessiondb/store"
@@ -12,8 +13,25 @@ import (
 // parallel); without a server it skips, or fails under CI=true.
 func TestConformance(t *testing.T) {
 	testDSN(t)
-	storetest.Run(t, func(t *testing.T, o store.Options) *store.Store {
-		return openTestStore(t, Options{WritePatience: o.WritePatience, TranscriptPatience: o.TranscriptPatience,
-			ActivityPatience: o.ActivityPatience, Logger: o.Logger}).Store
+	var mu sync.Mutex
+	engines := map[*store.Store]*Store{}
+	storetest.Run(t, storetest.Engine{
+		Open: func(t *testing.T, o store.Options) *store.Store {
+			s := openTestStore(t, Options{WritePatience: o.WritePatience, TranscriptPatience: o.TranscriptPatience,
+				ActivityPatience: o.ActivityPatience, Logger: o.Logger})
+			mu.Lock()
+			engines[s.Store] = s
+			mu.Unlock()
+			return s.Store
+		},
+		Exec: func(t testing.TB, st *store.Store, query string, args ...any) {
+			t.Helper()
+			mu.Lock()
+			s := engines[st]
+			mu.Unlock()
+			if _, err := s.eng.pool.Exec(t.Context(), query, args...); err != nil {
+				t.Fatalf("exec %q: %v", query, err)
+			}
+		},
 	})
 }

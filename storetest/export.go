@@ -392,3 +392,31 @@ func testExportImport_OneContinuationAlone(t *testing.T, open Opener) {
 		t.Errorf("importing Export(SessionID: child): %v %v", err, res.Errors)
 	}
 }
+
+// a continuation whose started_at sorts before its parent (same
+// millisecond with a smaller id, or clock skew) is exported first; the
+// full export is then refused by Import.
+func testExportImport_ChildExportedBeforeItsParent(t *testing.T, e Engine) {
+	ctx := t.Context()
+	a := e.Open(t, Options{})
+	newTestSession(t, a, "zparent")
+	appendTexts(t, a, "zparent", "one")
+	h := lockFor(t, a, "zparent")
+	w, _ := a.ActiveWatermark(ctx, "zparent")
+	appendTexts(t, a, "zparent", "late")
+	if _, err := a.PublishCompressionChild(ctx, "zparent", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "achild"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Same millisecond as the parent (what a fast publish gives).
+	e.Exec(t, a, "UPDATE sessions SET started_at = (SELECT started_at FROM sessions WHERE id='zparent') WHERE id='achild'")
+	file := exportAll(t, a)
+	b := e.Open(t, Options{})
+	res, err := b.Import(ctx, bytes.NewReader(file), ImportOptions{})
+	if err != nil {
+		t.Fatalf("importing a full export: %v %v", err, res.Errors)
+	}
+	if again := exportAll(t, b); !bytes.Equal(file, again) {
+		t.Errorf("round trip differs when a child is exported before its parent:\n%s\n---\n%s", file, again)
+	}
+}

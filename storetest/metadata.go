@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	. "github.com/sessiondb/sessiondb/store"
 
@@ -96,5 +97,81 @@ func testSetWorkspaceAndSystemPrompt(t *testing.T, open Opener) {
 	}
 	if err := s.SetSystemPrompt(ctx, "s1", "\xff"); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("invalid UTF-8 prompt = %v, want ErrInvalidInput", err)
+	}
+}
+
+func testCompressionFailureCooldown(t *testing.T, e Engine) {
+	ctx := t.Context()
+	s := e.Open(t, Options{})
+	newTestSession(t, s, "s1")
+	holder := NewHolder("compressor")
+	if err := s.CompressionFailed(ctx, "s1", time.Hour, "summary model timed out"); err != nil {
+		t.Fatal(err)
+	}
+	// A second failure with a shorter cooldown keeps the later deadline.
+	if err := s.CompressionFailed(ctx, "s1", time.Minute, "provider 529"); err != nil {
+		t.Fatal(err)
+	}
+	sess, _ := s.Session(ctx, "s1")
+	if left := time.Until(sess.CompressionRetryAfter); left < 50*time.Minute || sess.CompressionError != "provider 529" {
+		t.Errorf("cooldown = %v left, error %q; want about an hour and the latest error", left, sess.CompressionError)
+	}
+	if _, got, err := s.AcquireCompressionLock(ctx, "s1", holder, 0); !errors.Is(err, ErrCoolingDown) || got {
+		t.Fatalf("lock during the cooldown = %v, %v; want ErrCoolingDown", got, err)
+	}
+	if lock, _ := s.CompressionLock(ctx, "s1"); lock.Holder != "" {
+		t.Errorf("a lock was taken during the cooldown: %+v", lock)
+	}
+	// Once the time has passed (moved here by hand), compression may run.
+	e.Exec(t, s, "UPDATE sessions SET compression_retry_after = $1 WHERE id = 's1'", time.Now().UnixMilli()-1)
+	if _, got, err := s.AcquireCompressionLock(ctx, "s1", holder, 0); err != nil || !got {
+		t.Errorf("lock after the cooldown = %v, %v", got, err)
+	}
+	if sess, _ := s.Session(ctx, "s1"); sess.CompressionError != "provider 529" {
+		t.Errorf("the error was not kept: %q", sess.CompressionError)
+	}
+	if err := s.ClearCompressionFailure(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if sess, _ := s.Session(ctx, "s1"); !sess.CompressionRetryAfter.IsZero() || sess.CompressionError != "" {
+		t.Errorf("after clearing: %v %q", sess.CompressionRetryAfter, sess.CompressionError)
+	}
+	if err := s.CompressionFailed(ctx, "s1", 0, "x"); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("zero cooldown = %v, want ErrInvalidInput", err)
+	}
+	if err := s.CompressionFailed(ctx, "ghost", time.Hour, "x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session = %v, want ErrNotFound", err)
+	}
+}
+
+func testReopenSession(t *testing.T, e Engine) {
+	ctx := t.Context()
+	s := bulkStore(t, e, []bulkSpec{
+		{id: "ended", source: "cli", messages: 1, ended: true},
+		{id: "live", source: "cli"},
+		{id: "root", source: "cli", messages: 1},
+		{id: "tip", parent: "root", kind: ChildCompression},
+	})
+	reopened, err := s.ReopenSession(ctx, "ended")
+	if err != nil || !reopened {
+		t.Fatalf("ReopenSession(ended) = %v, %v", reopened, err)
+	}
+	if got, _ := s.Session(ctx, "ended"); got.Ended() || got.EndReason != "" {
+		t.Errorf("reopened session still ended: %v %q", got.EndedAt, got.EndReason)
+	}
+	if _, err := s.AppendMessage(ctx, "ended", NewMessage{Role: RoleUser, Content: "back again"}); err != nil {
+		t.Errorf("append after reopen: %v", err)
+	}
+	if again, err := s.ReopenSession(ctx, "live"); err != nil || again {
+		t.Errorf("ReopenSession(live) = %v, %v; want false, nil", again, err)
+	}
+	if _, err := s.ReopenSession(ctx, "root"); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("ReopenSession(compressed parent) = %v, want ErrSessionClosed", err)
+	}
+	if got, _ := s.Session(ctx, "root"); got.EndReason != "compression" {
+		t.Errorf("the refused reopen changed the parent: %q", got.EndReason)
+	}
+	if _, err := s.ReopenSession(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReopenSession(ghost) = %v, want ErrNotFound", err)
 	}
 }

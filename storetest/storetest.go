@@ -19,10 +19,24 @@ import (
 // closed when the test ends (the suite may close it earlier itself).
 type Opener func(t *testing.T, opts store.Options) *store.Store
 
+// Engine is what the suite needs of an engine.
+type Engine struct {
+	// Open opens a fresh store (see Opener).
+	Open Opener
+	// Exec runs one SQL statement on the database behind s, for setups the
+	// API cannot make on purpose: a session backdated by a month, an
+	// expired cooldown, a link that makes a cycle. The suite writes SQL
+	// that every engine speaks, with $1-style parameters.
+	Exec func(t testing.TB, s *store.Store, query string, args ...any)
+}
+
 // Run runs the whole suite, each test a subtest.
-func Run(t *testing.T, open Opener) {
+func Run(t *testing.T, e Engine) {
+	if e.Open == nil || e.Exec == nil {
+		t.Fatal("storetest: the engine needs both Open and Exec")
+	}
 	for _, c := range suite {
-		t.Run(c.name, func(t *testing.T) { c.test(t, open) })
+		t.Run(c.name, func(t *testing.T) { c.test(t, e) })
 	}
 }
 

@@ -389,3 +389,114 @@ func testPublishCompressionChild_NumbersTheTitle(t *testing.T, open Opener) {
 		t.Errorf("continuation of Plan #4 titled %q, want Plan #5", got)
 	}
 }
+
+// setParentKind links child to parent by hand: a link the API refuses to
+// make (a cycle, a kind changed after the fact), as a damaged or foreign
+// file may hold.
+func setParentKind(t *testing.T, e Engine, s *Store, child, parent, kind string) {
+	t.Helper()
+	e.Exec(t, s, "UPDATE sessions SET parent_session_id = $1, parent_kind = $2 WHERE id = $3", parent, kind, child)
+}
+
+// A continuation takes its title from a compression ancestor, any number
+// of compression links up — and only through compression links.
+func testSetTitle_TakesOverFromCompressionAncestor(t *testing.T, e Engine) {
+	tests := []struct {
+		name string
+		// links: child -> parent, kind, in creation order; every id in
+		// them is created. root holds the title "Chat" first.
+		links  [][3]string
+		taker  string
+		wantOK bool
+	}{
+		{"Child", [][3]string{{"c1", "root", "compression"}}, "c1", true},
+		{"Grandchild", [][3]string{{"c1", "root", "compression"}, {"c2", "c1", "compression"}}, "c2", true},
+		{"BranchChild", [][3]string{{"b1", "root", "branch"}}, "b1", false},
+		{"CompressionBelowBranch", [][3]string{{"b1", "root", "branch"}, {"c1", "b1", "compression"}}, "c1", false},
+		{"DelegateChild", [][3]string{{"d1", "root", "delegate"}}, "d1", false},
+		{"Unrelated", [][3]string{{"c1", "other", "compression"}}, "c1", false},
+		{"ParentHasTheTitle", [][3]string{{"c1", "root", "compression"}}, "root", true}, // its own title
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := e.Open(t, Options{})
+			ctx := t.Context()
+			newTestSession(t, s, "root")
+			newTestSession(t, s, "other")
+			for _, l := range tt.links {
+				newTestSession(t, s, l[0])
+			}
+			for _, l := range tt.links {
+				setParentKind(t, e, s, l[0], l[1], l[2])
+			}
+			if err := s.SetTitle(ctx, "root", "Chat"); err != nil {
+				t.Fatal(err)
+			}
+			err := s.SetTitle(ctx, tt.taker, "Chat")
+			if tt.wantOK != (err == nil) {
+				t.Fatalf("SetTitle(%s) = %v, want ok=%v", tt.taker, err, tt.wantOK)
+			}
+			if !tt.wantOK {
+				if !errors.Is(err, ErrExists) {
+					t.Errorf("error %v is not ErrExists", err)
+				}
+				if got, _ := titleOf(t, s, "root"); got != "Chat" {
+					t.Errorf("root's title became %q after a refused takeover", got)
+				}
+				return
+			}
+			if got, rank := titleOf(t, s, tt.taker); got != "Chat" || rank != TitleUser {
+				t.Errorf("%s: title %q rank %v, want Chat user", tt.taker, got, rank)
+			}
+			if tt.taker != "root" {
+				if got, rank := titleOf(t, s, "root"); got != "" || rank != TitleDerived {
+					t.Errorf("root kept title %q rank %v after the takeover", got, rank)
+				}
+			}
+		})
+	}
+}
+
+// An automatic takeover keeps the higher rank: a name a user chose stays a
+// user's name as it moves down the chain.
+func testSetAutoTitle_TakeoverKeepsTheUserRank(t *testing.T, e Engine) {
+	s := e.Open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "root")
+	newTestSession(t, s, "tip")
+	setParentKind(t, e, s, "tip", "root", "compression")
+	if err := s.SetTitle(ctx, "root", "Chat"); err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.SetAutoTitle(ctx, "tip", "Chat", TitleDerived)
+	if err != nil || !applied {
+		t.Fatalf("SetAutoTitle = %v, %v", applied, err)
+	}
+	if got, rank := titleOf(t, s, "tip"); got != "Chat" || rank != TitleUser {
+		t.Errorf("tip: %q %v, want Chat user", got, rank)
+	}
+}
+
+// A cycle of compression links (a damaged file, a bad import) must not
+// hang the ancestor walk: the cap ends it.
+func testSetTitle_CompressionCycleEnds(t *testing.T, e Engine) {
+	s := e.Open(t, Options{})
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "owner"} {
+		newTestSession(t, s, id)
+	}
+	setParentKind(t, e, s, "a", "b", "compression")
+	setParentKind(t, e, s, "b", "a", "compression")
+	if err := s.SetTitle(ctx, "owner", "Taken"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTitle(ctx, "a", "Taken"); !errors.Is(err, ErrExists) {
+		t.Errorf("SetTitle across a cycle = %v, want ErrExists", err)
+	}
+	if err := s.SetTitle(ctx, "b", "Mine"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTitle(ctx, "a", "Mine"); err != nil {
+		t.Errorf("SetTitle from a cyclic compression ancestor = %v, want the takeover", err)
+	}
+}
