@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiondb/sessiondb/storetest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -15,7 +17,7 @@ func TestBulk_DryRunLeavesTheFileAsItWas(t *testing.T) {
 	s := openTestStore(t, Options{ManualIndexing: true}) // no indexer writing meanwhile
 	for _, id := range []string{"a", "b", "c"} {
 		newTestSession(t, s, id)
-		appendTexts(t, s, id, "hello", "world")
+		storetest.AppendTexts(t, s.Store, id, "hello", "world")
 		s.EndSession(ctx, id, "done")
 	}
 	if err := s.IndexNow(ctx); err != nil {

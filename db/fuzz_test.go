@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // FuzzImport: no input makes Import panic or write part of a bad file. A
@@ -17,15 +19,15 @@ import (
 // TestExportImport_RoundTripIsByteIdentical.)
 func FuzzImport(f *testing.F) {
 	src := openTestStore(f, Options{})
-	fillRichStore(f, src)
+	storetest.FillRich(f, src.Store)
 	var b bytes.Buffer
 	if _, err := src.Export(f.Context(), &b, ExportOptions{}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
-	f.Add([]byte(header + sessionLine("a", "", "") + messageLine("a", 1, "hi")))
-	f.Add([]byte(header + sessionLine("a", "b", "branch") + sessionLine("b", "a", "branch")))
-	f.Add([]byte(header + `{"type":"message"}` + "\n"))
+	f.Add([]byte(storetest.ExportHeader + storetest.SessionLine("a", "", "") + storetest.MessageLine("a", 1, "hi")))
+	f.Add([]byte(storetest.ExportHeader + storetest.SessionLine("a", "b", "branch") + storetest.SessionLine("b", "a", "branch")))
+	f.Add([]byte(storetest.ExportHeader + `{"type":"message"}` + "\n"))
 	f.Add([]byte("\xff\xfe"))
 	f.Add([]byte{})
 

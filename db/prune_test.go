@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 func TestVacuum_ShrinksTheFileAndTruncatesTheWAL(t *testing.T) {
@@ -24,7 +26,7 @@ func TestVacuum_ShrinksTheFileAndTruncatesTheWAL(t *testing.T) {
 		s.EndSession(ctx, id, "done")
 	}
 	newTestSession(t, s, "keep")
-	appendTexts(t, s, "keep", "still here")
+	storetest.AppendTexts(t, s.Store, "keep", "still here")
 	time.Sleep(10 * time.Millisecond)
 	if _, err := s.Prune(ctx, 5*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -43,7 +45,7 @@ func TestVacuum_ShrinksTheFileAndTruncatesTheWAL(t *testing.T) {
 	if _, err := s.AppendMessage(ctx, "keep", NewMessage{Role: RoleUser, Content: "after vacuum"}); err != nil {
 		t.Fatalf("write after vacuum: %v", err)
 	}
-	if got := contents(t, s, "keep"); len(got) != 2 {
+	if got := storetest.Contents(t, s.Store, "keep"); len(got) != 2 {
 		t.Errorf("rows after vacuum: %v", got)
 	}
 	if v, _ := s.Meta(ctx, "last_vacuum"); v == "" {
@@ -58,7 +60,7 @@ func TestInfo(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	newTestSession(t, s, "a")
-	appendTexts(t, s, "a", "one", "two")
+	storetest.AppendTexts(t, s.Store, "a", "one", "two")
 	in, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

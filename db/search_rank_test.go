@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessiondb/sessiondb/storetest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -137,9 +139,9 @@ func TestSearch_RankWindowCountsVisibleMatchesOnly(t *testing.T) {
 	}{
 		{"HiddenSession", func(t *testing.T, s *Store) (SearchOptions, []int64) {
 			newTestSession(t, s, "visible")
-			want := appendTexts(t, s, "visible", "needle in the visible session", "another needle here")
+			want := storetest.AppendTexts(t, s.Store, "visible", "needle in the visible session", "another needle here")
 			newTestSession(t, s, "secret")
-			appendTexts(t, s, "secret", many("needle %d")...)
+			storetest.AppendTexts(t, s.Store, "secret", many("needle %d")...)
 			hideSession(t, s, "secret")
 			return SearchOptions{}, want
 		}},
@@ -148,29 +150,29 @@ func TestSearch_RankWindowCountsVisibleMatchesOnly(t *testing.T) {
 			// queries/search.sql).
 			large := " " + strings.Repeat("filler ", 500)
 			newTestSession(t, s, "r")
-			want := appendTexts(t, s, "r", "needle kept", "needle kept"+large)
+			want := storetest.AppendTexts(t, s.Store, "r", "needle kept", "needle kept"+large)
 			texts := many("needle %d")
 			for i := 0; i < len(texts); i += 2 {
 				texts[i] += large
 			}
-			ids := appendTexts(t, s, "r", texts...)
-			if _, err := s.RewindTo(t.Context(), "r", ids[0], RewindOptions{LeaseHolder: lockFor(t, s, "r")}); err != nil {
+			ids := storetest.AppendTexts(t, s.Store, "r", texts...)
+			if _, err := s.RewindTo(t.Context(), "r", ids[0], RewindOptions{LeaseHolder: storetest.LockFor(t, s.Store, "r")}); err != nil {
 				t.Fatal(err)
 			}
 			return SearchOptions{}, want
 		}},
 		{"OtherSession", func(t *testing.T, s *Store) (SearchOptions, []int64) {
 			newTestSession(t, s, "mine")
-			want := appendTexts(t, s, "mine", "needle one", "needle two", "needle three")
+			want := storetest.AppendTexts(t, s.Store, "mine", "needle one", "needle two", "needle three")
 			newTestSession(t, s, "other")
-			appendTexts(t, s, "other", many("needle %d")...)
+			storetest.AppendTexts(t, s.Store, "other", many("needle %d")...)
 			return SearchOptions{SessionID: "mine"}, want
 		}},
 		{"PartlyHidden", func(t *testing.T, s *Store) (SearchOptions, []int64) {
 			newTestSession(t, s, "v")
-			want := appendTexts(t, s, "v", many("needle visible %d")[:rankWindow/2]...)
+			want := storetest.AppendTexts(t, s.Store, "v", many("needle visible %d")[:rankWindow/2]...)
 			newTestSession(t, s, "h")
-			appendTexts(t, s, "h", many("needle hidden %d")[:rankWindow-10]...)
+			storetest.AppendTexts(t, s.Store, "h", many("needle hidden %d")[:rankWindow-10]...)
 			hideSession(t, s, "h")
 			return SearchOptions{}, want
 		}},
@@ -214,7 +216,7 @@ func TestSearch_RelevancePagingVisitsEveryHitOnce(t *testing.T) {
 			texts[i] = "needle needle needle " + texts[i] // better, and older
 		}
 	}
-	ids := appendTexts(t, s, "w", texts...)
+	ids := storetest.AppendTexts(t, s.Store, "w", texts...)
 	if err := s.IndexNow(t.Context()); err != nil { // rank every hit
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package db
 import (
 	"testing"
 
+	"github.com/sessiondb/sessiondb/storetest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -13,11 +15,11 @@ func TestOpen_BackfillsLastMessageTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, NewSession{ID: "a"})
-	tick()
-	mustCreate(t, s, NewSession{ID: "b"})
-	tick()
-	appendTexts(t, s, "a", "later")
+	storetest.MustCreate(t, s.Store, NewSession{ID: "a"})
+	storetest.Tick()
+	storetest.MustCreate(t, s.Store, NewSession{ID: "b"})
+	storetest.Tick()
+	storetest.AppendTexts(t, s.Store, "a", "later")
 	s.Close()
 	migrateDownTo(t, path, 7)
 	s, err = Open(t.Context(), path, Options{})
@@ -25,7 +27,7 @@ func TestOpen_BackfillsLastMessageTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got := recentIDs(t, s, RecentQuery{}); !cmp.Equal(got, []string{"a", "b"}) {
+	if got := storetest.RecentIDs(t, s.Store, RecentQuery{}); !cmp.Equal(got, []string{"a", "b"}) {
 		t.Errorf("after the migration: %v, want [a b]", got)
 	}
 }

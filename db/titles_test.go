@@ -3,6 +3,8 @@ package db
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // A file from before titles were scoped per user keeps its titles and
@@ -13,8 +15,8 @@ func TestOpen_MigratesTitlesToPerUserUniqueness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, NewSession{ID: "ann-1", UserID: "ann", Title: "New chat"})
-	mustCreate(t, s, NewSession{ID: "bob-1", UserID: "bob"})
+	storetest.MustCreate(t, s.Store, NewSession{ID: "ann-1", UserID: "ann", Title: "New chat"})
+	storetest.MustCreate(t, s.Store, NewSession{ID: "bob-1", UserID: "bob"})
 	s.Close()
 	migrateDownTo(t, path, 6) // back to the store-wide title index
 	s, err = Open(t.Context(), path, Options{})
@@ -22,7 +24,7 @@ func TestOpen_MigratesTitlesToPerUserUniqueness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if got, _ := titleOf(t, s, "ann-1"); got != "New chat" {
+	if got, _ := storetest.TitleOf(t, s.Store, "ann-1"); got != "New chat" {
 		t.Errorf("title after migration %q, want New chat", got)
 	}
 	if err := s.SetTitle(t.Context(), "bob-1", "New chat"); err != nil {

@@ -82,7 +82,7 @@ func testAppend_IdempotencyKeyReusedForDifferentMessage(t *testing.T, open Opene
 func compressInto(t *testing.T, s *Store, parent, child string) {
 	t.Helper()
 	ctx := t.Context()
-	h := lockFor(t, s, parent)
+	h := LockFor(t, s, parent)
 	w, err := s.ActiveWatermark(ctx, parent)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func testAppend_ToCompressedSessionNamesTheContinuation(t *testing.T, open Opene
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "p")
-	appendTexts(t, s, "p", "one")
+	AppendTexts(t, s, "p", "one")
 	compressInto(t, s, "p", "c1")
 	compressInto(t, s, "c1", "c2")
 	for _, tc := range []struct{ session, child, tip string }{{"p", "c1", "c2"}, {"c1", "c2", "c2"}} {
@@ -118,7 +118,7 @@ func testAppend_ToCompressedSessionNamesTheContinuation(t *testing.T, open Opene
 		}
 	}
 	// A compressor that comes back to the old parent is told the same.
-	h := lockFor(t, s, "p")
+	h := LockFor(t, s, "p")
 	_, err := s.CompactSession(ctx, "p", Compaction{Holder: h, Messages: []NewMessage{{Role: RoleSystem, Content: "s"}}})
 	var cont *ContinuedError
 	if !errors.As(err, &cont) || cont.ChildID != "c1" {

@@ -197,7 +197,7 @@ func testCompactKeepingLast_WritesNothingWhenItCannot(t *testing.T, open Opener)
 		t.Errorf("nothing to replace: %+v, %v, summarizer called %v", res, err, called)
 	}
 	// Another compressor holds the lock.
-	other := lockFor(t, s, "g")
+	other := LockFor(t, s, "g")
 	_, err = s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: 1}, summarize)
 	if !errors.Is(err, ErrLeaseHeld) || !strings.Contains(err.Error(), other) || called {
 		t.Errorf("lock held by another: %v (summarizer called %v), want ErrLeaseHeld naming %s", err, called, other)
@@ -255,7 +255,7 @@ func testCompactKeepingLast_KeepsACallersOwnLockAndRefusesAContinuedSession(t *t
 	ctx := t.Context()
 	s := open(t, Options{})
 	gatewayTurns(t, s, "g")
-	h := lockFor(t, s, "g")
+	h := LockFor(t, s, "g")
 	sum := func(context.Context, []Message) (string, error) { return "sum", nil }
 	if _, err := s.CompactKeepingLast(ctx, "g", h, KeepPolicy{Turns: 1}, sum); err != nil {
 		t.Fatal(err)

@@ -10,40 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// appendTexts appends user messages with the given contents and returns
-// their ids.
-func appendTexts(t testing.TB, s *Store, sessionID string, texts ...string) []int64 {
-	t.Helper()
-	ms := make([]NewMessage, len(texts))
-	for i, c := range texts {
-		ms[i] = NewMessage{Role: RoleUser, Content: c}
-	}
-	ids, err := s.AppendMessages(t.Context(), sessionID, ms)
-	if err != nil {
-		t.Fatalf("AppendMessages: %v", err)
-	}
-	return ids
-}
-
-// contents lists a session's messages as "state:content" in id order.
-func contents(t *testing.T, s *Store, sessionID string) []string {
-	t.Helper()
-	ms, err := s.Messages(t.Context(), sessionID, MessageQuery{IncludeRewound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range ms {
-		out = append(out, fmt.Sprintf("%s:%s", m.State, m.Content))
-	}
-	return out
-}
-
 func testCompactSession_VerifiesTheLock(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "c")
-	appendTexts(t, s, "c", "one")
+	AppendTexts(t, s, "c", "one")
 	cases := []struct {
 		name    string
 		holder  string
@@ -65,7 +36,7 @@ func testCompactSession_VerifiesTheLock(t *testing.T, open Opener) {
 	if _, err := s.CompactSession(ctx, "nope", Compaction{Holder: "x"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
-	if diff := cmp.Diff([]string{"active:one"}, contents(t, s, "c")); diff != "" {
+	if diff := cmp.Diff([]string{"active:one"}, Contents(t, s, "c")); diff != "" {
 		t.Errorf("refused compactions changed rows:\n%s", diff)
 	}
 }
@@ -79,20 +50,11 @@ func testCreateSession_RefusesACompressionChild(t *testing.T, open Opener) {
 	}
 }
 
-func lockFor(t testing.TB, s *Store, sessionID string) string {
-	t.Helper()
-	h := NewHolder("compressor")
-	if _, got, err := s.AcquireCompressionLock(t.Context(), sessionID, h, 0); err != nil || !got {
-		t.Fatalf("lock: %v %v", got, err)
-	}
-	return h
-}
-
 // continueAs continues parent's conversation in a new compression child
 // (lock, publish, release), as a compressor would.
 func continueAs(t testing.TB, s *Store, parent, child string) {
 	t.Helper()
-	h := lockFor(t, s, parent)
+	h := LockFor(t, s, parent)
 	if _, err := s.PublishCompressionChild(t.Context(), parent, Continuation{Holder: h, Child: NewSession{ID: child}}); err != nil {
 		t.Fatalf("continue %s as %s: %v", parent, child, err)
 	}
@@ -105,8 +67,8 @@ func testCompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows(t *testing.T,
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "c")
-	appendTexts(t, s, "c", "one", "two", "three")
-	h := lockFor(t, s, "c")
+	AppendTexts(t, s, "c", "one", "two", "three")
+	h := LockFor(t, s, "c")
 	w, err := s.ActiveWatermark(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +89,7 @@ func testCompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows(t *testing.T,
 	}
 	want := []string{"compacted:one", "compacted:two", "compacted:three", "rewound:late",
 		"active:summary of one..three", "active:late"}
-	if diff := cmp.Diff(want, contents(t, s, "c")); diff != "" {
+	if diff := cmp.Diff(want, Contents(t, s, "c")); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 	sess, _ := s.Session(ctx, "c")
@@ -148,11 +110,11 @@ func testCompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows(t *testing.T,
 func testPublishCompressionChild(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
-	mustCreate(t, s, NewSession{ID: "p", Source: "cli", Model: "m1", Cwd: "/w", Title: "Trip plans"})
-	appendTexts(t, s, "p", "a", "b")
-	h := lockFor(t, s, "p")
+	MustCreate(t, s, NewSession{ID: "p", Source: "cli", Model: "m1", Cwd: "/w", Title: "Trip plans"})
+	AppendTexts(t, s, "p", "a", "b")
+	h := LockFor(t, s, "p")
 	w, _ := s.ActiveWatermark(ctx, "p")
-	appendTexts(t, s, "p", "tail")
+	AppendTexts(t, s, "p", "tail")
 	if _, err := s.SetPinned(ctx, "p", true); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +129,7 @@ func testPublishCompressionChild(t *testing.T, open Opener) {
 		child.Cwd != "/w" || !child.Pinned || child.Title != "Trip plans #2" || child.MessageCount != 2 {
 		t.Errorf("child = %+v", child)
 	}
-	if diff := cmp.Diff([]string{"active:summary of a, b", "active:tail"}, contents(t, s, "p2")); diff != "" {
+	if diff := cmp.Diff([]string{"active:summary of a, b", "active:tail"}, Contents(t, s, "p2")); diff != "" {
 		t.Errorf("child rows:\n%s", diff)
 	}
 	parent, _ := s.Session(ctx, "p")
@@ -201,9 +163,9 @@ func testPublishCompressionChild_Refusals(t *testing.T, open Opener) {
 	newTestSession(t, s, "taken")
 	newTestSession(t, s, "explicit")
 	newTestSession(t, s, "auto")
-	h := lockFor(t, s, "p")
-	he := lockFor(t, s, "explicit")
-	ha := lockFor(t, s, "auto")
+	h := LockFor(t, s, "p")
+	he := LockFor(t, s, "explicit")
+	ha := LockFor(t, s, "auto")
 	s.EndSession(ctx, "explicit", "user_exit")
 	s.EndSession(ctx, "auto", "idle_timeout")
 
@@ -254,7 +216,7 @@ func testLineage_LongChainAndABranch(t *testing.T, open Opener) {
 		t.Fatalf("lineage of 30: %d sessions %v", len(chain), err)
 	}
 	// A branch off the chain is a conversation of its own.
-	mustCreate(t, s, NewSession{ID: "b", ParentID: "n3", Kind: ChildBranch})
+	MustCreate(t, s, NewSession{ID: "b", ParentID: "n3", Kind: ChildBranch})
 	if chain, _ := s.Lineage(ctx, "b"); len(chain) != 1 {
 		t.Errorf("branch lineage = %d sessions, want 1", len(chain))
 	}

@@ -24,31 +24,17 @@ func exportAll(t *testing.T, s *Store) []byte {
 	return b.Bytes()
 }
 
-const header = `{"type":"header","format":"sessiondb-export","version":1}` + "\n"
-
-func sessionLine(id, parent, kind string) string {
-	p := ""
-	if parent != "" {
-		p = fmt.Sprintf(`,"parent_session_id":%q,"kind":%q`, parent, kind)
-	}
-	return fmt.Sprintf(`{"type":"session","id":%q,"source":"t"%s,"started_at":1,"title_rank":0,"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"api_call_count":0,"estimated_cost_usd":0,"actual_cost_usd":0,"archived":false,"pinned":false,"hidden":false,"rewind_count":0}`+"\n", id, p)
-}
-
-func messageLine(sid string, seq int, content string) string {
-	return fmt.Sprintf(`{"type":"message","session_id":%q,"seq":%d,"role":"user","content":%q,"state":"active","created_at":1}`+"\n", sid, seq, content)
-}
-
 func testImport_LinksParentsWhenPresentAndAcyclic(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "existing")
-	file := header +
-		sessionLine("child-first", "later-parent", "branch") + // parent comes later: linked afterwards
-		sessionLine("later-parent", "", "") +
-		sessionLine("of-existing", "existing", "delegate") + // an existing parent that is not a closed compression: detached
-		sessionLine("orphan", "nowhere", "branch") + // parent absent: detached
-		sessionLine("existing", "", "") + // exists: skipped
-		messageLine("existing", 1, "never written")
+	file := ExportHeader +
+		SessionLine("child-first", "later-parent", "branch") + // parent comes later: linked afterwards
+		SessionLine("later-parent", "", "") +
+		SessionLine("of-existing", "existing", "delegate") + // an existing parent that is not a closed compression: detached
+		SessionLine("orphan", "nowhere", "branch") + // parent absent: detached
+		SessionLine("existing", "", "") + // exists: skipped
+		MessageLine("existing", 1, "never written")
 	res, err := s.Import(ctx, strings.NewReader(file), ImportOptions{})
 	if err != nil {
 		t.Fatal(err, res.Errors)
@@ -67,7 +53,7 @@ func testImport_LinksParentsWhenPresentAndAcyclic(t *testing.T, open Opener) {
 	// Two sessions naming each other: one link is made, the other would
 	// close a cycle and is dropped.
 	s2 := open(t, Options{})
-	res, err = s2.Import(ctx, strings.NewReader(header+sessionLine("a", "b", "branch")+sessionLine("b", "a", "branch")), ImportOptions{})
+	res, err = s2.Import(ctx, strings.NewReader(ExportHeader+SessionLine("a", "b", "branch")+SessionLine("b", "a", "branch")), ImportOptions{})
 	if err != nil || res.Imported != 2 || res.Detached != 1 {
 		t.Errorf("cycle: %+v %v", res, err)
 	}
@@ -77,8 +63,8 @@ func testImport_LinksParentsWhenPresentAndAcyclic(t *testing.T, open Opener) {
 func testImport_TitlesSharedAcrossUsers(t *testing.T, open Opener) {
 	ctx := t.Context()
 	src := open(t, Options{})
-	mustCreate(t, src, NewSession{ID: "alice", UserID: "alice", Title: "New chat"})
-	mustCreate(t, src, NewSession{ID: "bob", UserID: "bob", Title: "New chat"})
+	MustCreate(t, src, NewSession{ID: "alice", UserID: "alice", Title: "New chat"})
+	MustCreate(t, src, NewSession{ID: "bob", UserID: "bob", Title: "New chat"})
 	data := exportAll(t, src)
 	dst := open(t, Options{})
 	if _, err := dst.Import(ctx, bytes.NewReader(data), ImportOptions{}); err != nil {
@@ -87,7 +73,7 @@ func testImport_TitlesSharedAcrossUsers(t *testing.T, open Opener) {
 	if got := exportAll(t, dst); !bytes.Equal(got, data) {
 		t.Errorf("the round trip differs:\n%s\nwant\n%s", got, data)
 	}
-	mustCreate(t, src, NewSession{ID: "alice-2", UserID: "alice"})
+	MustCreate(t, src, NewSession{ID: "alice-2", UserID: "alice"})
 	dup := bytes.ReplaceAll(exportAll(t, src), []byte(`"id":"alice-2"`), []byte(`"id":"alice-2","title":"New chat"`))
 	if bytes.Equal(dup, exportAll(t, src)) {
 		t.Fatal("the test did not plant a duplicate title")
@@ -97,56 +83,13 @@ func testImport_TitlesSharedAcrossUsers(t *testing.T, open Opener) {
 	}
 }
 
-// fillRichStore builds a store that uses every part of the domain an
-// export carries: lineage through compression (with copies that name
-// their origins), compaction, rewind, tool calls, titles of every rank,
-// usage, flags, NUL bytes and non-Latin text.
-func fillRichStore(t testing.TB, s *Store) {
-	t.Helper()
-	ctx := t.Context()
-	mustCreate(t, s, NewSession{ID: "root", Source: "cli", Model: "m1", Cwd: "/w", Title: "Trip", SystemPrompt: "be brief",
-		ModelConfig: `{"temperature":0.2}`, UserID: "u1"})
-	if _, err := s.AppendMessages(ctx, "root", []NewMessage{
-		{Role: RoleUser, Content: "plan a trip to 京都", IdempotencyKey: "k1"},
-		{Role: RoleAssistant, Content: "checking", ToolCalls: []ToolCall{{ID: "c1", Name: "search", Arguments: `{"q":"kyoto"}`}},
-			Reasoning: "need data", TokenCount: 12},
-		{Role: RoleTool, ToolName: "search", ToolCallID: "c1", Content: "tool output\twith a tab", FinishReason: "stop"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	h := lockFor(t, s, "root")
-	w, _ := s.ActiveWatermark(ctx, "root")
-	appendTexts(t, s, "root", "and hotels?")
-	if _, err := s.CompactSession(ctx, "root", Compaction{Holder: h, Watermark: w,
-		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true}}}); err != nil {
-		t.Fatal(err)
-	}
-	w, _ = s.ActiveWatermark(ctx, "root")
-	appendTexts(t, s, "root", "late one")
-	if _, err := s.PublishCompressionChild(ctx, "root", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "root-2"},
-		Messages: []NewMessage{{Role: RoleAssistant, Content: "handoff", Summary: true}}}); err != nil {
-		t.Fatal(err)
-	}
-	ids := appendTexts(t, s, "root-2", "q", "r")
-	if _, err := s.RewindTo(ctx, "root-2", ids[1], RewindOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	mustCreate(t, s, NewSession{ID: "helper", ParentID: "root-2", Kind: ChildDelegate})
-	s.SetAutoTitle(ctx, "helper", "Helper job", TitleGenerated)
-	s.RecordUsage(ctx, "root-2", UsageUpdate{Model: "m1", Usage: Usage{InputTokens: 100, OutputTokens: 7, APICalls: 1, EstimatedCostUSD: 0.0125}})
-	s.RecordUsage(ctx, "root-2", UsageUpdate{Model: "m2", Task: "title", Usage: Usage{InputTokens: 3, APICalls: 1}})
-	s.SetPinned(ctx, "root", true)
-	s.MarkRead(ctx, "helper", false)
-	s.EndSession(ctx, "helper", "done")
-}
-
 // TestExportImport_RoundTripIsByteIdentical: export, import into an empty
 // store, export again: the same bytes — and the imported store behaves the
 // same (lineage, conversation, counters).
 func testExportImport_RoundTripIsByteIdentical(t *testing.T, open Opener) {
 	ctx := t.Context()
 	a := open(t, Options{})
-	fillRichStore(t, a)
+	FillRich(t, a)
 	first := exportAll(t, a)
 
 	b := open(t, Options{})
@@ -192,7 +135,7 @@ func testExportImport_RoundTripIsByteIdentical(t *testing.T, open Opener) {
 func testExport_OneSessionAndItsLineage(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
-	fillRichStore(t, s)
+	FillRich(t, s)
 	count := func(o ExportOptions) ExportResult {
 		var b bytes.Buffer
 		res, err := s.Export(ctx, &b, o)
@@ -223,7 +166,7 @@ func testExport_OneSessionAndItsLineage(t *testing.T, open Opener) {
 func testImport_FromAFileAndAStream(t *testing.T, open Opener) {
 	ctx := t.Context()
 	src := open(t, Options{})
-	fillRichStore(t, src)
+	FillRich(t, src)
 	data := exportAll(t, src)
 	path := filepath.Join(t.TempDir(), "export.jsonl")
 	if err := os.WriteFile(path, append([]byte("skip me\n"), data...), 0o600); err != nil {
@@ -258,7 +201,7 @@ func testImport_FromAFileAndAStream(t *testing.T, open Opener) {
 // ErrInvalidInput, the problem's line named, and nothing written.
 func testImport_BadInput(t *testing.T, open Opener) {
 	ctx := t.Context()
-	good := sessionLine("ok", "", "")
+	good := SessionLine("ok", "", "")
 	cases := []struct {
 		name string
 		file string
@@ -269,28 +212,28 @@ func testImport_BadInput(t *testing.T, open Opener) {
 		{"empty file", "", ImportOptions{}, 1, "empty file"},
 		{"no header", good, ImportOptions{}, 1, "not a sessiondb-export header"},
 		{"future version", `{"type":"header","format":"sessiondb-export","version":9}` + "\n", ImportOptions{}, 1, "version 9"},
-		{"not json", header + good + "{oops\n", ImportOptions{}, 3, "not a JSON object"},
-		{"invalid utf-8", header + good + "{\"type\":\"\xff\"}\n", ImportOptions{}, 3, "UTF-8"},
-		{"unknown type", header + `{"type":"gizmo"}` + "\n", ImportOptions{}, 2, "unknown record type"},
-		{"unknown field", header + strings.Replace(good, `"source":"t"`, `"source":"t","colour":"red"`, 1), ImportOptions{}, 2, "unknown field"},
-		{"second header", header + header, ImportOptions{}, 2, "second header"},
-		{"message first", header + messageLine("ok", 1, "x"), ImportOptions{}, 2, "before any session"},
-		{"message of another session", header + good + messageLine("other", 1, "x"), ImportOptions{}, 3, "inside session"},
-		{"seq gap", header + good + messageLine("ok", 2, "x"), ImportOptions{}, 3, "seq 2, want 1"},
-		{"bad role", header + good + strings.Replace(messageLine("ok", 1, "x"), `"user"`, `"robot"`, 1), ImportOptions{}, 3, "role"},
-		{"bad state", header + good + strings.Replace(messageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
-		{"duplicate session", header + good + good, ImportOptions{}, 3, "appears twice"},
-		{"empty id", header + sessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
-		{"own parent", header + sessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
-		{"bad kind", header + sessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
-		{"negative tokens", header + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
-		{"title too long", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
-		{"bad tool calls", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
-		{"origin ahead", header + good + strings.Replace(messageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
-		{"duplicate title", header + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(sessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
-		{"duplicate key", header + good + strings.Replace(messageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(messageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
-		{"line over the cap", header + good + messageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
-		{"too many messages", header + good + messageLine("ok", 1, "a") + messageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
+		{"not json", ExportHeader + good + "{oops\n", ImportOptions{}, 3, "not a JSON object"},
+		{"invalid utf-8", ExportHeader + good + "{\"type\":\"\xff\"}\n", ImportOptions{}, 3, "UTF-8"},
+		{"unknown type", ExportHeader + `{"type":"gizmo"}` + "\n", ImportOptions{}, 2, "unknown record type"},
+		{"unknown field", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","colour":"red"`, 1), ImportOptions{}, 2, "unknown field"},
+		{"second header", ExportHeader + ExportHeader, ImportOptions{}, 2, "second header"},
+		{"message first", ExportHeader + MessageLine("ok", 1, "x"), ImportOptions{}, 2, "before any session"},
+		{"message of another session", ExportHeader + good + MessageLine("other", 1, "x"), ImportOptions{}, 3, "inside session"},
+		{"seq gap", ExportHeader + good + MessageLine("ok", 2, "x"), ImportOptions{}, 3, "seq 2, want 1"},
+		{"bad role", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"user"`, `"robot"`, 1), ImportOptions{}, 3, "role"},
+		{"bad state", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
+		{"duplicate session", ExportHeader + good + good, ImportOptions{}, 3, "appears twice"},
+		{"empty id", ExportHeader + SessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
+		{"own parent", ExportHeader + SessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
+		{"bad kind", ExportHeader + SessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
+		{"negative tokens", ExportHeader + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
+		{"title too long", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},
+		{"bad tool calls", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"tool_calls":{"id":1},"state"`, 1), ImportOptions{}, 3, "tool calls"},
+		{"origin ahead", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
+		{"duplicate title", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(SessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
+		{"duplicate key", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(MessageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
+		{"line over the cap", ExportHeader + good + MessageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
+		{"too many messages", ExportHeader + good + MessageLine("ok", 1, "a") + MessageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -315,16 +258,16 @@ func testImport_BadInput(t *testing.T, open Opener) {
 func testImport_TitleTakenInTheStoreIsDropped(t *testing.T, open Opener) {
 	ctx := t.Context()
 	a := open(t, Options{})
-	mustCreate(t, a, NewSession{ID: "s1", Source: "x"})
-	appendTexts(t, a, "s1", "hello")
+	MustCreate(t, a, NewSession{ID: "s1", Source: "x"})
+	AppendTexts(t, a, "s1", "hello")
 	time.Sleep(5 * time.Millisecond)
-	mustCreate(t, a, NewSession{ID: "s2", Source: "x", Title: "Project"})
+	MustCreate(t, a, NewSession{ID: "s2", Source: "x", Title: "Project"})
 	time.Sleep(5 * time.Millisecond)
-	mustCreate(t, a, NewSession{ID: "s3", Source: "x"})
+	MustCreate(t, a, NewSession{ID: "s3", Source: "x"})
 	file := exportAll(t, a)
 
 	b := open(t, Options{})
-	mustCreate(t, b, NewSession{ID: "other", Source: "x", Title: "Project"})
+	MustCreate(t, b, NewSession{ID: "other", Source: "x", Title: "Project"})
 	res, err := b.Import(ctx, bytes.NewReader(file), ImportOptions{})
 	if err != nil || res.Imported != 3 || res.Untitled != 1 {
 		t.Fatalf("import: %+v %v; want all 3 imported, 1 without its title", res, err)
@@ -340,10 +283,10 @@ func testImport_WritesWhatItChecked(t *testing.T, open Opener) {
 	ctx := t.Context()
 	a := open(t, Options{})
 	newTestSession(t, a, "s1")
-	appendTexts(t, a, "s1", "x")
+	AppendTexts(t, a, "s1", "x")
 	time.Sleep(5 * time.Millisecond)
 	newTestSession(t, a, "s2")
-	appendTexts(t, a, "s2", "a", "b", "c")
+	AppendTexts(t, a, "s2", "a", "b", "c")
 	data := exportAll(t, a)
 	path := t.TempDir() + "/f.jsonl"
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -374,10 +317,10 @@ func testExportImport_OneContinuationAlone(t *testing.T, open Opener) {
 	ctx := t.Context()
 	a := open(t, Options{})
 	newTestSession(t, a, "p")
-	appendTexts(t, a, "p", "one")
-	h := lockFor(t, a, "p")
+	AppendTexts(t, a, "p", "one")
+	h := LockFor(t, a, "p")
 	w, _ := a.ActiveWatermark(ctx, "p")
-	appendTexts(t, a, "p", "late")
+	AppendTexts(t, a, "p", "late")
 	if _, err := a.PublishCompressionChild(ctx, "p", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "c"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
 		t.Fatal(err)
@@ -400,10 +343,10 @@ func testExportImport_ChildExportedBeforeItsParent(t *testing.T, e Engine) {
 	ctx := t.Context()
 	a := e.Open(t, Options{})
 	newTestSession(t, a, "zparent")
-	appendTexts(t, a, "zparent", "one")
-	h := lockFor(t, a, "zparent")
+	AppendTexts(t, a, "zparent", "one")
+	h := LockFor(t, a, "zparent")
 	w, _ := a.ActiveWatermark(ctx, "zparent")
-	appendTexts(t, a, "zparent", "late")
+	AppendTexts(t, a, "zparent", "late")
 	if _, err := a.PublishCompressionChild(ctx, "zparent", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "achild"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
 		t.Fatal(err)

@@ -97,18 +97,6 @@ func testLeases_OneWinnerAmongGoroutines(t *testing.T, open Opener) {
 	}
 }
 
-func mustCreate(t testing.TB, s *Store, n NewSession) Session {
-	t.Helper()
-	if n.Source == "" {
-		n.Source = "test"
-	}
-	sess, err := s.CreateSession(t.Context(), n)
-	if err != nil {
-		t.Fatalf("CreateSession(%q): %v", n.ID, err)
-	}
-	return sess
-}
-
 func testAwaitTurnLease(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
@@ -229,7 +217,7 @@ func testTurnLease_KeyedByLineageRoot(t *testing.T, open Opener) {
 	newTestSession(t, s, "root")
 	continueAs(t, s, "root", "cont")
 	continueAs(t, s, "cont", "cont2")
-	mustCreate(t, s, NewSession{ID: "branch", ParentID: "cont", Kind: ChildBranch})
+	MustCreate(t, s, NewSession{ID: "branch", ParentID: "cont", Kind: ChildBranch})
 
 	l, got, err := s.AcquireTurnLease(ctx, "cont2", "a", 0)
 	if !got || err != nil || l.Key != "root" {

@@ -23,16 +23,16 @@ func testPrune(t *testing.T, open Opener) {
 	// ended throughout, a parent with a live branch child, and a bulk that
 	// crosses batch boundaries.
 	newTestSession(t, s, "old")
-	appendTexts(t, s, "old", "gone with the session")
+	AppendTexts(t, s, "old", "gone with the session")
 	newTestSession(t, s, "q")
-	appendTexts(t, s, "q", "x")
-	h := lockFor(t, s, "q")
+	AppendTexts(t, s, "q", "x")
+	h := LockFor(t, s, "q")
 	if _, err := s.PublishCompressionChild(ctx, "q", Continuation{Holder: h, Child: NewSession{ID: "q2"}}); err != nil {
 		t.Fatal(err)
 	}
 	s.ReleaseCompressionLock(ctx, "q", h)
 	newTestSession(t, s, "parent")
-	mustCreate(t, s, NewSession{ID: "kid", ParentID: "parent", Kind: ChildBranch})
+	MustCreate(t, s, NewSession{ID: "kid", ParentID: "parent", Kind: ChildBranch})
 	const bulk = 230
 	for i := range bulk {
 		newTestSession(t, s, fmt.Sprintf("bulk%03d", i))
@@ -43,7 +43,7 @@ func testPrune(t *testing.T, open Opener) {
 	newTestSession(t, s, "pinned")
 	s.SetPinned(ctx, "pinned", true)
 	newTestSession(t, s, "p")
-	hp := lockFor(t, s, "p")
+	hp := LockFor(t, s, "p")
 	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: hp, Child: NewSession{ID: "p-live"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func testPrune_OrphansCountOnlySurvivors(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "P")
-	mustCreate(t, s, NewSession{ID: "D", ParentID: "P", Kind: ChildDelegate})
+	MustCreate(t, s, NewSession{ID: "D", ParentID: "P", Kind: ChildDelegate})
 	s.EndSession(ctx, "P", "done")
 	time.Sleep(3 * time.Millisecond)
 	s.EndSession(ctx, "D", "done")

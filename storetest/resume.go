@@ -58,7 +58,7 @@ func testResolveSessionID(t *testing.T, open Opener) {
 // summarise continues parent in child with a summary and nothing else.
 func summarise(t *testing.T, s *Store, parent, child string) {
 	t.Helper()
-	h := lockFor(t, s, parent)
+	h := LockFor(t, s, parent)
 	w, err := s.ActiveWatermark(t.Context(), parent)
 	if err != nil {
 		t.Fatal(err)
@@ -74,21 +74,21 @@ func testResume(t *testing.T, open Opener) {
 	ctx := t.Context()
 
 	newTestSession(t, s, "plain")
-	appendTexts(t, s, "plain", "hello")
+	AppendTexts(t, s, "plain", "hello")
 
 	// Compressed at the end of a turn: the child holds only the summary.
 	newTestSession(t, s, "quiet-1")
-	appendTexts(t, s, "quiet-1", "a", "b")
+	AppendTexts(t, s, "quiet-1", "a", "b")
 	summarise(t, s, "quiet-1", "quiet-2")
 	summarise(t, s, "quiet-2", "quiet-3") // and again, before any new turn
 
 	// Compressed mid-conversation: rows above the watermark are carried
 	// into the child, which so has turns of its own.
 	newTestSession(t, s, "busy-1")
-	appendTexts(t, s, "busy-1", "a")
-	h := lockFor(t, s, "busy-1")
+	AppendTexts(t, s, "busy-1", "a")
+	h := LockFor(t, s, "busy-1")
 	w, _ := s.ActiveWatermark(ctx, "busy-1")
-	appendTexts(t, s, "busy-1", "late")
+	AppendTexts(t, s, "busy-1", "late")
 	if _, err := s.PublishCompressionChild(ctx, "busy-1", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "busy-2"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true}}}); err != nil {
 		t.Fatal(err)

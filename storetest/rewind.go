@@ -33,7 +33,7 @@ func testRewindTo(t *testing.T, open Opener) {
 	if res.Rewound != 2 || res.HeadID != ids[1] || res.Target.Content != "q2" {
 		t.Errorf("result %+v", res)
 	}
-	if diff := cmp.Diff([]string{"active:q1", "active:a1", "rewound:q2", "rewound:a2"}, contents(t, s, "r")); diff != "" {
+	if diff := cmp.Diff([]string{"active:q1", "active:a1", "rewound:q2", "rewound:a2"}, Contents(t, s, "r")); diff != "" {
 		t.Errorf("rows:\n%s", diff)
 	}
 	sess, _ := s.Session(ctx, "r")
@@ -52,9 +52,9 @@ func testRewindTo_Refusals(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	newTestSession(t, s, "r")
 	newTestSession(t, s, "other")
-	ids := appendTexts(t, s, "r", "q1", "q2")
+	ids := AppendTexts(t, s, "r", "q1", "q2")
 	a, _ := s.AppendMessage(ctx, "r", NewMessage{Role: RoleAssistant, Content: "a"})
-	otherID := appendTexts(t, s, "other", "x")[0]
+	otherID := AppendTexts(t, s, "other", "x")[0]
 	stale := "something else"
 
 	cases := []struct {
@@ -82,7 +82,7 @@ func testRewindTo_Refusals(t *testing.T, open Opener) {
 	if _, err := s.RewindTo(ctx, "r", ids[1], RewindOptions{}); !errors.Is(err, ErrLeaseHeld) {
 		t.Errorf("under another's lease: %v, want ErrLeaseHeld", err)
 	}
-	if diff := cmp.Diff([]string{"active:q1", "active:q2", "active:a"}, contents(t, s, "r")); diff != "" {
+	if diff := cmp.Diff([]string{"active:q1", "active:q2", "active:a"}, Contents(t, s, "r")); diff != "" {
 		t.Errorf("refused rewinds changed rows:\n%s", diff)
 	}
 	if _, err := s.RewindTo(ctx, "r", ids[1], RewindOptions{LeaseHolder: "turn-1"}); err != nil {
@@ -98,15 +98,15 @@ func testConversation_LineageShowsEachTurnOnce(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "p")
-	appendTexts(t, s, "p", "a", "b")
-	h := lockFor(t, s, "p")
+	AppendTexts(t, s, "p", "a", "b")
+	h := LockFor(t, s, "p")
 	w, _ := s.ActiveWatermark(ctx, "p")
-	appendTexts(t, s, "p", "tail")
+	AppendTexts(t, s, "p", "tail")
 	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "c"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	appendTexts(t, s, "c", "next")
+	AppendTexts(t, s, "c", "next")
 
 	texts := func(ms []Message) (out []string) {
 		for _, m := range ms {
@@ -139,7 +139,7 @@ func testFlags_ApplyToTheWholeLineage(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	newTestSession(t, s, "a")
 	continueAs(t, s, "a", "b")
-	mustCreate(t, s, NewSession{ID: "x", ParentID: "b", Kind: ChildBranch})
+	MustCreate(t, s, NewSession{ID: "x", ParentID: "b", Kind: ChildBranch})
 	get := func(id string) Session {
 		sess, err := s.Session(ctx, id)
 		if err != nil {
@@ -180,13 +180,13 @@ func testDeleteSession_CascadesToDelegatesAndOrphansTheRest(t *testing.T, open O
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "p")
-	mustCreate(t, s, NewSession{ID: "d1", ParentID: "p", Kind: ChildDelegate})
-	mustCreate(t, s, NewSession{ID: "d2", ParentID: "d1", Kind: ChildDelegate})
-	mustCreate(t, s, NewSession{ID: "br", ParentID: "p", Kind: ChildBranch})
-	appendTexts(t, s, "p", "findme-parent")
+	MustCreate(t, s, NewSession{ID: "d1", ParentID: "p", Kind: ChildDelegate})
+	MustCreate(t, s, NewSession{ID: "d2", ParentID: "d1", Kind: ChildDelegate})
+	MustCreate(t, s, NewSession{ID: "br", ParentID: "p", Kind: ChildBranch})
+	AppendTexts(t, s, "p", "findme-parent")
 	continueAs(t, s, "p", "co")
-	mustCreate(t, s, NewSession{ID: "brd", ParentID: "br", Kind: ChildDelegate})
-	appendTexts(t, s, "d2", "findme-delegate")
+	MustCreate(t, s, NewSession{ID: "brd", ParentID: "br", Kind: ChildDelegate})
+	AppendTexts(t, s, "d2", "findme-delegate")
 
 	set, err := s.DeletionSet(ctx, "p")
 	if err != nil {
@@ -240,10 +240,10 @@ func testConversation_RewoundCopyHidesTheTurn(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "p")
-	appendTexts(t, s, "p", "one")
-	h := lockFor(t, s, "p")
+	AppendTexts(t, s, "p", "one")
+	h := LockFor(t, s, "p")
 	w, _ := s.ActiveWatermark(ctx, "p")
-	appendTexts(t, s, "p", "UNDO-ME")
+	AppendTexts(t, s, "p", "UNDO-ME")
 	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "c"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
 		t.Fatal(err)

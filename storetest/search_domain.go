@@ -46,10 +46,10 @@ func testSearch_FollowsTheDomain(t *testing.T, open Opener) {
 	}
 
 	newTestSession(t, s, "a")
-	appendTexts(t, s, "a", "alpha walrus", "bravo")
-	h := lockFor(t, s, "a")
+	AppendTexts(t, s, "a", "alpha walrus", "bravo")
+	h := LockFor(t, s, "a")
 	w, _ := s.ActiveWatermark(ctx, "a")
-	appendTexts(t, s, "a", "late narwhal")
+	AppendTexts(t, s, "a", "late narwhal")
 	if _, err := s.CompactSession(ctx, "a", Compaction{Holder: h, Watermark: w,
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary of walrus talk", Summary: true}}}); err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func testSearch_FollowsTheDomain(t *testing.T, open Opener) {
 	check("compacted rows stay findable", "alpha", "a")
 	check("a carried copy is found once (its retired original is not)", "narwhal", "a")
 
-	ids := appendTexts(t, s, "a", "rewind this platypus")
+	ids := AppendTexts(t, s, "a", "rewind this platypus")
 	if _, err := s.RewindTo(ctx, "a", ids[0], RewindOptions{LeaseHolder: h}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func testSearch_FollowsTheDomain(t *testing.T, open Opener) {
 	check("unhidden, it is found again", "walrus", "a", "a")
 
 	newTestSession(t, s, "gone")
-	appendTexts(t, s, "gone", "ephemeral walrus")
+	AppendTexts(t, s, "gone", "ephemeral walrus")
 	var export bytes.Buffer
 	if _, err := s.Export(ctx, &export, ExportOptions{SessionID: "gone"}); err != nil {
 		t.Fatal(err)
@@ -84,10 +84,10 @@ func testSearch_FollowsTheDomain(t *testing.T, open Opener) {
 	check("imported rows are indexed", "ephemeral", "gone")
 
 	newTestSession(t, s, "p")
-	appendTexts(t, s, "p", "early okapi")
-	hp := lockFor(t, s, "p")
+	AppendTexts(t, s, "p", "early okapi")
+	hp := LockFor(t, s, "p")
 	wp, _ := s.ActiveWatermark(ctx, "p")
-	appendTexts(t, s, "p", "tardy okapi")
+	AppendTexts(t, s, "p", "tardy okapi")
 	if _, err := s.PublishCompressionChild(ctx, "p", Continuation{Holder: hp, Watermark: wp, Child: NewSession{ID: "c"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary of okapi talk", Summary: true}}}); err != nil {
 		t.Fatal(err)

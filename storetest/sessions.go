@@ -210,7 +210,7 @@ func testEnsureSession_FillsOnlyWhatIsUnset(t *testing.T, open Opener) {
 		t.Errorf("a set source or cwd was overwritten: %q %q", got.Source, got.Cwd)
 	}
 	// A child fills an empty cwd from its parent.
-	child := mustCreate(t, s, NewSession{ID: "child", ParentID: "e", Kind: ChildBranch})
+	child := MustCreate(t, s, NewSession{ID: "child", ParentID: "e", Kind: ChildBranch})
 	if child.Cwd != "/w" {
 		t.Errorf("child cwd = %q, want the parent's /w", child.Cwd)
 	}

@@ -12,54 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// tick lets the store's millisecond clock move on, so that what happens
-// next is later than what came before.
-func tick() { time.Sleep(3 * time.Millisecond) }
-
-func recentIDs(t *testing.T, s *Store, q RecentQuery) []string {
-	t.Helper()
-	var ids []string
-	for sum, err := range s.AllRecentSessions(t.Context(), q) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, sum.ID)
-	}
-	return ids
-}
-
-func testRecentSessions_ByLastActivityWithPreview(t *testing.T, open Opener) {
-	s := open(t, Options{})
-	ctx := t.Context()
-	for _, id := range []string{"old", "mid", "new"} {
-		mustCreate(t, s, NewSession{ID: id, Source: "cli", Model: "m-" + id})
-		tick()
-	}
-	if _, err := s.AppendMessages(ctx, "old", []NewMessage{
-		{Role: RoleSystem, Content: "you are helpful"},
-		{Role: RoleUser, Content: "  Why does\n\tthe build\u200b fail " + strings.Repeat("again and ", 10)},
-		{Role: RoleUser, Content: "second question"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	page, err := s.RecentSessions(ctx, RecentQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"old", "new", "mid"}, idsOf(page.Sessions)); diff != "" || page.Next != "" {
-		t.Fatalf("order by last activity (-want +got):\n%s next %q", diff, page.Next)
-	}
-	top := page.Sessions[0]
-	wantPreview := "Why does the build fail again and again and again and again…"
-	if top.Preview != wantPreview || top.MessageCount != 3 || top.Model != "m-old" || top.Source != "cli" {
-		t.Errorf("top = %+v\nwant preview %q", top, wantPreview)
-	}
-	if !top.LastActiveAt.After(page.Sessions[1].StartedAt) || !page.Sessions[1].LastActiveAt.Equal(page.Sessions[1].StartedAt) {
-		t.Errorf("last active: %v (top), %v vs started %v (a session without messages)", top.LastActiveAt,
-			page.Sessions[1].LastActiveAt, page.Sessions[1].StartedAt)
-	}
-}
-
 func idsOf(sums []SessionSummary) []string {
 	ids := make([]string, len(sums))
 	for i, s := range sums {
@@ -79,12 +31,12 @@ func testRecentSessions_Filters(t *testing.T, open Opener) {
 		{ID: "hidden", Source: "cli"},
 		{ID: "archived", Source: "web"},
 	} {
-		mustCreate(t, s, n)
-		tick()
+		MustCreate(t, s, n)
+		Tick()
 	}
 	mid := time.Now()
-	tick()
-	mustCreate(t, s, NewSession{ID: "late", Source: "web"})
+	Tick()
+	MustCreate(t, s, NewSession{ID: "late", Source: "web"})
 	if _, err := s.SetHidden(ctx, "hidden", true); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +63,7 @@ func testRecentSessions_Filters(t *testing.T, open Opener) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, recentIDs(t, s, tt.q)); diff != "" {
+			if diff := cmp.Diff(tt.want, RecentIDs(t, s, tt.q)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			c, err := s.CountSessions(ctx, tt.q)
@@ -123,7 +75,7 @@ func testRecentSessions_Filters(t *testing.T, open Opener) {
 	if _, err := s.AppendMessage(ctx, "ann-cli", NewMessage{Role: RoleUser, Content: "back again"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := recentIDs(t, s, RecentQuery{ActiveSince: mid}); !cmp.Equal(got, []string{"ann-cli", "late"}) {
+	if got := RecentIDs(t, s, RecentQuery{ActiveSince: mid}); !cmp.Equal(got, []string{"ann-cli", "late"}) {
 		t.Errorf("active since, after an append: %v, want [ann-cli late]", got)
 	}
 	c, err := s.CountSessions(ctx, RecentQuery{IncludeHidden: true})
@@ -143,7 +95,7 @@ func testRecentSessions_KeysetPaging(t *testing.T, open Opener) {
 	var newestFirst []string
 	for i := range 23 {
 		id := fmt.Sprintf("s%02d", i)
-		mustCreate(t, s, NewSession{ID: id})
+		MustCreate(t, s, NewSession{ID: id})
 		newestFirst = append([]string{id}, newestFirst...)
 	}
 	pinned := []string{"s03", "s11", "s17", "s20"}
@@ -193,9 +145,9 @@ func testRecentSessions_KeysetPaging(t *testing.T, open Opener) {
 	// Activity while paging moves a session to the top; the rest of the
 	// listing neither repeats nor skips a row.
 	first, _ := s.RecentSessions(ctx, RecentQuery{Limit: 5})
-	tick()
-	appendTexts(t, s, "s00", "bump")
-	rest := recentIDs(t, s, RecentQuery{Limit: 5, Cursor: first.Next})
+	Tick()
+	AppendTexts(t, s, "s00", "bump")
+	rest := RecentIDs(t, s, RecentQuery{Limit: 5, Cursor: first.Next})
 	if diff := cmp.Diff(newestFirst[5:len(newestFirst)-1], rest); diff != "" {
 		t.Errorf("after a bump (-want +got):\n%s", diff)
 	}
@@ -213,16 +165,16 @@ func testRecentSessions_KeysetPaging(t *testing.T, open Opener) {
 // and tool children show only when asked for.
 func testRecentSessions_Conversations(t *testing.T, open Opener) {
 	s := open(t, Options{})
-	mustCreate(t, s, NewSession{ID: "c1", Title: "Fix the build"})
-	appendTexts(t, s, "c1", "first")
-	tick()
+	MustCreate(t, s, NewSession{ID: "c1", Title: "Fix the build"})
+	AppendTexts(t, s, "c1", "first")
+	Tick()
 	continueAs(t, s, "c1", "c2")
-	tick()
-	mustCreate(t, s, NewSession{ID: "helper", ParentID: "c2", Kind: ChildDelegate})
-	tick()
-	mustCreate(t, s, NewSession{ID: "other"})
-	tick()
-	mustCreate(t, s, NewSession{ID: "fork", ParentID: "other", Kind: ChildBranch})
+	Tick()
+	MustCreate(t, s, NewSession{ID: "helper", ParentID: "c2", Kind: ChildDelegate})
+	Tick()
+	MustCreate(t, s, NewSession{ID: "other"})
+	Tick()
+	MustCreate(t, s, NewSession{ID: "fork", ParentID: "other", Kind: ChildBranch})
 
 	for _, tt := range []struct {
 		q    RecentQuery
@@ -232,7 +184,7 @@ func testRecentSessions_Conversations(t *testing.T, open Opener) {
 		{RecentQuery{Conversations: true}, []string{"fork", "other", "c2"}},
 		{RecentQuery{Conversations: true, IncludeChildren: true}, []string{"fork", "other", "helper", "c2"}},
 	} {
-		if diff := cmp.Diff(tt.want, recentIDs(t, s, tt.q)); diff != "" {
+		if diff := cmp.Diff(tt.want, RecentIDs(t, s, tt.q)); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tt.q, diff)
 		}
 	}

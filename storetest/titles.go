@@ -11,16 +11,6 @@ import (
 	. "github.com/sessiondb/sessiondb/store"
 )
 
-// titleOf returns a session's title and rank.
-func titleOf(t *testing.T, s *Store, id string) (string, TitleRank) {
-	t.Helper()
-	sess, err := s.Session(t.Context(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sess.Title, sess.TitleRank
-}
-
 func testSetTitle(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	ctx := t.Context()
@@ -40,7 +30,7 @@ func testSetTitle(t *testing.T, open Opener) {
 		if err := s.SetTitle(ctx, "s1", st.set); err != nil {
 			t.Fatalf("SetTitle(%q): %v", st.set, err)
 		}
-		if got, rank := titleOf(t, s, "s1"); got != st.want || rank != st.wantRank {
+		if got, rank := TitleOf(t, s, "s1"); got != st.want || rank != st.wantRank {
 			t.Errorf("after SetTitle(%q): title %q rank %v, want %q %v", st.set, got, rank, st.want, st.wantRank)
 		}
 	}
@@ -69,7 +59,7 @@ func testSetTitle_Refusals(t *testing.T, open Opener) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("SetTitle(%q, %q) = %v, want %v", tt.id, tt.title, err, tt.want)
 			}
-			if got, _ := titleOf(t, s, "s1"); got != "Keep me" {
+			if got, _ := TitleOf(t, s, "s1"); got != "Keep me" {
 				t.Errorf("a refused SetTitle changed the title to %q", got)
 			}
 		})
@@ -96,10 +86,10 @@ func testSetTitle_TakenByAnotherSession(t *testing.T, open Opener) {
 	if !errors.As(err, &e) || e.SessionID != "other" {
 		t.Errorf("error %v is not an *Error for session other", err)
 	}
-	if got, _ := titleOf(t, s, "owner"); got != "Shared" {
+	if got, _ := TitleOf(t, s, "owner"); got != "Shared" {
 		t.Errorf("owner lost its title: %q", got)
 	}
-	if got, _ := titleOf(t, s, "other"); got != "" {
+	if got, _ := TitleOf(t, s, "other"); got != "" {
 		t.Errorf("other got title %q", got)
 	}
 	// Auto titles obey the same uniqueness.
@@ -140,7 +130,7 @@ func testSetAutoTitle_Ranks(t *testing.T, open Opener) {
 				if err := tt.start(s); err != nil {
 					t.Fatal(err)
 				}
-				before, _ = titleOf(t, s, "s1")
+				before, _ = TitleOf(t, s, "s1")
 			}
 			applied, err := s.SetAutoTitle(t.Context(), "s1", "Auto", tt.rank)
 			if err != nil || applied != tt.wantApplied {
@@ -150,7 +140,7 @@ func testSetAutoTitle_Ranks(t *testing.T, open Opener) {
 			if tt.wantApplied {
 				want = "Auto"
 			}
-			if got, rank := titleOf(t, s, "s1"); got != want || rank != tt.wantRank {
+			if got, rank := TitleOf(t, s, "s1"); got != want || rank != tt.wantRank {
 				t.Errorf("title %q rank %v, want %q %v", got, rank, want, tt.wantRank)
 			}
 		})
@@ -188,7 +178,7 @@ func testSetAutoTitle_Refusals(t *testing.T, open Opener) {
 			if !errors.Is(err, tt.want) || applied {
 				t.Fatalf("SetAutoTitle = %v, %v; want false, %v", applied, err, tt.want)
 			}
-			if got, _ := titleOf(t, s, "s1"); got != "" {
+			if got, _ := TitleOf(t, s, "s1"); got != "" {
 				t.Errorf("a refused SetAutoTitle set %q", got)
 			}
 		})
@@ -288,7 +278,7 @@ func testSetTitle_Race(t *testing.T, open Opener) {
 	if winner == "" || lost != n-1 {
 		t.Fatalf("winner %q, %d got ErrExists; want one winner and %d ErrExists", winner, lost, n-1)
 	}
-	if got, _ := titleOf(t, s, winner); got != "The one title" {
+	if got, _ := TitleOf(t, s, winner); got != "The one title" {
 		t.Errorf("winner %s has title %q", winner, got)
 	}
 }
@@ -311,13 +301,13 @@ func testSetTitle_InvisibleCharactersCannotSpoof(t *testing.T, open Opener) {
 	if err := s.SetTitle(ctx, "b", "Fix\u00a0the \u200bbuild\n"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := titleOf(t, s, "b"); got != "Fix the build" {
+	if got, _ := TitleOf(t, s, "b"); got != "Fix the build" {
 		t.Errorf("stored title %q, want the sanitised form", got)
 	}
 	if err := s.SetTitle(ctx, "b", "\u200b \u202e"); err != nil {
 		t.Fatalf("an invisible title: %v, want it to clear the title", err)
 	}
-	if got, _ := titleOf(t, s, "b"); got != "" {
+	if got, _ := TitleOf(t, s, "b"); got != "" {
 		t.Errorf("an invisible title left %q, want no title", got)
 	}
 }
@@ -330,7 +320,7 @@ func testSetTitle_UniquePerUser(t *testing.T, open Opener) {
 		{ID: "ann-1", UserID: "ann"}, {ID: "ann-2", UserID: "ann"},
 		{ID: "bob-1", UserID: "bob"}, {ID: "anon-1"}, {ID: "anon-2"},
 	} {
-		mustCreate(t, s, n)
+		MustCreate(t, s, n)
 	}
 	for _, id := range []string{"ann-1", "bob-1", "anon-1"} {
 		if err := s.SetTitle(ctx, id, "New chat"); err != nil {
@@ -361,13 +351,13 @@ func testSetTitle_UniquePerUser(t *testing.T, open Opener) {
 func testPublishCompressionChild_NumbersTheTitle(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	ctx := t.Context()
-	mustCreate(t, s, NewSession{ID: "c1", UserID: "ann", Title: "Fix the build"})
-	mustCreate(t, s, NewSession{ID: "other", UserID: "bob", Title: "Fix the build #7"})
+	MustCreate(t, s, NewSession{ID: "c1", UserID: "ann", Title: "Fix the build"})
+	MustCreate(t, s, NewSession{ID: "other", UserID: "bob", Title: "Fix the build #7"})
 	continueAs(t, s, "c1", "c2")
 	continueAs(t, s, "c2", "c3")
 	want := map[string]string{"c1": "Fix the build", "c2": "Fix the build #2", "c3": "Fix the build #3", "other": "Fix the build #7"}
 	for id, title := range want {
-		if got, _ := titleOf(t, s, id); got != title {
+		if got, _ := TitleOf(t, s, id); got != title {
 			t.Errorf("%s titled %q, want %q", id, got, title)
 		}
 	}
@@ -383,9 +373,9 @@ func testPublishCompressionChild_NumbersTheTitle(t *testing.T, open Opener) {
 		t.Errorf("SessionByTitle of an invisible title = %v, want ErrInvalidInput", err)
 	}
 	// A numbered title a user gave by hand counts too: the next is one past it.
-	mustCreate(t, s, NewSession{ID: "d1", UserID: "ann", Title: "Plan #4"})
+	MustCreate(t, s, NewSession{ID: "d1", UserID: "ann", Title: "Plan #4"})
 	continueAs(t, s, "d1", "d2")
-	if got, _ := titleOf(t, s, "d2"); got != "Plan #5" {
+	if got, _ := TitleOf(t, s, "d2"); got != "Plan #5" {
 		t.Errorf("continuation of Plan #4 titled %q, want Plan #5", got)
 	}
 }
@@ -440,16 +430,16 @@ func testSetTitle_TakesOverFromCompressionAncestor(t *testing.T, e Engine) {
 				if !errors.Is(err, ErrExists) {
 					t.Errorf("error %v is not ErrExists", err)
 				}
-				if got, _ := titleOf(t, s, "root"); got != "Chat" {
+				if got, _ := TitleOf(t, s, "root"); got != "Chat" {
 					t.Errorf("root's title became %q after a refused takeover", got)
 				}
 				return
 			}
-			if got, rank := titleOf(t, s, tt.taker); got != "Chat" || rank != TitleUser {
+			if got, rank := TitleOf(t, s, tt.taker); got != "Chat" || rank != TitleUser {
 				t.Errorf("%s: title %q rank %v, want Chat user", tt.taker, got, rank)
 			}
 			if tt.taker != "root" {
-				if got, rank := titleOf(t, s, "root"); got != "" || rank != TitleDerived {
+				if got, rank := TitleOf(t, s, "root"); got != "" || rank != TitleDerived {
 					t.Errorf("root kept title %q rank %v after the takeover", got, rank)
 				}
 			}
@@ -472,7 +462,7 @@ func testSetAutoTitle_TakeoverKeepsTheUserRank(t *testing.T, e Engine) {
 	if err != nil || !applied {
 		t.Fatalf("SetAutoTitle = %v, %v", applied, err)
 	}
-	if got, rank := titleOf(t, s, "tip"); got != "Chat" || rank != TitleUser {
+	if got, rank := TitleOf(t, s, "tip"); got != "Chat" || rank != TitleUser {
 		t.Errorf("tip: %q %v, want Chat user", got, rank)
 	}
 }
