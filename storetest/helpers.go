@@ -13,7 +13,7 @@ import (
 	. "github.com/sessiondb/sessiondb/store"
 )
 
-// AppendTexts appends user messages with the given Contents and returns
+// AppendTexts appends user messages with the given contents and returns
 // their ids.
 func AppendTexts(t testing.TB, s *Store, sessionID string, texts ...string) []int64 {
 	t.Helper()

@@ -9,9 +9,9 @@ import (
 	. "github.com/sessiondb/sessiondb/store"
 )
 
-func testPrune(t *testing.T, open Opener) {
+func testPrune(t *testing.T, e Engine) {
 	ctx := t.Context()
-	s := open(t, Options{})
+	s := e.Open(t, Options{})
 	end := func(ids ...string) {
 		for _, id := range ids {
 			if _, err := s.EndSession(ctx, id, "done"); err != nil {
@@ -51,11 +51,15 @@ func testPrune(t *testing.T, open Opener) {
 	newTestSession(t, s, "leased")
 	s.AcquireCompressionLock(ctx, "leased", "busy", time.Hour)
 	end("old", "q2", "parent", "pinned", "leased")
-	time.Sleep(30 * time.Millisecond)
+	// Everything so far happened two hours ago.
+	ago := (2 * time.Hour).Milliseconds()
+	e.Exec(t, s, `UPDATE sessions SET started_at = started_at - CAST($1 AS BIGINT),
+		ended_at = ended_at - CAST($1 AS BIGINT), last_message_at = last_message_at - CAST($1 AS BIGINT)`, ago)
+	e.Exec(t, s, "UPDATE messages SET created_at = created_at - CAST($1 AS BIGINT)", ago)
 	newTestSession(t, s, "fresh") // ended after the cutoff
 	end("fresh")
 
-	res, err := s.Prune(ctx, 20*time.Millisecond)
+	res, err := s.Prune(ctx, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ var suite = []struct {
 	{"Message_ByID", func(t *testing.T, e Engine) { testMessage_ByID(t, e.Open) }},
 	{"Messages_Paging", func(t *testing.T, e Engine) { testMessages_Paging(t, e.Open) }},
 	{"Meta", func(t *testing.T, e Engine) { testMeta(t, e.Open) }},
-	{"Prune", func(t *testing.T, e Engine) { testPrune(t, e.Open) }},
+	{"Prune", testPrune},
 	{"PruneSessions", testPruneSessions},
 	{"Prune_OrphansCountOnlySurvivors", func(t *testing.T, e Engine) { testPrune_OrphansCountOnlySurvivors(t, e.Open) }},
 	{"PublishCompressionChild", func(t *testing.T, e Engine) { testPublishCompressionChild(t, e.Open) }},
