@@ -44,12 +44,7 @@ func runCopy(ctx context.Context, e *env, args []string) error {
 	}
 	defer closeOpened(e, dst)
 
-	total := int64(-1)
-	if src.file != nil {
-		if in, err := src.file.Info(ctx); err == nil {
-			total = in.Sessions
-		}
-	}
+	total := src.sessionCount(ctx)
 	pr, pw := io.Pipe()
 	exported := make(chan error, 1)
 	go func() {

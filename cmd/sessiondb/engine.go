@@ -24,6 +24,20 @@ type opened struct {
 	close func() error
 }
 
+// sessionCount is the number of sessions where it is cheap to know (a
+// SQLite file's Info), else -1: a progress bar's total or a listing's
+// "remaining".
+func (o opened) sessionCount(ctx context.Context) int64 {
+	if o.file == nil {
+		return -1
+	}
+	in, err := o.file.Info(ctx)
+	if err != nil {
+		return -1
+	}
+	return in.Sessions
+}
+
 // isServerURL says whether a --db value names a PostgreSQL server rather
 // than a SQLite file: a postgres:// or postgresql:// URL.
 func isServerURL(location string) bool {

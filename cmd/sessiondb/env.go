@@ -238,18 +238,10 @@ func (e *env) openStore(ctx context.Context, create, orReadOnly bool) (*store.St
 	return o.store, nil
 }
 
-// sessionCount is the number of sessions where it is cheap to know (a
-// SQLite file's Info), else -1: a progress bar's total or a listing's
-// "remaining".
+// sessionCount is the number of sessions of the env's store where it is
+// cheap to know, else -1 (see opened.sessionCount).
 func (e *env) sessionCount(ctx context.Context) int64 {
-	if e.opened.file == nil {
-		return -1
-	}
-	in, err := e.opened.file.Info(ctx)
-	if err != nil {
-		return -1
-	}
-	return in.Sessions
+	return e.opened.sessionCount(ctx)
 }
 
 // noDatabaseError: a command that needs a database found none (exit 3).

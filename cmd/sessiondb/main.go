@@ -2,7 +2,8 @@
 //
 //	sessiondb [--db PATH] [--json] COMMAND [ARGS]
 //
-// The database is --db, else $SESSIONDB_PATH, else
+// The database is --db (a file path, or a postgres:// URL for the
+// PostgreSQL engine), else $SESSIONDB_PATH, else
 // $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.
 //
 // Exit codes: 0 ok, 1 error, 2 usage (bad flags or input), 3 not found, 75 the write lock was
