@@ -29,6 +29,12 @@ func TestServerURL_DomainCommands(t *testing.T) {
 		{"MetaGet", []string{"meta", "get", "team"}, 0, "a\n"},
 		{"Title", []string{"title", "s1"}, 0, "Fix the build\n"},
 		{"Unknown", []string{"messages", "ghost"}, 3, ""},
+		{"Resume", []string{"resume", "s1"}, 0, ""},
+		{"Lineage", []string{"lineage", "s1"}, 0, ""},
+		{"Usage", []string{"usage", "s1"}, 0, ""},
+		{"Pin", []string{"flag", "s1", "pin"}, 0, ""},
+		{"BulkGhostsDryRun", []string{"bulk", "ghosts", "--dry-run"}, 0, ""},
+		{"Export", []string{"export"}, 0, ""},
 	}
 	for _, st := range steps {
 		code, stdout, stderr := runCLI(t, u, st.args...)
