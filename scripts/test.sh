@@ -11,7 +11,8 @@
 # then an error, a missing compiler means no -race);
 # SESSIONDB_TEST_DRY_RUN=1 prints the test commands instead of running them.
 #
-# The PostgreSQL engine (module pg/) is tested on a real server: the one
+# The PostgreSQL engine (module pg/) and the CLI (module cmd/sessiondb/,
+# which links both engines) are tested on a real server: the one
 # SESSIONDB_PG_DSN names, else a throwaway cluster started here when the
 # PostgreSQL binaries are present or can be installed (scripts/pg-cluster.sh).
 set -euo pipefail
@@ -68,3 +69,6 @@ run go test "${race[@]}" -count=1 -timeout 40m ./...
 source scripts/pg-cluster.sh
 pg_cluster_start
 (cd pg && run go test "${race[@]}" -count=1 ./...)
+# The CLI is its own module (it links both engines); its PostgreSQL tests
+# use the same server.
+(cd cmd/sessiondb && run go test "${race[@]}" -count=1 ./...)

@@ -135,6 +135,10 @@ func TestCLI_ProgressOnlyOnATerminal(t *testing.T) {
 	if out := onTerminal("demo"); !strings.Contains(out, "demo") || !strings.Contains(out, "/51)") {
 		t.Errorf("no progress bar on a terminal: %q", out)
 	}
+	copyTo := filepath.Join(t.TempDir(), "copy.db")
+	if out := onTerminal("copy --from " + path + " --to " + copyTo); !strings.Contains(out, "copy: read") || !strings.Contains(out, "copy: write") {
+		t.Errorf("copy drew no progress bars on a terminal: %q", out)
+	}
 	if out := onTerminal("--json demo"); out != "" {
 		t.Errorf("--json on a terminal drew: %q", out)
 	}

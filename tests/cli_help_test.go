@@ -96,7 +96,7 @@ func TestCLI_Version(t *testing.T) {
 	var v struct {
 		Module, Version, Revision string
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Module != "github.com/sessiondb/sessiondb" || v.Version == "" {
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Module != "github.com/sessiondb/sessiondb/cmd/sessiondb" || v.Version == "" {
 		t.Errorf("version --json: %v %q", err, r.stdout)
 	}
 }

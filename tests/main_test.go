@@ -35,8 +35,9 @@ func TestMain(m *testing.M) {
 	}
 	cliPath = filepath.Join(dir, "sessiondb")
 	// -buildvcs=auto stamps the revision (for `sessiondb version`) even
-	// where GOFLAGS turns stamping off.
-	build := exec.Command("go", "build", "-buildvcs=auto", "-o", cliPath, "../cmd/sessiondb")
+	// where GOFLAGS turns stamping off. The CLI is its own module (it links
+	// both engines), so it is built from its directory.
+	build := exec.Command("go", "build", "-C", "../cmd/sessiondb", "-buildvcs=auto", "-o", cliPath, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build the CLI:", err)

@@ -35,6 +35,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
+	if isServerURL(e.dbPath) { // bench never touches --db, so asking it to bench a server is a mistake
+		return fileOperationError{"bench", redactURL(e.dbPath)}
+	}
 	for _, f := range strings.Split(*appenders, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 1024 {

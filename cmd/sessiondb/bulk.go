@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // runBulk is `bulk prune|archive|delete|ghosts`: operations on many
@@ -47,22 +48,22 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	var verb string
-	var op func(context.Context, *db.Store) (db.BulkResult, error)
+	var op func(context.Context, *store.Store) (db.BulkResult, error)
 	switch sub {
 	case "prune":
 		if f.OlderThan == 0 {
 			f.OlderThan = 90 * 24 * time.Hour
 		}
-		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.PruneSessions(ctx, f, o) }
+		verb, op = "delete", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.PruneSessions(ctx, f, o) }
 	case "delete":
-		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.DeleteSessions(ctx, f, o) }
+		verb, op = "delete", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.DeleteSessions(ctx, f, o) }
 	case "archive":
-		verb, op = "archive", func(ctx context.Context, s *db.Store) (db.BulkResult, error) { return s.ArchiveSessions(ctx, f, o) }
+		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.ArchiveSessions(ctx, f, o) }
 	case "ghosts":
 		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly {
 			return usagef("bulk ghosts: only --older-than (default 24h), --dry-run and --batch apply")
 		}
-		verb, op = "delete", func(ctx context.Context, s *db.Store) (db.BulkResult, error) {
+		verb, op = "delete", func(ctx context.Context, s *store.Store) (db.BulkResult, error) {
 			return s.DeleteGhostSessions(ctx, f.OlderThan, o)
 		}
 	default:

@@ -15,14 +15,13 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("init", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
-	if err != nil {
+	if _, err := e.open(ctx); err != nil {
 		return err
 	}
 	if e.json {
-		return writeJSON(e.stdout, map[string]string{"path": s.Path()})
+		return writeJSON(e.stdout, map[string]string{"path": e.opened.where})
 	}
-	_, err = fmt.Fprintln(e.stdout, s.Path())
+	_, err := fmt.Fprintln(e.stdout, e.opened.where)
 	return err
 }
 
@@ -182,8 +181,8 @@ func runSessions(ctx context.Context, e *env, args []string) error {
 	}
 	c := cursorOffset(next.Offset)
 	if f.Source == "" && f.ParentID == "" && f.Ended == nil { // counted cheaply
-		if in, err := s.Info(ctx); err == nil {
-			c.Remaining = in.Sessions - int64(next.Offset)
+		if n := e.sessionCount(ctx); n >= 0 {
+			c.Remaining = n - int64(next.Offset)
 		}
 	}
 	return e.printMore("sessions", c)

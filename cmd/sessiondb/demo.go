@@ -124,7 +124,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, out)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s written by %s each\n\n", s.Path(), plural(int64(len(ss)), "conversation"), plural(int64(*writers), "concurrent writer"))
+	fmt.Fprintf(e.stdout, "%s: %s written by %s each\n\n", e.opened.where, plural(int64(len(ss)), "conversation"), plural(int64(*writers), "concurrent writer"))
 	if err := printSessions(e.stdout, ss); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // env is what every command shares: the global flags, the streams and the
@@ -22,12 +22,11 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	dbPath     string
-	json       bool
-	patience   [3]string // write, transcript, open: flag values
-	store      *db.Store
-	openedPath string
-	version    bool // --version before the command
+	dbPath   string
+	json     bool
+	patience [3]string // write, transcript, open: flag values
+	opened   opened    // the store, once a command opened it
+	version  bool      // --version before the command
 
 	// describe asks the command's first parseArgs to hand its flag set
 	// back (in described) instead of parsing: help and completion list
@@ -39,7 +38,7 @@ type env struct {
 // addGlobalFlags registers the global flags on fs, so they are accepted
 // before the command and after it alike.
 func (e *env) addGlobalFlags(fs *flag.FlagSet) {
-	fs.StringVar(&e.dbPath, "db", e.dbPath, "database `path` (default: $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db)")
+	fs.StringVar(&e.dbPath, "db", e.dbPath, "database `path`, or a postgres:// URL for a PostgreSQL server (default: $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db)")
 	fs.BoolVar(&e.json, "json", e.json, "print records as JSON (snake_case keys; a list is one array)")
 	fs.StringVar(&e.patience[0], "write-patience", e.patience[0], "how long a routine write (session, title, meta, flag, rewind, delete) waits for another process's write lock, a Go `duration` (default: $SESSIONDB_WRITE_PATIENCE, else 20s)")
 	fs.StringVar(&e.patience[1], "transcript-patience", e.patience[1], "how long append waits for another process's write lock; a Go `duration`, longer than the write patience, as losing a turn costs more (default: $SESSIONDB_TRANSCRIPT_PATIENCE, else 3 × the write patience when that is set, else 60s)")
@@ -174,7 +173,7 @@ func (e *env) logger() *slog.Logger {
 // open opens the store once per command, creating the database (and its
 // directory) when there is none: for the commands that start one (init,
 // session new, meta set, import, demo).
-func (e *env) open(ctx context.Context) (*db.Store, error) {
+func (e *env) open(ctx context.Context) (*store.Store, error) {
 	return e.openStore(ctx, true, false)
 }
 
@@ -182,22 +181,48 @@ func (e *env) open(ctx context.Context) (*db.Store, error) {
 // where no database exists it fails with noDatabaseError and creates
 // nothing (no directory, file or lock), so a mistyped --db is not
 // mistaken for an empty store.
-func (e *env) openExisting(ctx context.Context) (*db.Store, error) {
+func (e *env) openExisting(ctx context.Context) (*store.Store, error) {
 	return e.openStore(ctx, false, false)
 }
 
 // openRead opens the store for a command that only reads: as openExisting
 // does, and where the store cannot be written (a read-only mount or
 // directory) read-only instead, so reading never needs write access.
-func (e *env) openRead(ctx context.Context) (*db.Store, error) {
+func (e *env) openRead(ctx context.Context) (*store.Store, error) {
 	return e.openStore(ctx, false, true)
 }
 
-func (e *env) openStore(ctx context.Context, create, orReadOnly bool) (*db.Store, error) {
-	if e.store != nil {
-		return e.store, nil
+// openFile opens the SQLite file for a command that works on the file
+// itself; on a PostgreSQL URL it fails with fileOperationError.
+func (e *env) openFile(ctx context.Context, command string, create, orReadOnly bool) (*db.Store, error) {
+	if _, err := e.filePath(command); err != nil {
+		return nil, err
 	}
-	path, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
+	if _, err := e.openStore(ctx, create, orReadOnly); err != nil {
+		return nil, err
+	}
+	return e.opened.file, nil
+}
+
+// filePath is the database path of a command that works on the SQLite
+// file without opening it as a store (verify, repair); on a PostgreSQL URL
+// it fails with fileOperationError.
+func (e *env) filePath(command string) (string, error) {
+	location, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
+	if err != nil {
+		return "", err
+	}
+	if isServerURL(location) {
+		return "", fileOperationError{command, redactURL(location)}
+	}
+	return location, nil
+}
+
+func (e *env) openStore(ctx context.Context, create, orReadOnly bool) (*store.Store, error) {
+	if e.opened.store != nil {
+		return e.opened.store, nil
+	}
+	location, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -205,27 +230,18 @@ func (e *env) openStore(ctx context.Context, create, orReadOnly bool) (*db.Store
 	if err != nil {
 		return nil, err
 	}
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, noDatabaseError{path}
-		}
-	}
-	s, err := db.Open(ctx, path, opts)
-	if err != nil && orReadOnly && errors.Is(err, db.ErrReadOnly) {
-		opts.ReadOnly = true
-		ro, roErr := db.Open(ctx, path, opts)
-		switch {
-		case roErr == nil:
-			s, err = ro, nil
-		case !errors.Is(roErr, db.ErrNotFound): // no file: the writable open's error says more
-			err = roErr
-		}
-	}
+	o, err := openLocation(ctx, location, opts, create, orReadOnly)
 	if err != nil {
 		return nil, err
 	}
-	e.store, e.openedPath = s, s.Path()
-	return s, nil
+	e.opened = o
+	return o.store, nil
+}
+
+// sessionCount is the number of sessions of the env's store where it is
+// cheap to know, else -1 (see opened.sessionCount).
+func (e *env) sessionCount(ctx context.Context) int64 {
+	return e.opened.sessionCount(ctx)
 }
 
 // noDatabaseError: a command that needs a database found none (exit 3).
@@ -236,10 +252,10 @@ func (n noDatabaseError) Error() string {
 }
 
 func (e *env) closeStore() {
-	if e.store != nil {
-		if err := e.store.Close(); err != nil {
+	if e.opened.store != nil {
+		if err := e.opened.close(); err != nil {
 			fmt.Fprintln(e.stderr, "sessiondb: close:", err)
 		}
-		e.store = nil
+		e.opened = opened{}
 	}
 }

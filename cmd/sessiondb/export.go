@@ -50,9 +50,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	total := int64(-1)
 	if o.SessionID == "" {
-		if in, err := s.Info(ctx); err == nil {
-			total = in.Sessions
-		}
+		total = e.sessionCount(ctx)
 	}
 	bar := e.bar(total, "export")
 	o.OnProgress = func(sessions, _ int64) { bar.Set64(sessions) }

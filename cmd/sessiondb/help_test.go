@@ -39,7 +39,7 @@ func readmeCLIBlock(t *testing.T) (readme string, start, end int) {
 
 // TestREADMEMatchesHelp: the README's command list is the global help,
 // byte for byte. After changing a command, run
-// `go test ./cmd/sessiondb -run TestREADMEMatchesHelp -update`.
+// `go -C cmd/sessiondb test . -run TestREADMEMatchesHelp -update`.
 func TestREADMEMatchesHelp(t *testing.T) {
 	var help bytes.Buffer
 	printUsage(&help)

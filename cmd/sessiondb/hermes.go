@@ -61,7 +61,7 @@ func runImportHermes(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.open(ctx)
+	s, err := e.openFile(ctx, "import --from hermes", true, false)
 	if err != nil {
 		return err
 	}

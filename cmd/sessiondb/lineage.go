@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 func runLineage(ctx context.Context, e *env, args []string) error {
@@ -88,15 +89,17 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 }
 
 // flagSetters are the flag command's verbs.
-var flagSetters = map[string]func(s *db.Store, ctx context.Context, id string) (int, error){
-	"archive":   func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetArchived(ctx, id, true) },
-	"unarchive": func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetArchived(ctx, id, false) },
-	"pin":       func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetPinned(ctx, id, true) },
-	"unpin":     func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetPinned(ctx, id, false) },
-	"hide":      func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetHidden(ctx, id, true) },
-	"unhide":    func(s *db.Store, ctx context.Context, id string) (int, error) { return s.SetHidden(ctx, id, false) },
-	"read":      func(s *db.Store, ctx context.Context, id string) (int, error) { return s.MarkRead(ctx, id, true) },
-	"unread":    func(s *db.Store, ctx context.Context, id string) (int, error) { return s.MarkRead(ctx, id, false) },
+var flagSetters = map[string]func(s *store.Store, ctx context.Context, id string) (int, error){
+	"archive": func(s *store.Store, ctx context.Context, id string) (int, error) { return s.SetArchived(ctx, id, true) },
+	"unarchive": func(s *store.Store, ctx context.Context, id string) (int, error) {
+		return s.SetArchived(ctx, id, false)
+	},
+	"pin":    func(s *store.Store, ctx context.Context, id string) (int, error) { return s.SetPinned(ctx, id, true) },
+	"unpin":  func(s *store.Store, ctx context.Context, id string) (int, error) { return s.SetPinned(ctx, id, false) },
+	"hide":   func(s *store.Store, ctx context.Context, id string) (int, error) { return s.SetHidden(ctx, id, true) },
+	"unhide": func(s *store.Store, ctx context.Context, id string) (int, error) { return s.SetHidden(ctx, id, false) },
+	"read":   func(s *store.Store, ctx context.Context, id string) (int, error) { return s.MarkRead(ctx, id, true) },
+	"unread": func(s *store.Store, ctx context.Context, id string) (int, error) { return s.MarkRead(ctx, id, false) },
 }
 
 func runFlag(ctx context.Context, e *env, args []string) error {

@@ -2,7 +2,8 @@
 //
 //	sessiondb [--db PATH] [--json] COMMAND [ARGS]
 //
-// The database is --db, else $SESSIONDB_PATH, else
+// The database is --db (a file path, or a postgres:// URL for the
+// PostgreSQL engine), else $SESSIONDB_PATH, else
 // $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.
 //
 // Exit codes: 0 ok, 1 error, 2 usage (bad flags or input), 3 not found, 75 the write lock was
@@ -59,6 +60,7 @@ func commands() []command {
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"export", "export [--session ID [--lineage]] [-o FILE]", "write sessions, messages and usage as JSON Lines (stdout, or FILE written whole)", runExport},
 		{"import", "import [--from sessiondb|hermes] FILE|-", "read an export (checked whole first; nothing is written if any line is bad; existing sessions are skipped), or with --from hermes a Hermes state.db, read-only; a second run imports only what is new", runImportFrom},
+		{"copy", "copy --from SRC --to DST", "copy every session, with its messages, usage and lineage, from one store to another (a file or a postgres:// URL, either way); a second run copies only what is new", runCopy},
 		{"prune", "prune [--older-than 90d]", "delete sessions ended long ago (pinned conversations, live continuations and leased sessions are spared)", runPrune},
 		{"bulk", "bulk prune [FLAGS] | bulk archive [FLAGS] | bulk delete [FLAGS] | bulk ghosts [FLAGS]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
 		{"vacuum", "vacuum", "compact the file (refused while other processes have it open)", runVacuum},

@@ -56,7 +56,7 @@ func runVacuum(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("vacuum", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.openExisting(ctx)
+	s, err := e.openFile(ctx, "vacuum", false, false)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func runStats(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("stats", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	s, err := e.openRead(ctx)
+	s, err := e.openFile(ctx, "stats", false, true)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 const mcpUsage = "mcp [--allow-notes]"
@@ -53,7 +53,7 @@ type mcpConfig struct {
 }
 
 // newMCPServer builds the server and its tools over s.
-func newMCPServer(s *db.Store, c mcpConfig) *mcp.Server {
+func newMCPServer(s *store.Store, c mcpConfig) *mcp.Server {
 	version := "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		version = bi.Main.Version

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 const (
@@ -26,7 +27,7 @@ const (
 )
 
 type mcpTools struct {
-	store *db.Store
+	store *store.Store
 	log   *slog.Logger
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/sessiondb/sessiondb/db"
 )
@@ -30,7 +29,7 @@ func runRepair(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	path, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
+	path, err := e.filePath("repair")
 	if err != nil {
 		return err
 	}

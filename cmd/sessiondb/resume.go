@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // sessionRef is how a command names one session: an id, a unique prefix
@@ -22,7 +22,7 @@ func addSessionRefFlags(fs *flag.FlagSet) sessionRef {
 }
 
 // resolve returns the session id the positional arguments or --title name.
-func (r sessionRef) resolve(ctx context.Context, s *db.Store, cmd string, pos []string) (string, error) {
+func (r sessionRef) resolve(ctx context.Context, s *store.Store, cmd string, pos []string) (string, error) {
 	switch {
 	case *r.title != "" && len(pos) > 0:
 		return "", usagef("%s: give a session id or --title, not both", cmd)
@@ -38,7 +38,7 @@ func (r sessionRef) resolve(ctx context.Context, s *db.Store, cmd string, pos []
 // openNamedSession is the start of a read command that names one session
 // (id, prefix or --title): its flags parsed first (as help's describe mode
 // needs), the existing store opened for reading, the name resolved.
-func openNamedSession(ctx context.Context, e *env, cmd string, args []string) (*db.Store, string, error) {
+func openNamedSession(ctx context.Context, e *env, cmd string, args []string) (*store.Store, string, error) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	ref := addSessionRefFlags(fs)
 	pos, err := e.parseArgs(fs, args, 0, 1)

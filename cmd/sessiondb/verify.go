@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/sessiondb/sessiondb/db"
@@ -29,7 +28,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(flag.NewFlagSet("verify", flag.ContinueOnError), args, 0, 0); err != nil {
 		return err
 	}
-	path, err := resolvePath(e.dbPath, os.Getenv, os.UserHomeDir)
+	path, err := e.filePath("verify")
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ type versionJSON struct {
 func buildVersion() versionJSON {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return versionJSON{Module: "github.com/sessiondb/sessiondb", Version: "unknown"}
+		return versionJSON{Module: "github.com/sessiondb/sessiondb/cmd/sessiondb", Version: "unknown"}
 	}
 	v := versionJSON{Module: bi.Main.Path, Version: bi.Main.Version, GoVersion: bi.GoVersion}
 	for _, s := range bi.Settings {

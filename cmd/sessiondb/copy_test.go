@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// copyResult is copy --json's summary.
+type copyResult struct {
+	Copied   int   `json:"copied"`
+	Skipped  int   `json:"skipped"`
+	Detached int   `json:"detached"`
+	Messages int64 `json:"messages"`
+}
+
+func copyStores(t *testing.T, from, to string) copyResult {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, from, "--json", "copy", "--from", from, "--to", to)
+	var r copyResult
+	if err := json.Unmarshal([]byte(stdout), &r); code != 0 || err != nil {
+		t.Fatalf("copy --from %s --to %s = %d, %v: stdout %q, stderr %q", from, to, code, err, stdout, stderr)
+	}
+	return r
+}
+
+func exportOf(t *testing.T, location string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, location, "export")
+	if code != 0 {
+		t.Fatalf("export %s = %d: %q", location, code, stderr)
+	}
+	return stdout
+}
+
+// A demo store (with a branch, usage and a rewound turn) copied to
+// PostgreSQL and back to a new file exports byte for byte as the original,
+// and the server's copy exports the same; a second copy either way copies
+// nothing and changes nothing.
+func TestCopy_FileToServerAndBack(t *testing.T) {
+	u := serverURL(t)
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.db"), filepath.Join(dir, "second.db")
+	if code, _, stderr := runCLI(t, first, "demo"); code != 0 {
+		t.Fatalf("demo: %d %q", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"session", "new", "--id", "branch", "--parent", "demo-trip", "--kind", "branch"},
+		{"append", "branch", "--role", "user", "--content", "and a day in Sintra?"},
+	} {
+		if code, _, stderr := runCLI(t, first, args...); code != 0 {
+			t.Fatalf("%q: %d %q", args, code, stderr)
+		}
+	}
+	withStore(t, first, func(s *db.Store) error {
+		return s.RecordUsage(t.Context(), "branch", db.UsageUpdate{Model: "m1",
+			Usage: db.Usage{InputTokens: 120, OutputTokens: 40, APICalls: 1, EstimatedCostUSD: 0.25}})
+	})
+	want := exportOf(t, first)
+	if !strings.Contains(want, `"parent_session_id":"demo-trip"`) {
+		t.Fatalf("the fixture's export has no lineage to copy:\n%s", want)
+	}
+
+	toServer := copyStores(t, first, u)
+	if toServer.Copied != 4 || toServer.Skipped != 0 || toServer.Detached != 0 || toServer.Messages == 0 {
+		t.Errorf("first copy to the server: %+v", toServer)
+	}
+	if n := serverRows(t, u, "messages"); n != toServer.Messages {
+		t.Errorf("the server holds %d messages, copy said %d", n, toServer.Messages)
+	}
+	if n := serverRows(t, u, "session_model_usage"); n == 0 {
+		t.Error("the server holds no usage rows")
+	}
+	if got := exportOf(t, u); got != want {
+		t.Errorf("the server's export differs from the file's:\n%s", cmp.Diff(want, got))
+	}
+	if again := copyStores(t, first, u); !cmp.Equal(again, copyResult{Skipped: 4}) {
+		t.Errorf("second copy to the server: %+v, want nothing copied, 4 skipped", again)
+	}
+	if n := serverRows(t, u, "messages"); n != toServer.Messages {
+		t.Errorf("after a second copy the server holds %d messages, want %d", n, toServer.Messages)
+	}
+	if got := exportOf(t, u); got != want {
+		t.Errorf("a second copy changed the server's store:\n%s", cmp.Diff(want, got))
+	}
+
+	if back := copyStores(t, u, second); back.Copied != 4 || back.Messages != toServer.Messages {
+		t.Errorf("copy back to a file: %+v, want %d sessions, %d messages", back, 4, toServer.Messages)
+	}
+	if got := exportOf(t, second); got != want {
+		t.Errorf("the round trip's export differs from the original's:\n%s", cmp.Diff(want, got))
+	}
+	if again := copyStores(t, u, second); !cmp.Equal(again, copyResult{Skipped: 4}) {
+		t.Errorf("second copy back: %+v, want nothing copied, 4 skipped", again)
+	}
+}
+
+// Copying between two files needs no server, and only new sessions are
+// copied on a re-run.
+func TestCopy_FileToFileCopiesOnlyWhatIsNew(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "sub", "b.db")
+	for _, id := range []string{"s1", "s2"} {
+		runCLI(t, a, "session", "new", "--id", id)
+		runCLI(t, a, "append", id, "--role", "user", "--content", "hello "+id)
+	}
+	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 2, Messages: 2}) {
+		t.Errorf("first copy: %+v", r)
+	}
+	runCLI(t, a, "session", "new", "--id", "s3")
+	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 1, Skipped: 2}) {
+		t.Errorf("copy after a new session: %+v", r)
+	}
+	if got, want := exportOf(t, b), exportOf(t, a); got != want {
+		t.Errorf("the copy differs:\n%s", cmp.Diff(want, got))
+	}
+}
+
+func TestCopy_Usage(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.db")
+	runCLI(t, a, "init")
+	missing := filepath.Join(dir, "missing.db")
+	for _, tt := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"copy", "--to", a}, exitUsage, "--from and --to are both required"},
+		{[]string{"copy", "--from", a}, exitUsage, "--from and --to are both required"},
+		{[]string{"copy", "--from", a, "--to", a}, exitUsage, "name the same store"},
+		{[]string{"copy", "--from", missing, "--to", filepath.Join(dir, "b.db")}, exitNotFound, "no database at"},
+	} {
+		code, _, stderr := runCLI(t, a, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("sessiondb %q = %d, %q; want %d, %q", tt.args, code, stderr, tt.code, tt.stderr)
+		}
+	}
+	for _, p := range []string{missing, filepath.Join(dir, "b.db")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused copy created %s", p)
+		}
+	}
+}
