@@ -103,6 +103,7 @@ var suite = []struct {
 	{"TouchActivity_Refusals", testTouchActivity_Refusals},
 	{"TurnLease_KeyedByLineageRoot", testTurnLease_KeyedByLineageRoot},
 	{"TurnLease_OneRootForALongConversation", testTurnLease_OneRootForALongConversation},
+	{"UsageByProvider", testUsageByProvider},
 	{"UsageTotals", testUsageTotals},
 	{"Usage_Add", testUsage_Add},
 }
