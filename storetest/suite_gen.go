@@ -12,6 +12,7 @@ var suite = []struct {
 	{"AppendMessage_BadInput", testAppendMessage_BadInput},
 	{"AppendMessage_ContentIsByteExact", testAppendMessage_ContentIsByteExact},
 	{"AppendMessage_IdempotencyKey", testAppendMessage_IdempotencyKey},
+	{"AppendMessage_ReasoningDetailsByteExact", testAppendMessage_ReasoningDetailsByteExact},
 	{"AppendMessage_RoundTrip", testAppendMessage_RoundTrip},
 	{"AppendMessagesUnderLease", testAppendMessagesUnderLease},
 	{"AppendUnderLease_NotHeldSaysSo", testAppendUnderLease_NotHeldSaysSo},

@@ -228,18 +228,19 @@ type MessageImportParams struct {
 }
 
 type MessageInsertParams struct {
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
+	SessionID        string
+	Role             string
+	Content          string
+	ToolName         *string
+	ToolCallID       *string
+	ToolCallsJson    *string
+	Reasoning        *string
+	ReasoningDetails *string
+	FinishReason     *string
+	TokenCount       *int64
+	IsSummary        int64
+	IdempotencyKey   *string
+	CreatedAt        int64
 }
 
 type MessageListAscendingParams struct {
