@@ -23,7 +23,8 @@ type Default struct {
 // First returns the path of the first place where a and b differ as JSON
 // values (object key order and insignificant whitespace do not count, nor
 // a member equal to one of defaults), or "" when they are the same value.
-// Paths read like "[2].content[0].type".
+// Within an object, a member a has and b lacks is named before any other
+// difference. Paths read like "[2].content[0].type".
 func First(a, b []byte, defaults ...Default) (string, error) {
 	va, err := decode(a)
 	if err != nil {
@@ -63,6 +64,14 @@ func first(a, b any, path string, defaults []Default) string {
 			}
 		}
 		slices.Sort(keys)
+		// A member a has and b lacks first: it names what a conversion lost.
+		for _, k := range keys {
+			if va, ok := a[k]; ok && !isDefault(k, va, defaults) {
+				if vb, ok := b[k]; !ok || isDefault(k, vb, defaults) {
+					return path + "." + k
+				}
+			}
+		}
 		for _, k := range keys {
 			va, okA := a[k]
 			vb, okB := b[k]

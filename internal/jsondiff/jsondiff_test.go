@@ -10,6 +10,7 @@ func TestFirst(t *testing.T) {
 		{"Value", `[{"role":"user"}]`, `[{"role":"system"}]`, "[0].role"},
 		{"MissingKey", `[{"text":"x","cache_control":{"type":"ephemeral"}}]`, `[{"text":"x"}]`, "[0].cache_control"},
 		{"ExtraKey", `{"a":1}`, `{"a":1,"z":2}`, ".z"},
+		{"LostKeyFirst", `{"b":1,"refusal":"no"}`, `{"a":"","b":2}`, ".refusal"},
 		{"ShorterArray", `[1,2,3]`, `[1,2]`, "[2]"},
 		{"NumberAsWritten", `{"n":1.0}`, `{"n":1}`, ".n"},
 		{"Kind", `{"a":[]}`, `{"a":{}}`, ".a"},
