@@ -49,9 +49,8 @@ func continuedError(ctx context.Context, q driver.Executor, sessionID string) er
 // Two messages are the same when they agree on everything that was said:
 // role, content, tool name, tool call id, tool calls (ids, names,
 // arguments), reasoning, reasoning details, finish reason and the summary
-// mark. Token count
-// is not compared — it is accounting, which a retry may recount — and
-// neither is the creation time.
+// mark. Token count is not compared — it is accounting, which a retry may
+// recount — and neither is the creation time.
 type IdempotencyConflictError struct {
 	SessionID string
 	Key       string

@@ -64,8 +64,8 @@ type NewMessage struct {
 	// ReasoningDetails is the provider's structured reasoning as JSON text
 	// (Anthropic thinking blocks with their signatures, OpenAI reasoning
 	// items), which the provider wants back verbatim: it is stored and
-	// returned byte-exact, never re-encoded. Text that is not JSON is
-	// refused with ErrInvalidInput.
+	// returned byte-exact, never re-encoded. Text that is not JSON (or not
+	// UTF-8) is refused with ErrInvalidInput.
 	ReasoningDetails string
 	FinishReason     string
 	TokenCount       int64
@@ -90,6 +90,9 @@ func (m *NewMessage) Validate() error {
 		return err
 	}
 	if err := rules.CheckText("reasoning", m.Reasoning); err != nil {
+		return err
+	}
+	if err := rules.CheckText("reasoning details", m.ReasoningDetails); err != nil {
 		return err
 	}
 	if m.ReasoningDetails != "" && !json.Valid([]byte(m.ReasoningDetails)) {

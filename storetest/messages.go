@@ -106,6 +106,7 @@ func testAppendMessage_BadInput(t *testing.T, open Opener) {
 		{"InvalidUTF8ToolArgs", "s1", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "x", Arguments: "\xff"}}}, ErrInvalidInput},
 		{"NegativeTokens", "s1", NewMessage{Role: RoleUser, TokenCount: -1}, ErrInvalidInput},
 		{"ReasoningDetailsNotJSON", "s1", NewMessage{Role: RoleAssistant, ReasoningDetails: `[{"type":"thinking"`}, ErrInvalidInput},
+		{"ReasoningDetailsInvalidUTF8", "s1", NewMessage{Role: RoleAssistant, ReasoningDetails: "[\"\xff\"]"}, ErrInvalidInput},
 		{"HugeToolName", "s1", NewMessage{Role: RoleTool, ToolName: strings.Repeat("n", 2000)}, ErrInvalidInput},
 	}
 	for _, tt := range tests {
