@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -84,7 +83,7 @@ func toolResultText(j int, content []anthropic.ToolResultBlockParamContentUnion)
 	case len(content) > 1:
 		return "", &UnsupportedError{Part: part(j, fmt.Sprintf("a tool_result of %d blocks (the store keeps one text)", len(content)))}
 	case content[0].OfText == nil:
-		return "", &UnsupportedError{Part: part(j, "a tool_result holding "+strings.TrimSpace(deref(content[0].GetType())))}
+		return "", &UnsupportedError{Part: part(j, "a tool_result holding "+deref(content[0].GetType()))}
 	}
 	return content[0].OfText.Text, nil
 }
@@ -177,10 +176,8 @@ func checkLossless(msgs []anthropic.MessageParam, out []store.NewMessage) error 
 // *UnsupportedError for message 2.
 func lossAt(path string) error {
 	e := &UnsupportedError{Part: path}
-	if end := strings.IndexByte(path, ']'); strings.HasPrefix(path, "[") && end > 0 {
-		if n, err := strconv.Atoi(path[1:end]); err == nil {
-			e.Message, e.Part = n, strings.TrimPrefix(path[end+1:], ".")
-		}
+	if n, rest, ok := jsondiff.SplitIndex(path); ok {
+		e.Message, e.Part = n, rest
 	}
 	if e.Part == "" {
 		e.Part = "its shape (the store would give it back as another sequence of messages)"

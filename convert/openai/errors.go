@@ -2,8 +2,6 @@ package openai
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/sessiondb/sessiondb/internal/jsondiff"
 	"github.com/sessiondb/sessiondb/store"
@@ -35,10 +33,8 @@ func lossless(want, got []byte) error {
 		return err
 	}
 	e := &UnsupportedError{Part: path}
-	if end := strings.IndexByte(path, ']'); strings.HasPrefix(path, "[") && end > 0 {
-		if n, err := strconv.Atoi(path[1:end]); err == nil {
-			e.Message, e.Part = n, strings.TrimPrefix(path[end+1:], ".")
-		}
+	if n, rest, ok := jsondiff.SplitIndex(path); ok {
+		e.Message, e.Part = n, rest
 	}
 	if e.Part == "" {
 		e.Part = "its shape (the store would give it back as other messages)"

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Default is an object member that means the same as its absence (an SDK
@@ -124,4 +125,19 @@ func isDefault(key string, v any, defaults []Default) bool {
 		}
 	}
 	return false
+}
+
+// SplitIndex splits a path that starts at an array element ("[2].content")
+// into the element's index and the rest ("content"); ok is false for a
+// path that does not start with an index.
+func SplitIndex(path string) (index int, rest string, ok bool) {
+	end := strings.IndexByte(path, ']')
+	if !strings.HasPrefix(path, "[") || end < 0 {
+		return 0, path, false
+	}
+	n, err := strconv.Atoi(path[1:end])
+	if err != nil {
+		return 0, path, false
+	}
+	return n, strings.TrimPrefix(path[end+1:], "."), true
 }

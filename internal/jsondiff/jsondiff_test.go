@@ -34,3 +34,21 @@ func TestFirst(t *testing.T) {
 		t.Error("First(invalid JSON) gave no error")
 	}
 }
+
+func TestSplitIndex(t *testing.T) {
+	for path, want := range map[string]struct {
+		index int
+		rest  string
+		ok    bool
+	}{
+		"[2].content[0].type": {2, "content[0].type", true},
+		"[0]":                 {0, "", true},
+		".a":                  {0, ".a", false},
+		"[x].a":               {0, "[x].a", false},
+	} {
+		i, rest, ok := SplitIndex(path)
+		if i != want.index || rest != want.rest || ok != want.ok {
+			t.Errorf("SplitIndex(%q) = %d, %q, %v; want %d, %q, %v", path, i, rest, ok, want.index, want.rest, want.ok)
+		}
+	}
+}
