@@ -39,6 +39,7 @@ type (
 	ModelUsage               = store.ModelUsage
 	NewMessage               = store.NewMessage
 	NewSession               = store.NewSession
+	ProviderUsage            = store.ProviderUsage
 	PruneResult              = store.PruneResult
 	RecentPage               = store.RecentPage
 	RecentQuery              = store.RecentQuery

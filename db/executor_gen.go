@@ -468,6 +468,11 @@ func (e executor) TurnLeaseSweep(ctx context.Context, before int64) (int64, erro
 	return r, mapDriverError(err)
 }
 
+func (e executor) UsageByProvider(ctx context.Context, arg driver.UsageByProviderParams) ([]driver.UsageByProviderRow, error) {
+	r, err := queries.UsageByProvider(ctx, e.db, gen.UsageByProviderParams(arg))
+	return rowcast.Same[gen.UsageByProviderRow, driver.UsageByProviderRow](r), mapDriverError(err)
+}
+
 func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams) (driver.UsageTotalsRow, error) {
 	r, err := queries.UsageTotals(ctx, e.db, gen.UsageTotalsParams(arg))
 	return driver.UsageTotalsRow(r), mapDriverError(err)
@@ -490,4 +495,5 @@ var (
 	_ = driver.SessionRecentCountsRow(gen.SessionRecentCountsRow{})
 	_ = driver.SessionRecentRow(gen.SessionRecentRow{})
 	_ = driver.SessionTitlesNumberedRow(gen.SessionTitlesNumberedRow{})
+	_ = driver.UsageByProviderRow(gen.UsageByProviderRow{})
 )

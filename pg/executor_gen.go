@@ -471,6 +471,11 @@ func (e executor) TurnLeaseSweep(ctx context.Context, before int64) (int64, erro
 	return r, mapError(err)
 }
 
+func (e executor) UsageByProvider(ctx context.Context, arg driver.UsageByProviderParams) ([]driver.UsageByProviderRow, error) {
+	r, err := e.q.UsageByProvider(ctx, e.db, pggen.UsageByProviderParams(arg))
+	return rowcast.Same[pggen.UsageByProviderRow, driver.UsageByProviderRow](r), mapError(err)
+}
+
 func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams) (driver.UsageTotalsRow, error) {
 	r, err := e.q.UsageTotals(ctx, e.db, pggen.UsageTotalsParams(arg))
 	return driver.UsageTotalsRow(r), mapError(err)
@@ -493,4 +498,5 @@ var (
 	_ = driver.SessionRecentCountsRow(pggen.SessionRecentCountsRow{})
 	_ = driver.SessionRecentRow(pggen.SessionRecentRow{})
 	_ = driver.SessionTitlesNumberedRow(pggen.SessionTitlesNumberedRow{})
+	_ = driver.UsageByProviderRow(pggen.UsageByProviderRow{})
 )

@@ -31,14 +31,17 @@ FROM sessions WHERE id = sqlc.arg(id);
 
 -- name: ModelUsageAdd :exec
 -- Adds a delta to the (session, model, task) row, creating it on first use.
+-- A report that names no billing route keeps the route the row already has.
 INSERT INTO session_model_usage (
     session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source
 ) VALUES (
     sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
     sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
     sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
-    sqlc.arg(seen_at), sqlc.arg(seen_at)
+    sqlc.arg(seen_at), sqlc.arg(seen_at), sqlc.narg(billing_provider), sqlc.narg(billing_base_url),
+    sqlc.narg(billing_mode), sqlc.narg(cost_status), sqlc.narg(cost_source)
 ) ON CONFLICT (session_id, model, task) DO UPDATE SET
     input_tokens = input_tokens + excluded.input_tokens,
     output_tokens = output_tokens + excluded.output_tokens,
@@ -48,7 +51,12 @@ INSERT INTO session_model_usage (
     api_call_count = api_call_count + excluded.api_call_count,
     estimated_cost_usd = estimated_cost_usd + excluded.estimated_cost_usd,
     actual_cost_usd = actual_cost_usd + excluded.actual_cost_usd,
-    last_seen_at = MAX(last_seen_at, excluded.last_seen_at);
+    last_seen_at = MAX(last_seen_at, excluded.last_seen_at),
+    billing_provider = COALESCE(excluded.billing_provider, billing_provider),
+    billing_base_url = COALESCE(excluded.billing_base_url, billing_base_url),
+    billing_mode = COALESCE(excluded.billing_mode, billing_mode),
+    cost_status = COALESCE(excluded.cost_status, cost_status),
+    cost_source = COALESCE(excluded.cost_source, cost_source);
 
 -- name: ModelUsageBySession :many
 -- The same columns as ModelUsageTotals, so one mapping serves both.
@@ -92,3 +100,23 @@ WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND s.started_at >= sqlc.arg(since)
 GROUP BY u.model, u.task
 ORDER BY u.model, u.task;
+
+-- name: UsageByProvider :many
+-- Per billing provider sums of every (model, task) row over the sessions a
+-- filter selects; rows recorded without a provider sum under ''.
+SELECT CAST(COALESCE(u.billing_provider, '') AS TEXT) AS provider,
+       CAST(SUM(u.input_tokens) AS INTEGER) AS input_tokens,
+       CAST(SUM(u.output_tokens) AS INTEGER) AS output_tokens,
+       CAST(SUM(u.cache_read_tokens) AS INTEGER) AS cache_read_tokens,
+       CAST(SUM(u.cache_write_tokens) AS INTEGER) AS cache_write_tokens,
+       CAST(SUM(u.reasoning_tokens) AS INTEGER) AS reasoning_tokens,
+       CAST(SUM(u.api_call_count) AS INTEGER) AS api_call_count,
+       CAST(SUM(u.estimated_cost_usd) AS REAL) AS estimated_cost_usd,
+       CAST(SUM(u.actual_cost_usd) AS REAL) AS actual_cost_usd,
+       CAST(MIN(u.first_seen_at) AS INTEGER) AS first_seen_at,
+       CAST(MAX(u.last_seen_at) AS INTEGER) AS last_seen_at
+FROM session_model_usage u JOIN sessions s ON s.id = u.session_id
+WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND s.started_at >= sqlc.arg(since)
+GROUP BY COALESCE(u.billing_provider, '')
+ORDER BY provider;

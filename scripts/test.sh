@@ -64,6 +64,11 @@ run() {
 # 2-core machine; the default 10-minute timeout per package is too tight.
 run go test "${race[@]}" -count=1 -timeout 40m ./...
 (cd lint && run go test -count=1 ./...)
+# The provider converters are modules of their own (their SDKs stay out of
+# the store's graph).
+for m in convert/openai convert/anthropic; do
+  (cd "$m" && run go test "${race[@]}" -count=1 ./...)
+done
 
 # Without a server the pg tests skip, saying how to get one (in CI they fail).
 source scripts/pg-cluster.sh

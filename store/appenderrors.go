@@ -48,9 +48,9 @@ func continuedError(ctx context.Context, q driver.Executor, sessionID string) er
 //
 // Two messages are the same when they agree on everything that was said:
 // role, content, tool name, tool call id, tool calls (ids, names,
-// arguments), reasoning, finish reason and the summary mark. Token count
-// is not compared — it is accounting, which a retry may recount — and
-// neither is the creation time.
+// arguments), reasoning, reasoning details, finish reason and the summary
+// mark. Token count is not compared — it is accounting, which a retry may
+// recount — and neither is the creation time.
 type IdempotencyConflictError struct {
 	SessionID string
 	Key       string
@@ -82,6 +82,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "tool calls"
 	case stored.Reasoning != m.Reasoning:
 		return "reasoning"
+	case stored.ReasoningDetails != m.ReasoningDetails:
+		return "reasoning details"
 	case stored.FinishReason != m.FinishReason:
 		return "finish reason"
 	case stored.Summary != m.Summary:

@@ -56,13 +56,19 @@ type NewMessage struct {
 	Role Role
 	// Content is any UTF-8 text, NUL bytes included; it is returned
 	// byte-exact. Invalid UTF-8 is refused with ErrInvalidInput.
-	Content      string
-	ToolName     string // the tool that produced a RoleTool message
-	ToolCallID   string // the call a RoleTool message answers
-	ToolCalls    []ToolCall
-	Reasoning    string
-	FinishReason string
-	TokenCount   int64
+	Content    string
+	ToolName   string // the tool that produced a RoleTool message
+	ToolCallID string // the call a RoleTool message answers
+	ToolCalls  []ToolCall
+	Reasoning  string
+	// ReasoningDetails is the provider's structured reasoning as JSON text
+	// (Anthropic thinking blocks with their signatures, OpenAI reasoning
+	// items), which the provider wants back verbatim: it is stored and
+	// returned byte-exact, never re-encoded. Text that is not JSON (or not
+	// UTF-8) is refused with ErrInvalidInput.
+	ReasoningDetails string
+	FinishReason     string
+	TokenCount       int64
 	// IdempotencyKey, when set, makes the append safe to retry after any
 	// failure: appending the same message under the same key to the same
 	// session again returns the first message's id and inserts nothing. A
@@ -85,6 +91,12 @@ func (m *NewMessage) Validate() error {
 	}
 	if err := rules.CheckText("reasoning", m.Reasoning); err != nil {
 		return err
+	}
+	if err := rules.CheckText("reasoning details", m.ReasoningDetails); err != nil {
+		return err
+	}
+	if m.ReasoningDetails != "" && !json.Valid([]byte(m.ReasoningDetails)) {
+		return invalid("reasoning details are not JSON")
 	}
 	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
 		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey} {
@@ -289,7 +301,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 	p := driver.MessageInsertParams{
 		SessionID: sessionID, Role: string(m.Role), Content: m.Content,
 		ToolName: rules.Ptr(m.ToolName), ToolCallID: rules.Ptr(m.ToolCallID), Reasoning: rules.Ptr(m.Reasoning),
-		FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
+		ReasoningDetails: rules.Ptr(m.ReasoningDetails), FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
 	}
 	if m.Summary {
 		p.IsSummary = 1

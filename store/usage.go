@@ -64,6 +64,11 @@ type UsageUpdate struct {
 	Usage
 	// Absolute: Usage is the session's new main-loop totals, not a delta.
 	Absolute bool
+	// Billing is the route this usage is billed under (provider, base URL,
+	// mode, cost status and source), kept on its (model, task) row so
+	// UsageByProvider can sum by provider. A field left empty keeps what the
+	// row already has. PricingVersion is a session's and is refused here.
+	Billing Billing
 }
 
 // ModelUsage is usage broken down by model and task (Task "" = main loop).
@@ -106,6 +111,9 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 	if err := u.Validate(); err != nil {
 		return opErr(op, id, err)
 	}
+	if err := checkUsageBilling(u.Billing); err != nil {
+		return opErr(op, id, err)
+	}
 	if u.Absolute && u.Task != "" {
 		return opErr(op, id, invalid("absolute usage for auxiliary task %q: only the main loop has session totals", u.Task))
 	}
@@ -143,8 +151,25 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 			ReasoningTokens: u.ReasoningTokens, ApiCallCount: u.APICalls,
 			EstimatedCostUsd: u.EstimatedCostUSD, ActualCostUsd: u.ActualCostUSD,
+			BillingProvider: rules.Ptr(u.Billing.Provider), BillingBaseUrl: rules.Ptr(u.Billing.BaseURL),
+			BillingMode: rules.Ptr(u.Billing.Mode), CostStatus: rules.Ptr(u.Billing.CostStatus),
+			CostSource: rules.Ptr(u.Billing.CostSource),
 		})
 	})
+}
+
+// checkUsageBilling refuses a billing route a usage row cannot hold.
+func checkUsageBilling(b Billing) error {
+	if b.PricingVersion != "" {
+		return invalid("pricing version %q: a usage row has none (it is the session's)", b.PricingVersion)
+	}
+	for what, v := range map[string]string{"billing provider": b.Provider, "billing base url": b.BaseURL,
+		"billing mode": b.Mode, "cost status": b.CostStatus, "cost source": b.CostSource} {
+		if err := rules.CheckLabel(what, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sessionUsageParams(id string, u Usage) driver.SessionUsageAddParams {
@@ -205,10 +230,7 @@ func (s *Store) UsageTotals(ctx context.Context, f UsageFilter) (Usage, []ModelU
 	if err := rules.CheckLabel("source", f.Source); err != nil {
 		return Usage{}, nil, opErr(op, "", err)
 	}
-	since := int64(0)
-	if !f.Since.IsZero() {
-		since = f.Since.UnixMilli()
-	}
+	since := f.sinceMillis()
 	var total Usage
 	var models []ModelUsage
 	err := s.read(ctx, op, "", func(q driver.Executor) error {
@@ -225,6 +247,48 @@ func (s *Store) UsageTotals(ctx context.Context, f UsageFilter) (Usage, []ModelU
 		return err
 	})
 	return total, models, err
+}
+
+// ProviderUsage is usage summed by billing provider (Provider "" for
+// usage recorded without one).
+type ProviderUsage struct {
+	Provider string
+	Usage
+	FirstSeen time.Time
+	LastSeen  time.Time
+}
+
+// UsageByProvider sums usage by billing provider across the sessions f
+// selects, ordered by provider. It sums the per-(model, task) rows, so it
+// counts auxiliary tasks too (a provider bills them like the main loop),
+// and not absolute reports, which write no such row.
+func (s *Store) UsageByProvider(ctx context.Context, f UsageFilter) ([]ProviderUsage, error) {
+	const op = "usage by provider"
+	if err := rules.CheckLabel("source", f.Source); err != nil {
+		return nil, opErr(op, "", err)
+	}
+	var out []ProviderUsage
+	err := s.read(ctx, op, "", func(q driver.Executor) error {
+		rows, err := q.UsageByProvider(ctx, driver.UsageByProviderParams{Source: rules.Ptr(f.Source), Since: f.sinceMillis()})
+		out = make([]ProviderUsage, len(rows))
+		for i, r := range rows {
+			m := modelUsageFromRow(driver.ModelUsageTotalsRow{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+				CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens, ReasoningTokens: r.ReasoningTokens,
+				ApiCallCount: r.ApiCallCount, EstimatedCostUsd: r.EstimatedCostUsd, ActualCostUsd: r.ActualCostUsd,
+				FirstSeenAt: r.FirstSeenAt, LastSeenAt: r.LastSeenAt})
+			out[i] = ProviderUsage{Provider: r.Provider, Usage: m.Usage, FirstSeen: m.FirstSeen, LastSeen: m.LastSeen}
+		}
+		return err
+	})
+	return out, err
+}
+
+// sinceMillis is f.Since in the store's milliseconds (0: no bound).
+func (f UsageFilter) sinceMillis() int64 {
+	if f.Since.IsZero() {
+		return 0
+	}
+	return f.Since.UnixMilli()
 }
 
 func usageFromRow(r driver.SessionUsageGetRow) Usage {

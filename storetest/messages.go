@@ -105,6 +105,8 @@ func testAppendMessage_BadInput(t *testing.T, open Opener) {
 		{"InvalidUTF8Content", "s1", NewMessage{Role: RoleUser, Content: "caf\xe9"}, ErrInvalidInput},
 		{"InvalidUTF8ToolArgs", "s1", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{{Name: "x", Arguments: "\xff"}}}, ErrInvalidInput},
 		{"NegativeTokens", "s1", NewMessage{Role: RoleUser, TokenCount: -1}, ErrInvalidInput},
+		{"ReasoningDetailsNotJSON", "s1", NewMessage{Role: RoleAssistant, ReasoningDetails: `[{"type":"thinking"`}, ErrInvalidInput},
+		{"ReasoningDetailsInvalidUTF8", "s1", NewMessage{Role: RoleAssistant, ReasoningDetails: "[\"\xff\"]"}, ErrInvalidInput},
 		{"HugeToolName", "s1", NewMessage{Role: RoleTool, ToolName: strings.Repeat("n", 2000)}, ErrInvalidInput},
 	}
 	for _, tt := range tests {
@@ -256,5 +258,52 @@ func testMessage_ByID(t *testing.T, open Opener) {
 	}
 	if _, err := s.Message(ctx, 0); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("id 0: %v, want ErrInvalidInput", err)
+	}
+}
+
+// A provider's structured reasoning is signed: one changed byte (a key
+// reordered, whitespace, an escape decoded) and the provider rejects the
+// conversation, so the store returns ReasoningDetails exactly as given.
+func testAppendMessage_ReasoningDetailsByteExact(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	newTestSession(t, s, "s1")
+	details := []string{
+		`[{"type":"thinking","thinking":"Let me think.","signature":"EqQBCkYIBxgCKkB+/=="},{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}]`,
+		"[ {\"signature\" : \"s\\u00e9\",\n  \"type\":\"thinking\", \"thinking\":\"\\u003cb\\u003e\"} ]",
+		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAAABo"}`,
+	}
+	var ids []int64
+	for _, d := range details {
+		id, err := s.AppendMessage(ctx, "s1", NewMessage{Role: RoleAssistant, Content: "answer", ReasoningDetails: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	got, err := s.Messages(ctx, "s1", MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, m := range got {
+		stored = append(stored, m.ReasoningDetails)
+	}
+	if diff := cmp.Diff(details, stored); diff != "" {
+		t.Errorf("ReasoningDetails (-appended +stored):\n%s", diff)
+	}
+	one, err := s.Message(ctx, ids[1])
+	if err != nil || one.ReasoningDetails != details[1] {
+		t.Errorf("Message(%d).ReasoningDetails = %q, %v; want %q", ids[1], one.ReasoningDetails, err, details[1])
+	}
+	// A retry under the same key must carry the same details.
+	m := NewMessage{Role: RoleAssistant, Content: "a", ReasoningDetails: details[0], IdempotencyKey: "k"}
+	if _, err := s.AppendMessage(ctx, "s1", m); err != nil {
+		t.Fatal(err)
+	}
+	m.ReasoningDetails = details[2]
+	var conflict *IdempotencyConflictError
+	if _, err := s.AppendMessage(ctx, "s1", m); !errors.As(err, &conflict) || conflict.Field != "reasoning details" {
+		t.Errorf("same key, other reasoning details = %v, want an IdempotencyConflictError on reasoning details", err)
 	}
 }

@@ -12,6 +12,7 @@ var suite = []struct {
 	{"AppendMessage_BadInput", func(t *testing.T, e Engine) { testAppendMessage_BadInput(t, e.Open) }},
 	{"AppendMessage_ContentIsByteExact", func(t *testing.T, e Engine) { testAppendMessage_ContentIsByteExact(t, e.Open) }},
 	{"AppendMessage_IdempotencyKey", func(t *testing.T, e Engine) { testAppendMessage_IdempotencyKey(t, e.Open) }},
+	{"AppendMessage_ReasoningDetailsByteExact", func(t *testing.T, e Engine) { testAppendMessage_ReasoningDetailsByteExact(t, e.Open) }},
 	{"AppendMessage_RoundTrip", func(t *testing.T, e Engine) { testAppendMessage_RoundTrip(t, e.Open) }},
 	{"AppendMessagesUnderLease", func(t *testing.T, e Engine) { testAppendMessagesUnderLease(t, e.Open) }},
 	{"AppendUnderLease_NotHeldSaysSo", func(t *testing.T, e Engine) { testAppendUnderLease_NotHeldSaysSo(t, e.Open) }},
@@ -117,6 +118,7 @@ var suite = []struct {
 	{"TouchActivity_Refusals", func(t *testing.T, e Engine) { testTouchActivity_Refusals(t, e.Open) }},
 	{"TurnLease_KeyedByLineageRoot", func(t *testing.T, e Engine) { testTurnLease_KeyedByLineageRoot(t, e.Open) }},
 	{"TurnLease_OneRootForALongConversation", func(t *testing.T, e Engine) { testTurnLease_OneRootForALongConversation(t, e.Open) }},
+	{"UsageByProvider", func(t *testing.T, e Engine) { testUsageByProvider(t, e.Open) }},
 	{"UsageTotals", func(t *testing.T, e Engine) { testUsageTotals(t, e.Open) }},
 	{"Usage_Add", func(t *testing.T, e Engine) { testUsage_Add(t, e.Open) }},
 }

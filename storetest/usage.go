@@ -281,3 +281,76 @@ func testUsageTotals(t *testing.T, open Opener) {
 		})
 	}
 }
+
+// The billing route a report names lands on its (model, task) row; a later
+// report without one keeps it; UsageByProvider sums every row (auxiliary
+// tasks included) by provider, filtered like UsageTotals.
+func testUsageByProvider(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	ctx := t.Context()
+	for _, n := range []NewSession{{ID: "cli", Source: "cli"}, {ID: "gw", Source: "gateway"}} {
+		if _, err := s.CreateSession(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	openrouter := Billing{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Mode: "api_key", CostStatus: "estimated", CostSource: "pricing_table"}
+	anthropic := Billing{Provider: "anthropic", Mode: "subscription"}
+	record := []struct {
+		id string
+		up UsageUpdate
+	}{
+		{"cli", UsageUpdate{Model: "gpt-5", Usage: u(10, 1, 1, 0.25), Billing: openrouter}},
+		{"cli", UsageUpdate{Model: "gpt-5", Usage: u(20, 2, 1, 0.25)}}, // keeps the row's route
+		{"cli", UsageUpdate{Model: "haiku", Task: "title", Usage: u(5, 1, 1, 0.25), Billing: anthropic}},
+		{"gw", UsageUpdate{Model: "sonnet", Usage: u(100, 10, 1, 1), Billing: anthropic}},
+		{"gw", UsageUpdate{Model: "local", Usage: u(7, 7, 1, 0)}}, // no route ever
+		{"gw", UsageUpdate{Model: "sonnet", Usage: u(1, 1, 1, 1), Absolute: true}},
+	}
+	for _, r := range record {
+		if err := s.RecordUsage(ctx, r.id, r.up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, rows := sessionUsage(t, s, "cli")
+	wantRows := []ModelUsage{{Model: "gpt-5", Usage: u(30, 3, 2, 0.5), Billing: openrouter},
+		{Model: "haiku", Task: "title", Usage: u(5, 1, 1, 0.25), Billing: anthropic}}
+	if diff := cmp.Diff(wantRows, rows, ignoreSeen); diff != "" {
+		t.Errorf("session rows' billing (-want +got):\n%s", diff)
+	}
+	ignoreProviderSeen := cmpopts.IgnoreFields(ProviderUsage{}, "FirstSeen", "LastSeen")
+	tests := []struct {
+		name string
+		f    UsageFilter
+		want []ProviderUsage
+	}{
+		{"All", UsageFilter{}, []ProviderUsage{{Provider: "", Usage: u(7, 7, 1, 0)},
+			{Provider: "anthropic", Usage: u(105, 11, 2, 1.25)}, {Provider: "openrouter", Usage: u(30, 3, 2, 0.5)}}},
+		{"Source", UsageFilter{Source: "cli"}, []ProviderUsage{
+			{Provider: "anthropic", Usage: u(5, 1, 1, 0.25)}, {Provider: "openrouter", Usage: u(30, 3, 2, 0.5)}}},
+		{"SinceFuture", UsageFilter{Since: time.Now().Add(time.Hour)}, []ProviderUsage{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.UsageByProvider(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, ignoreProviderSeen); diff != "" {
+				t.Errorf("UsageByProvider(%+v) (-want +got):\n%s", tt.f, diff)
+			}
+			for _, p := range got {
+				if p.FirstSeen.IsZero() || p.LastSeen.Before(p.FirstSeen) {
+					t.Errorf("%q: first seen %v, last seen %v", p.Provider, p.FirstSeen, p.LastSeen)
+				}
+			}
+		})
+	}
+	for name, b := range map[string]Billing{"PricingVersion": {PricingVersion: "2026-01"}, "InvalidUTF8Provider": {Provider: "\xff"}} {
+		if err := s.RecordUsage(ctx, "cli", UsageUpdate{Model: "m", Usage: u(1, 1, 1, 0), Billing: b}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: RecordUsage = %v, want ErrInvalidInput", name, err)
+		}
+	}
+	if _, err := s.UsageByProvider(ctx, UsageFilter{Source: "\xff"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("UsageByProvider(invalid source) = %v, want ErrInvalidInput", err)
+	}
+}

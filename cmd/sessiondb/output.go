@@ -224,6 +224,24 @@ type usageReportJSON struct {
 	Models    []modelUsageJSON `json:"models"`
 }
 
+// providerReportJSON is usage --by provider: store totals per billing
+// provider ("" = recorded without one), auxiliary tasks included.
+type providerReportJSON struct {
+	Providers []providerUsageJSON `json:"providers"`
+}
+
+type providerUsageJSON struct {
+	Provider string `json:"provider"`
+	usageJSON
+	FirstSeen string `json:"first_seen_at"`
+	LastSeen  string `json:"last_seen_at"`
+}
+
+func toProviderUsageJSON(p db.ProviderUsage) providerUsageJSON {
+	return providerUsageJSON{Provider: p.Provider, usageJSON: toUsageJSON(p.Usage),
+		FirstSeen: stamp(p.FirstSeen), LastSeen: stamp(p.LastSeen)}
+}
+
 type handoffJSON struct {
 	SessionID string `json:"session_id"`
 	State     string `json:"state"` // none, pending, running, completed, failed

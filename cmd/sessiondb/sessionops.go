@@ -47,12 +47,16 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	var f db.UsageFilter
 	fs.StringVar(&f.Source, "source", "", "store totals: only sessions from this source")
 	since := fs.String("since", "", "store totals: only sessions started since `WHEN` (a duration ago, e.g. 24h, or an RFC 3339 time)")
+	by := fs.String("by", "model", "store totals: break down by `model` (and task) or by billing provider")
 	pos, err := e.parseArgs(fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
-	if len(pos) == 1 && (f.Source != "" || *since != "") {
-		return usagef("usage: --source and --since filter store totals, not one session")
+	if len(pos) == 1 && (f.Source != "" || *since != "" || *by != "model") {
+		return usagef("usage: --source, --since and --by shape store totals, not one session (whose rows name their provider in --json)")
+	}
+	if *by != "model" && *by != "provider" {
+		return usagef("usage: --by %q: expected model or provider", *by)
 	}
 	if *since != "" {
 		if f.Since, err = parseSince(*since, time.Now()); err != nil {
@@ -62,6 +66,16 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
+	}
+	if *by == "provider" {
+		providers, err := s.UsageByProvider(ctx, f)
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return writeJSON(e.stdout, providerReportJSON{Providers: mapAll(providers, toProviderUsageJSON)})
+		}
+		return printProviderTable(e.stdout, providers)
 	}
 	var total db.Usage
 	var models []db.ModelUsage
@@ -109,6 +123,19 @@ func printUsageTable(w io.Writer, total db.Usage, models []db.ModelUsage) error 
 		row(orDash(m.Model), orDash(m.Task), m.Usage)
 	}
 	row("total", "main loop", total)
+	return tw.Flush()
+}
+
+// printProviderTable prints one row per billing provider ("-": recorded
+// without one), auxiliary tasks included.
+func printProviderTable(w io.Writer, providers []db.ProviderUsage) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCALLS\tEST. USD\tACTUAL USD")
+	for _, p := range providers {
+		u := p.Usage
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", oneLine(orDash(p.Provider)), u.InputTokens, u.OutputTokens,
+			u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.APICalls, u.EstimatedCostUSD, u.ActualCostUSD)
+	}
 	return tw.Flush()
 }
 

@@ -84,8 +84,8 @@ func TestUsageCommand(t *testing.T) {
 			up db.UsageUpdate
 		}{
 			{"s1", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 100, OutputTokens: 10, APICalls: 1, EstimatedCostUSD: 0.5}}},
-			{"s1", db.UsageUpdate{Model: "small", Task: "title", Usage: db.Usage{InputTokens: 7, APICalls: 1}}},
-			{"s2", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 1000, APICalls: 2, ActualCostUSD: 2}}},
+			{"s1", db.UsageUpdate{Model: "small", Task: "title", Usage: db.Usage{InputTokens: 7, APICalls: 1}, Billing: db.Billing{Provider: "anthropic"}}},
+			{"s2", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 1000, APICalls: 2, ActualCostUSD: 2}, Billing: db.Billing{Provider: "openrouter"}}},
 		} {
 			if err := s.RecordUsage(t.Context(), r.id, r.up); err != nil {
 				return err
@@ -158,11 +158,35 @@ func TestUsageCommand(t *testing.T) {
 		})
 	}
 
+	code, stdout, stderr = runCLI(t, path, "usage", "--by", "provider")
+	want = "PROVIDER    INPUT  OUTPUT  CACHE READ  CACHE WRITE  REASONING  CALLS  EST. USD  ACTUAL USD\n" +
+		"-           100    10      0           0            0          1      0.5000    0.0000\n" +
+		"anthropic   7      0       0           0            0          1      0.0000    0.0000\n" +
+		"openrouter  1000   0       0           0            0          2      0.0000    2.0000\n"
+	if code != 0 || stdout != want {
+		t.Errorf("usage --by provider = %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = runCLI(t, path, "--json", "usage", "--by", "provider", "--source", "gateway")
+	var byProvider struct {
+		Providers []struct {
+			Provider    string `json:"provider"`
+			InputTokens int64  `json:"input_tokens"`
+		} `json:"providers"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &byProvider); code != 0 || err != nil {
+		t.Fatalf("usage --by provider --json = %d (%v), stderr %q:\n%s", code, err, stderr, stdout)
+	}
+	if len(byProvider.Providers) != 1 || byProvider.Providers[0].Provider != "openrouter" || byProvider.Providers[0].InputTokens != 1000 {
+		t.Errorf("usage --by provider --source gateway = %+v, want openrouter's 1000 input tokens alone", byProvider.Providers)
+	}
+
 	for _, bad := range []struct {
 		args []string
 		code int
 	}{
 		{[]string{"usage", "ghost"}, 3},
+		{[]string{"usage", "--by", "colour"}, 2},
+		{[]string{"usage", "s1", "--by", "provider"}, 2},
 		{[]string{"usage", "s1", "--source", "cli"}, 2},
 		{[]string{"usage", "--since", "yesterday"}, 2},
 		{[]string{"usage", "a", "b"}, 2},

@@ -29,29 +29,30 @@ func (q *Queries) MessageIDByIdempotencyKey(ctx context.Context, db DBTX, arg Me
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json,
-    reasoning, finish_reason, token_count, is_summary, idempotency_key, created_at
+    reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7,
-    ?8, ?9, ?10, ?11,
-    ?12
+    ?5, ?6, ?7, ?8,
+    ?9, ?10, ?11, ?12,
+    ?13
 )
 RETURNING id
 `
 
 type MessageInsertParams struct {
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
+	SessionID        string
+	Role             string
+	Content          string
+	ToolName         *string
+	ToolCallID       *string
+	ToolCallsJson    *string
+	Reasoning        *string
+	ReasoningDetails *string
+	FinishReason     *string
+	TokenCount       *int64
+	IsSummary        int64
+	IdempotencyKey   *string
+	CreatedAt        int64
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
@@ -63,6 +64,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.ToolCallID,
 		arg.ToolCallsJson,
 		arg.Reasoning,
+		arg.ReasoningDetails,
 		arg.FinishReason,
 		arg.TokenCount,
 		arg.IsSummary,

@@ -103,6 +103,7 @@ type Queries interface {
 	TurnLeaseGet(ctx context.Context, conversationID string) (TurnLease, error)                                        // leases.sql
 	TurnLeaseInsert(ctx context.Context, arg TurnLeaseInsertParams) (int64, error)                                     // leases.sql
 	TurnLeaseSweep(ctx context.Context, before int64) (int64, error)                                                   // leases.sql
+	UsageByProvider(ctx context.Context, arg UsageByProviderParams) ([]UsageByProviderRow, error)                      // usage.sql
 	UsageTotals(ctx context.Context, arg UsageTotalsParams) (UsageTotalsRow, error)                                    // usage.sql
 }
 
@@ -227,18 +228,19 @@ type MessageImportParams struct {
 }
 
 type MessageInsertParams struct {
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
+	SessionID        string
+	Role             string
+	Content          string
+	ToolName         *string
+	ToolCallID       *string
+	ToolCallsJson    *string
+	Reasoning        *string
+	ReasoningDetails *string
+	FinishReason     *string
+	TokenCount       *int64
+	IsSummary        int64
+	IdempotencyKey   *string
+	CreatedAt        int64
 }
 
 type MessageListAscendingParams struct {
@@ -316,6 +318,11 @@ type ModelUsageAddParams struct {
 	EstimatedCostUsd float64
 	ActualCostUsd    float64
 	SeenAt           int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
 }
 
 type ModelUsageBillingBySessionRow struct {
@@ -815,6 +822,25 @@ type TurnLeaseInsertParams struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type UsageByProviderParams struct {
+	Source *string
+	Since  int64
+}
+
+type UsageByProviderRow struct {
+	Provider         string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
 }
 
 type UsageTotalsParams struct {

@@ -12,12 +12,14 @@ import (
 const modelUsageAdd = `-- name: ModelUsageAdd :exec
 INSERT INTO session_model_usage (
     session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source
 ) VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8,
     $9, $10, $11,
-    $12, $12
+    $12, $12, $13, $14,
+    $15, $16, $17
 ) ON CONFLICT (session_id, model, task) DO UPDATE SET
     input_tokens = session_model_usage.input_tokens + excluded.input_tokens,
     output_tokens = session_model_usage.output_tokens + excluded.output_tokens,
@@ -27,7 +29,12 @@ INSERT INTO session_model_usage (
     api_call_count = session_model_usage.api_call_count + excluded.api_call_count,
     estimated_cost_usd = session_model_usage.estimated_cost_usd + excluded.estimated_cost_usd,
     actual_cost_usd = session_model_usage.actual_cost_usd + excluded.actual_cost_usd,
-    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at)
+    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at),
+    billing_provider = COALESCE(excluded.billing_provider, session_model_usage.billing_provider),
+    billing_base_url = COALESCE(excluded.billing_base_url, session_model_usage.billing_base_url),
+    billing_mode = COALESCE(excluded.billing_mode, session_model_usage.billing_mode),
+    cost_status = COALESCE(excluded.cost_status, session_model_usage.cost_status),
+    cost_source = COALESCE(excluded.cost_source, session_model_usage.cost_source)
 `
 
 type ModelUsageAddParams struct {
@@ -43,9 +50,15 @@ type ModelUsageAddParams struct {
 	EstimatedCostUsd float64
 	ActualCostUsd    float64
 	SeenAt           int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
 }
 
 // Adds a delta to the (session, model, task) row, creating it on first use.
+// A report that names no billing route keeps the route the row already has.
 // The existing row's columns are named by table: PostgreSQL's DO UPDATE
 // sees the existing row and excluded side by side.
 func (q *Queries) ModelUsageAdd(ctx context.Context, db DBTX, arg ModelUsageAddParams) error {
@@ -62,6 +75,11 @@ func (q *Queries) ModelUsageAdd(ctx context.Context, db DBTX, arg ModelUsageAddP
 		arg.EstimatedCostUsd,
 		arg.ActualCostUsd,
 		arg.SeenAt,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.CostStatus,
+		arg.CostSource,
 	)
 	return err
 }
@@ -316,6 +334,78 @@ func (q *Queries) SessionUsageSet(ctx context.Context, db DBTX, arg SessionUsage
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const usageByProvider = `-- name: UsageByProvider :many
+SELECT CAST(COALESCE(u.billing_provider, '') AS TEXT) AS provider,
+       CAST(SUM(u.input_tokens) AS bigint) AS input_tokens,
+       CAST(SUM(u.output_tokens) AS bigint) AS output_tokens,
+       CAST(SUM(u.cache_read_tokens) AS bigint) AS cache_read_tokens,
+       CAST(SUM(u.cache_write_tokens) AS bigint) AS cache_write_tokens,
+       CAST(SUM(u.reasoning_tokens) AS bigint) AS reasoning_tokens,
+       CAST(SUM(u.api_call_count) AS bigint) AS api_call_count,
+       CAST(SUM(u.estimated_cost_usd) AS double precision) AS estimated_cost_usd,
+       CAST(SUM(u.actual_cost_usd) AS double precision) AS actual_cost_usd,
+       CAST(MIN(u.first_seen_at) AS bigint) AS first_seen_at,
+       CAST(MAX(u.last_seen_at) AS bigint) AS last_seen_at
+FROM session_model_usage u JOIN sessions s ON s.id = u.session_id
+WHERE (CAST($1 AS TEXT) IS NULL OR s.source = $1)
+  AND s.started_at >= $2
+GROUP BY COALESCE(u.billing_provider, '')
+ORDER BY provider
+`
+
+type UsageByProviderParams struct {
+	Source *string
+	Since  int64
+}
+
+type UsageByProviderRow struct {
+	Provider         string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+}
+
+// Per billing provider sums of every (model, task) row over the sessions a
+// filter selects; rows recorded without a provider sum under ”.
+func (q *Queries) UsageByProvider(ctx context.Context, db DBTX, arg UsageByProviderParams) ([]UsageByProviderRow, error) {
+	rows, err := db.Query(ctx, usageByProvider, arg.Source, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UsageByProviderRow{}
+	for rows.Next() {
+		var i UsageByProviderRow
+		if err := rows.Scan(
+			&i.Provider,
+			&i.InputTokens,
+			&i.OutputTokens,
+			&i.CacheReadTokens,
+			&i.CacheWriteTokens,
+			&i.ReasoningTokens,
+			&i.ApiCallCount,
+			&i.EstimatedCostUsd,
+			&i.ActualCostUsd,
+			&i.FirstSeenAt,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const usageTotals = `-- name: UsageTotals :one

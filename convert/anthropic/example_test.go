@@ -1,0 +1,60 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	convert "github.com/sessiondb/sessiondb/convert/anthropic"
+	"github.com/sessiondb/sessiondb/db"
+)
+
+// Keep an Anthropic conversation, thinking signature included, and send
+// it back on the next turn.
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessiondb-example")
+	defer os.RemoveAll(dir)
+	s, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, db.NewSession{ID: "chat-1", Source: "gateway"}); err != nil {
+		panic(err)
+	}
+
+	turn := []anthropic.MessageParam{
+		anthropic.NewUserMessage(anthropic.NewTextBlock("What time is it in Tokyo?")),
+		anthropic.NewAssistantMessage(
+			anthropic.NewThinkingBlock("EqQBCkYIBxgCKkB=", "Use the clock tool."),
+			anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{"tz":"Asia/Tokyo"}`), "clock"),
+		),
+		anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_1", "21:04", false)),
+	}
+	msgs, err := convert.ToStore(turn)
+	if err != nil {
+		panic(err) // an image or a document: not kept yet, and said so
+	}
+	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
+		panic(err)
+	}
+
+	stored, err := s.Messages(ctx, "chat-1", db.MessageQuery{})
+	if err != nil {
+		panic(err)
+	}
+	params, err := convert.FromStore(stored) // the next request's Messages
+	if err != nil {
+		panic(err)
+	}
+	thinking := params[1].OfAssistant.Content[0].OfThinking
+	fmt.Println(len(params), "messages; signature", thinking.Signature)
+	fmt.Println("tool result for", params[2].OfUser.Content[0].OfToolResult.ToolUseID)
+	// Output:
+	// 3 messages; signature EqQBCkYIBxgCKkB=
+	// tool result for toolu_1
+}

@@ -1,0 +1,54 @@
+package openai
+
+import (
+	"fmt"
+
+	"github.com/sessiondb/sessiondb/internal/jsondiff"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// UnsupportedError says which part of which input message or item the
+// store cannot keep yet. It matches store.ErrInvalidInput.
+type UnsupportedError struct {
+	// Message is the index of the message (or Responses item) in the input.
+	Message int
+	// Part names what was refused: a part or item type ("image_url") or
+	// the path of the first field a conversion would lose ("name").
+	Part string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("openai message %d: %s: sessiondb cannot keep this yet (content parts and message metadata are not modelled)", e.Message, e.Part)
+}
+
+// Unwrap makes the error match store.ErrInvalidInput.
+func (e *UnsupportedError) Unwrap() error { return store.ErrInvalidInput }
+
+// lossless refuses want (the input, as JSON) unless got (the input
+// converted to the store and back, as JSON) is the same, naming the first
+// field lost.
+func lossless(want, got []byte) error {
+	path, err := jsondiff.First(want, got)
+	if err != nil || path == "" {
+		return err
+	}
+	e := &UnsupportedError{Part: path}
+	if n, rest, ok := jsondiff.SplitIndex(path); ok {
+		e.Message, e.Part = n, rest
+	}
+	if e.Part == "" {
+		e.Part = "its shape (the store would give it back as other messages)"
+	}
+	return e
+}
+
+// asStored is what the store returns for messages appended as ns, for a
+// conversion's check of itself.
+func asStored(ns []store.NewMessage) []store.Message {
+	out := make([]store.Message, len(ns))
+	for i, n := range ns {
+		out[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
+			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails}
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// turnPhase is how far an assistant turn of Responses items has got: its
+// reasoning items come first, then its message, then its function calls.
+type turnPhase int
+
+const (
+	noTurn turnPhase = iota
+	inReasoning
+	inMessage
+	inCalls
+)
+
+// ResponsesToStore converts Responses API input items into messages to
+// append, in order: the reasoning items, assistant message and function
+// calls of one model turn become one assistant message. It refuses (an
+// *UnsupportedError) an item holding anything the store cannot keep, after
+// checking that converting the result back gives the input again.
+func ResponsesToStore(items responses.ResponseInputParam) ([]store.NewMessage, error) {
+	c := responsesConverter{toolNames: map[string]string{}}
+	for i, it := range items {
+		if err := c.add(it); err != nil {
+			if u, ok := err.(*UnsupportedError); ok {
+				u.Message = i
+			}
+			return nil, err
+		}
+	}
+	if err := c.closeTurn(); err != nil {
+		return nil, err
+	}
+	back, err := ResponsesFromStore(asStored(c.out))
+	if err != nil {
+		return nil, err
+	}
+	if err := losslessJSON(items, back); err != nil {
+		return nil, err
+	}
+	return c.out, nil
+}
+
+type responsesConverter struct {
+	out       []store.NewMessage
+	turn      *store.NewMessage // the assistant turn being gathered
+	phase     turnPhase
+	reasoning []json.RawMessage
+	thoughts  []string
+	toolNames map[string]string // call id → function name
+}
+
+func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error {
+	switch {
+	case it.OfReasoning != nil:
+		if c.phase > inReasoning {
+			if err := c.closeTurn(); err != nil {
+				return err
+			}
+		}
+		raw, err := json.Marshal(it.OfReasoning)
+		if err != nil {
+			return fmt.Errorf("openai: encode reasoning item: %w", err)
+		}
+		c.openTurn(inReasoning)
+		c.reasoning = append(c.reasoning, raw)
+		for _, s := range it.OfReasoning.Summary {
+			c.thoughts = append(c.thoughts, s.Text)
+		}
+	case it.OfMessage != nil && it.OfMessage.Role == responses.EasyInputMessageRoleAssistant:
+		if c.phase >= inMessage {
+			if err := c.closeTurn(); err != nil {
+				return err
+			}
+		}
+		c.openTurn(inMessage)
+		c.turn.Content = it.OfMessage.Content.OfString.Value
+	case it.OfFunctionCall != nil:
+		f := it.OfFunctionCall
+		c.openTurn(inCalls)
+		c.toolNames[f.CallID] = f.Name
+		c.turn.ToolCalls = append(c.turn.ToolCalls, store.ToolCall{ID: f.CallID, Name: f.Name, Arguments: f.Arguments})
+	case it.OfMessage != nil:
+		role := map[responses.EasyInputMessageRole]store.Role{
+			responses.EasyInputMessageRoleUser: store.RoleUser, responses.EasyInputMessageRoleSystem: store.RoleSystem}[it.OfMessage.Role]
+		if role == "" {
+			return &UnsupportedError{Part: fmt.Sprintf("the %q role (the store has system, user, assistant, tool)", it.OfMessage.Role)}
+		}
+		if err := c.closeTurn(); err != nil {
+			return err
+		}
+		c.out = append(c.out, store.NewMessage{Role: role, Content: it.OfMessage.Content.OfString.Value})
+	case it.OfFunctionCallOutput != nil:
+		o := it.OfFunctionCallOutput
+		if err := c.closeTurn(); err != nil {
+			return err
+		}
+		c.out = append(c.out, store.NewMessage{Role: store.RoleTool, ToolCallID: o.CallID.Value,
+			ToolName: c.toolNames[o.CallID.Value], Content: o.Output.OfString.Value})
+	case it.OfOutputMessage != nil:
+		return &UnsupportedError{Part: "an output message (its id, status and annotations); send assistant text as an easy input message"}
+	default:
+		return &UnsupportedError{Part: "a " + typeOf(it.GetType()) + " item"}
+	}
+	return nil
+}
+
+// openTurn starts an assistant turn unless one is open, and moves it to
+// phase.
+func (c *responsesConverter) openTurn(phase turnPhase) {
+	if c.turn == nil {
+		c.turn = &store.NewMessage{Role: store.RoleAssistant}
+	}
+	c.phase = phase
+}
+
+// closeTurn appends the assistant turn being gathered, if any.
+func (c *responsesConverter) closeTurn() error {
+	if c.turn == nil {
+		return nil
+	}
+	if len(c.reasoning) > 0 {
+		details, err := json.Marshal(c.reasoning)
+		if err != nil {
+			return fmt.Errorf("openai: encode reasoning: %w", err)
+		}
+		c.turn.ReasoningDetails = string(details)
+		c.turn.Reasoning = strings.Join(c.thoughts, "\n\n")
+	}
+	c.out = append(c.out, *c.turn)
+	c.turn, c.phase, c.reasoning, c.thoughts = nil, noTurn, nil, nil
+	return nil
+}
+
+// ResponsesFromStore converts stored messages into Responses API input
+// items, in order: an assistant message gives its reasoning items (byte
+// for byte as they were given), its message, then its function calls.
+func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error) {
+	out := responses.ResponseInputParam{}
+	for _, m := range ms {
+		switch m.Role {
+		case store.RoleSystem:
+			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleSystem))
+		case store.RoleUser:
+			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
+		case store.RoleTool:
+			item := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
+			item.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
+			out = append(out, item)
+		case store.RoleAssistant:
+			reasoning, err := reasoningItems(m.ReasoningDetails)
+			if err != nil {
+				return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
+			}
+			out = append(out, reasoning...)
+			if m.Content != "" || (len(reasoning) == 0 && len(m.ToolCalls) == 0) {
+				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
+			}
+			for _, c := range m.ToolCalls {
+				out = append(out, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
+			}
+		default:
+			return nil, fmt.Errorf("openai: message %d: role %q: %w", m.ID, m.Role, store.ErrInvalidInput)
+		}
+	}
+	return out, nil
+}
+
+// reasoningItems rebuilds the reasoning items kept in details (a JSON
+// array, or one object); another provider's blocks are left out.
+func reasoningItems(details string) ([]responses.ResponseInputItemUnionParam, error) {
+	if details == "" {
+		return nil, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal([]byte(details), &raws); err != nil {
+		if !json.Valid([]byte(details)) {
+			return nil, fmt.Errorf("reasoning details are not JSON: %w", store.ErrInvalidInput)
+		}
+		raws = []json.RawMessage{json.RawMessage(details)}
+	}
+	var out []responses.ResponseInputItemUnionParam
+	for _, raw := range raws {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &head) != nil || head.Type != "reasoning" {
+			continue
+		}
+		var item responses.ResponseReasoningItemParam
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return nil, fmt.Errorf("reasoning item: %v: %w", err, store.ErrInvalidInput)
+		}
+		out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: &item})
+	}
+	return out, nil
+}
