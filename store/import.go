@@ -19,25 +19,14 @@ const (
 )
 
 // ImportOptions bound an import.
-type ImportOptions struct {
-	// MaxRecordBytes caps one line (default 64 MiB: a 16 MiB message with
-	// every byte escaped fits).
-	MaxRecordBytes int
-	// MaxMessagesPerSession caps one session's messages (default 1,000,000).
-	MaxMessagesPerSession int64
-	// OnProgress, when set, is called as the write pass advances, with the
-	// bytes of the file written so far and its size.
-	OnProgress func(done, total int64)
-}
-
+//
 // A session of the file whose id the store already has is topped up, not
 // skipped, when the store's copy is exactly a beginning of the file's:
 //
-//   - the session has the same source, user and start (sameSession), and
-//   - its rows, in seq order, are the file's first N messages, each the
-//     same message (role, content, tool name and call id, idempotency key,
-//     creation time, state and summary flag: sameImportedMessage), N ≤ the
-//     file's count.
+//   - the session has the same source, user and start, and
+//   - its rows, in seq order, are the file's first N messages (N ≤ the
+//     file's count), each the same message: role, content, tool name and
+//     call id, idempotency key, creation time, state and summary flag.
 //
 // Then the file's messages after the N-th are appended (the counters are
 // recomputed from the rows); with none after it the session is unchanged
@@ -52,6 +41,16 @@ type ImportOptions struct {
 // holds only the source's totals, not which part of them is new, so adding
 // would count the earlier copy twice and overwriting would lose what the
 // destination recorded itself.
+type ImportOptions struct {
+	// MaxRecordBytes caps one line (default 64 MiB: a 16 MiB message with
+	// every byte escaped fits).
+	MaxRecordBytes int
+	// MaxMessagesPerSession caps one session's messages (default 1,000,000).
+	MaxMessagesPerSession int64
+	// OnProgress, when set, is called as the write pass advances, with the
+	// bytes of the file written so far and its size.
+	OnProgress func(done, total int64)
+}
 
 // ImportResult says what Import did.
 type ImportResult struct {
