@@ -29,6 +29,7 @@ type (
 	ImportError              = store.ImportError
 	ImportOptions            = store.ImportOptions
 	ImportResult             = store.ImportResult
+	ImportSkip               = store.ImportSkip
 	KeepPolicy               = store.KeepPolicy
 	Lease                    = store.Lease
 	Mark                     = store.Mark

@@ -19,6 +19,28 @@ const (
 )
 
 // ImportOptions bound an import.
+//
+// A session of the file whose id the store already has is topped up, not
+// skipped, when the store's copy is exactly a beginning of the file's:
+//
+//   - the session has the same source, user and start, and
+//   - its rows, in seq order, are the file's first N messages (N ≤ the
+//     file's count), each the same message: role, content, tool name and
+//     call id, idempotency key, creation time, state and summary flag.
+//
+// Then the file's messages after the N-th are appended (the counters are
+// recomputed from the rows); with none after it the session is unchanged
+// and nothing is written. Anything else — a row that differs, a store
+// with more rows than the file — is a divergence: the session is skipped
+// whole, never merged, and listed in ImportResult.Skips with the reason.
+// This is what makes re-running a copy (export, then import) bring the
+// destination up to date with a source that kept appending.
+//
+// A topped-up session keeps its session fields and its usage (token and
+// cost counters, per-model usage rows) as the store has them: the file
+// holds only the source's totals, not which part of them is new, so adding
+// would count the earlier copy twice and overwriting would lose what the
+// destination recorded itself.
 type ImportOptions struct {
 	// MaxRecordBytes caps one line (default 64 MiB: a 16 MiB message with
 	// every byte escaped fits).
@@ -33,14 +55,22 @@ type ImportOptions struct {
 // ImportResult says what Import did.
 type ImportResult struct {
 	Imported int // sessions written
-	Skipped  int // sessions whose id already existed (left as they are, rows and all)
+	// Skipped counts sessions whose id already existed and that were left
+	// as they are, rows and all: unchanged (the store has all the file's
+	// messages) or diverged (see Skips).
+	Skipped  int
+	ToppedUp int // sessions whose id already existed that the file extended (see ImportOptions)
 	// Detached counts sessions imported without their parent link: the
 	// parent is absent, the link would make a cycle, or the parent is an
 	// existing session of the store the file may not attach to (see
 	// Import).
 	Detached int
 	Untitled int   // sessions imported without their title: another session of the store has it
-	Messages int64 // messages written
+	Messages int64 // messages written (new sessions' and topped-up ones')
+	// Skips lists the existing sessions left alone because the store's copy
+	// is not a beginning of the file's, with the reason (at most 50;
+	// unchanged sessions are not listed).
+	Skips []ImportSkip
 	// Errors lists what was wrong with the file (at most 50). When there
 	// are any, nothing was written.
 	Errors []ImportError
@@ -51,7 +81,9 @@ type ImportResult struct {
 // record, bad value, message outside its session or over a cap fails the
 // import with ErrInvalidInput and the list of problems in the result, and
 // the store is untouched. Then each session is written with its rows in
-// one transaction: a session whose id exists is skipped whole; a parent is
+// one transaction: a session whose id exists is topped up when the store's
+// copy is a beginning of the file's, else skipped whole (see
+// ImportOptions); a parent is
 // linked when this import wrote it (anywhere in the file) and the link
 // makes no cycle, or when it is an existing session the file's own export
 // could have come from (mayAdopt), else the session is imported detached
@@ -119,7 +151,10 @@ type importWriter struct {
 	total    int64
 	progress func(done, total int64)
 	res      *ImportResult
-	imported map[string]bool // sessions written by this import (origins resolve only into them)
+	imported map[string]bool // sessions written by this import
+	// fileRows are the sessions whose rows are the file's: written,
+	// topped up or unchanged by this import (origins resolve only into them).
+	fileRows map[string]bool
 	pending  []pendingLink
 	origins  []pendingOrigin
 }
@@ -140,14 +175,16 @@ type pendingOrigin struct {
 // starts clean.
 func (w *importWriter) block(ctx context.Context, b importBlock) error {
 	if w.imported == nil {
-		w.imported = map[string]bool{}
+		w.imported, w.fileRows = map[string]bool{}, map[string]bool{}
 	}
-	var skipped, untitled, detached bool
+	var untitled, detached bool
+	var skip string // why an existing session is left alone
 	var messages int64
 	var pend *pendingLink
 	var origins []pendingOrigin
+	var tu *topUp // the store's rows of an existing session
 	err := w.s.write(ctx, "import session", b.id, w.s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) error {
-		skipped, untitled, detached, messages, pend, origins = false, false, false, 0, nil, nil
+		untitled, detached, skip, messages, pend, origins, tu = false, false, "", 0, nil, nil, nil
 		lr := newLineReader(io.NewSectionReader(w.src, b.start, b.end-b.start), w.maxLine)
 		for {
 			line, err := lr.next()
@@ -164,9 +201,12 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				if err := decodeStrict(line, &rec); err != nil {
 					return err
 				}
-				if err := sessionMustExist(ctx, tx, rec.ID); err == nil {
-					skipped = true
-					return nil
+				if row, err := tx.SessionGet(ctx, rec.ID); err == nil {
+					if skip = sameSession(row, rec); skip != "" {
+						return nil
+					}
+					tu = &topUp{tx: tx, session: rec.ID}
+					continue
 				} else if !errors.Is(err, ErrNotFound) {
 					return err
 				}
@@ -199,6 +239,22 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				if err := decodeStrict(line, &rec); err != nil {
 					return err
 				}
+				if tu != nil {
+					m, ok, err := tu.next(ctx)
+					if err != nil {
+						return err
+					}
+					if ok {
+						// Still within the store's rows: nothing is written
+						// before they all match.
+						if skip = sameImportedMessage(m, rec); skip != "" {
+							skip = fmt.Sprintf("message %d: %s", rec.Seq, skip)
+							return nil
+						}
+						tu.rows++
+						continue
+					}
+				}
 				p := driver.MessageImportParams{SessionID: rec.SessionID, Role: rec.Role, Content: rec.Content,
 					ToolName: rules.Ptr(rec.ToolName), ToolCallID: rules.Ptr(rec.ToolCallID), Reasoning: rules.Ptr(rec.Reasoning),
 					FinishReason: rules.Ptr(rec.FinishReason), TokenCount: rec.TokenCount, State: rec.State,
@@ -207,7 +263,7 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 				}
 				var originID *int64
-				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.imported[o.SessionID]) {
+				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.fileRows[o.SessionID]) {
 					// Origins are rare (compression copies) and point backwards
 					// into rows already written: look each one up.
 					id, err := tx.MessageIDBySeq(ctx, driver.MessageIDBySeqParams{SessionID: o.SessionID, SeqOffset: o.Seq - 1})
@@ -225,6 +281,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				}
 				messages++
 			case "usage":
+				if tu != nil {
+					continue // a topped-up session keeps its usage (see ImportOptions)
+				}
 				var rec usageRecord
 				if err := decodeStrict(line, &rec); err != nil {
 					return err
@@ -239,18 +298,42 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				}
 			}
 		}
+		if tu != nil {
+			if _, more, err := tu.next(ctx); err != nil {
+				return err
+			} else if more {
+				skip = fmt.Sprintf("the store has more messages than the file's %d", tu.rows)
+				return nil
+			}
+			if messages == 0 {
+				return nil // unchanged: nothing to write
+			}
+		}
 		return tx.SessionRecount(ctx, b.id)
 	})
 	if err != nil {
 		return err
 	}
 	switch {
-	case skipped:
+	case skip != "":
 		w.res.Skipped++
+		if len(w.res.Skips) < maxImportSkips {
+			w.res.Skips = append(w.res.Skips, ImportSkip{SessionID: b.id, Reason: skip})
+		}
+	case tu != nil:
+		w.fileRows[b.id] = true
+		w.origins = append(w.origins, origins...)
+		if messages == 0 {
+			w.res.Skipped++
+			break
+		}
+		w.res.ToppedUp++
+		w.res.Messages += messages
 	default:
 		w.res.Imported++
 		w.res.Messages += messages
 		w.imported[b.id] = true
+		w.fileRows[b.id] = true
 		if detached {
 			w.res.Detached++
 		}
@@ -311,7 +394,7 @@ func (w *importWriter) link(ctx context.Context) error {
 
 func (w *importWriter) linkOrigins(ctx context.Context) error {
 	for _, o := range w.origins {
-		if !w.imported[o.ref.SessionID] {
+		if !w.fileRows[o.ref.SessionID] {
 			continue
 		}
 		err := w.s.write(ctx, "import origin", o.ref.SessionID, w.s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {

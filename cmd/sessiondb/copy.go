@@ -13,9 +13,11 @@ import (
 // its messages, usage and lineage, into another, on any pair of engines
 // (the way off a SQLite file that one machine no longer carries, and back).
 // It is the domain's Export piped into its Import, so memory stays
-// constant whatever the store's size, and a re-run is harmless: Import
-// skips every session whose id the destination already holds, rows and
-// all, so a second run copies nothing and duplicates nothing.
+// constant whatever the store's size, and a re-run brings the destination
+// up to date without duplicating anything: Import tops up a session the
+// destination already holds when its rows there are a beginning of the
+// source's (appending only the messages added since), and skips it whole
+// otherwise, saying why (see db.ImportOptions).
 func runCopy(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
 	from := fs.String("from", "", "the store to read: a file `path` or a postgres:// URL (required)")
@@ -69,15 +71,18 @@ func runCopy(ctx context.Context, e *env, args []string) error {
 	for _, x := range res.Errors {
 		fmt.Fprintln(e.stderr, "sessiondb: copy:", x)
 	}
+	for _, x := range res.Skips {
+		fmt.Fprintf(e.stderr, "sessiondb: copy: skipped %s, which differs at the destination: %s\n", x.SessionID, x.Reason)
+	}
 	if err != nil {
 		return fmt.Errorf("copy: write %s: %w", dst.where, err)
 	}
 	if e.json {
 		return writeJSON(e.stdout, map[string]any{"from": src.where, "to": dst.where, "copied": res.Imported,
-			"skipped": res.Skipped, "detached": res.Detached, "untitled": res.Untitled, "messages": res.Messages})
+			"topped_up": res.ToppedUp, "skipped": res.Skipped, "detached": res.Detached, "untitled": res.Untitled, "messages": res.Messages})
 	}
-	_, err = fmt.Fprintf(e.stdout, "copied %s (%s) from %s to %s; skipped %d that exist there; %d without their parent link\n",
-		plural(int64(res.Imported), "session"), plural(res.Messages, "message"), src.where, dst.where, res.Skipped, res.Detached)
+	_, err = fmt.Fprintf(e.stdout, "copied %s (%s) from %s to %s; topped up %d; skipped %d that exist there; %d without their parent link\n",
+		plural(int64(res.Imported), "session"), plural(res.Messages, "message"), src.where, dst.where, res.ToppedUp, res.Skipped, res.Detached)
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 // copyResult is copy --json's summary.
 type copyResult struct {
 	Copied   int   `json:"copied"`
+	ToppedUp int   `json:"topped_up"`
 	Skipped  int   `json:"skipped"`
 	Detached int   `json:"detached"`
 	Messages int64 `json:"messages"`
@@ -101,24 +102,53 @@ func TestCopy_FileToServerAndBack(t *testing.T) {
 	}
 }
 
-// Copying between two files needs no server, and only new sessions are
-// copied on a re-run.
+// Copying between two files needs no server; a re-run copies only what is
+// new: new sessions, and the messages appended to copied ones since.
 func TestCopy_FileToFileCopiesOnlyWhatIsNew(t *testing.T) {
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "sub", "b.db")
-	for _, id := range []string{"s1", "s2"} {
-		runCLI(t, a, "session", "new", "--id", id)
-		runCLI(t, a, "append", id, "--role", "user", "--content", "hello "+id)
+	copyTwiceTopsUp(t, filepath.Join(dir, "a.db"), filepath.Join(dir, "sub", "b.db"))
+}
+
+// The same from a file to PostgreSQL: the server's rows are the file's.
+func TestCopy_FileToServerTopsUp(t *testing.T) {
+	u := serverURL(t)
+	copyTwiceTopsUp(t, filepath.Join(t.TempDir(), "a.db"), u)
+	if n := serverRows(t, u, "messages"); n != 5 {
+		t.Errorf("the server holds %d messages, want the source's 5", n)
 	}
-	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 2, Messages: 2}) {
+}
+
+// copyTwiceTopsUp copies a to b, appends to a (a new session, messages on
+// one copied session and on another that had none), copies again and
+// checks that exactly the new rows came over: b exports as a does.
+func copyTwiceTopsUp(t *testing.T, a, b string) {
+	t.Helper()
+	run := func(args ...string) {
+		t.Helper()
+		if code, _, stderr := runCLI(t, a, args...); code != 0 {
+			t.Fatalf("%q: %d %q", args, code, stderr)
+		}
+	}
+	for _, id := range []string{"s1", "s2"} {
+		run("session", "new", "--id", id)
+		run("append", id, "--role", "user", "--content", "hello "+id)
+	}
+	run("session", "new", "--id", "quiet")
+	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 3, Messages: 2}) {
 		t.Errorf("first copy: %+v", r)
 	}
-	runCLI(t, a, "session", "new", "--id", "s3")
-	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 1, Skipped: 2}) {
-		t.Errorf("copy after a new session: %+v", r)
+	run("session", "new", "--id", "s3")
+	run("append", "s1", "--role", "assistant", "--content", "hi again")
+	run("append", "s1", "--role", "user", "--content", "one more", "--key", "k-more")
+	run("append", "quiet", "--role", "user", "--content", "at last")
+	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Copied: 1, ToppedUp: 2, Skipped: 1, Messages: 3}) {
+		t.Errorf("copy after new messages: %+v, want s3 copied, s1 and quiet topped up with 3 messages, s2 skipped", r)
 	}
 	if got, want := exportOf(t, b), exportOf(t, a); got != want {
 		t.Errorf("the copy differs:\n%s", cmp.Diff(want, got))
+	}
+	if r := copyStores(t, a, b); !cmp.Equal(r, copyResult{Skipped: 4}) {
+		t.Errorf("a third copy: %+v, want nothing written", r)
 	}
 }
 

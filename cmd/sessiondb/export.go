@@ -135,7 +135,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		for i, x := range res.Errors {
 			errs[i] = x.Error()
 		}
-		if jerr := writeJSON(e.stdout, map[string]any{"imported": res.Imported, "skipped": res.Skipped,
+		if jerr := writeJSON(e.stdout, map[string]any{"imported": res.Imported, "topped_up": res.ToppedUp, "skipped": res.Skipped,
 			"detached": res.Detached, "messages": res.Messages, "errors": errs}); jerr != nil {
 			return jerr
 		}
@@ -144,10 +144,13 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	for _, x := range res.Errors {
 		fmt.Fprintln(e.stderr, "sessiondb: import:", x)
 	}
+	for _, x := range res.Skips {
+		fmt.Fprintf(e.stderr, "sessiondb: import: skipped %s, which differs in the store: %s\n", x.SessionID, x.Reason)
+	}
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "imported %s (%s); skipped %d that exist; %d without their parent link\n",
-		plural(int64(res.Imported), "session"), plural(int64(res.Messages), "message"), res.Skipped, res.Detached)
+	_, err = fmt.Fprintf(e.stdout, "imported %s (%s); topped up %d; skipped %d that exist; %d without their parent link\n",
+		plural(int64(res.Imported), "session"), plural(int64(res.Messages), "message"), res.ToppedUp, res.Skipped, res.Detached)
 	return err
 }
