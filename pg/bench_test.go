@@ -110,8 +110,9 @@ type opStats struct {
 	p50, p99  time.Duration
 }
 
-// runOps runs op b.N times from workers goroutines sharing the count.
-func runOps(b *testing.B, workers int, op func(i int) error) opStats {
+// runOps runs op b.N times from workers goroutines sharing the count;
+// op is told which worker w runs its i-th call.
+func runOps(b *testing.B, workers int, op func(w, i int) error) opStats {
 	b.Helper()
 	var next atomic.Int64
 	lat := make([][]time.Duration, workers)
@@ -123,7 +124,7 @@ func runOps(b *testing.B, workers int, op func(i int) error) opStats {
 		wg.Go(func() {
 			for i := int(next.Add(1)); i <= b.N; i = int(next.Add(1)) {
 				t := time.Now()
-				if err := op(i); err != nil {
+				if err := op(w, i); err != nil {
 					errs[w] = err
 					return
 				}
@@ -160,35 +161,52 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 	for _, keyed := range []bool{false, true} {
 		for _, n := range []int{1, 16, 64} {
 			b.Run(fmt.Sprintf("keyed=%t/appenders=%d", keyed, n), func(b *testing.B) {
-				benchAppend(b, 0, n, keyed)
+				benchAppend(b, 0, n, keyed, false)
 			})
 		}
 	}
 }
 
 // BenchmarkAppendMessage_PoolSize measures the pool sizes the default was
-// chosen among (defaultMaxConns).
+// chosen among (defaultMaxConns): sessions=one is the SQLite benchmarks'
+// workload (every appender on one conversation, whose counter row they
+// all update), sessions=own gives each appender a conversation of its
+// own, as a gateway serving many users does.
 func BenchmarkAppendMessage_PoolSize(b *testing.B) {
-	for _, conns := range []int{4, 16, 32} {
-		for _, n := range []int{16, 64} {
-			b.Run(fmt.Sprintf("conns=%d/appenders=%d", conns, n), func(b *testing.B) {
-				benchAppend(b, conns, n, false)
-			})
+	for _, own := range []bool{false, true} {
+		for _, conns := range []int{4, 16, 32} {
+			for _, n := range []int{16, 64} {
+				b.Run(fmt.Sprintf("sessions=%s/conns=%d/appenders=%d", map[bool]string{false: "one", true: "own"}[own], conns, n),
+					func(b *testing.B) { benchAppend(b, conns, n, false, own) })
+			}
 		}
 	}
 }
 
-func benchAppend(b *testing.B, conns, appenders int, keyed bool) {
+// benchAppend runs appenders AppendMessage loops on a pool of conns
+// connections (0: the default), on session "bench" or, with ownSessions,
+// each on a session of its own.
+func benchAppend(b *testing.B, conns, appenders int, keyed, ownSessions bool) {
 	var reruns rerunCounter
 	s := benchStore(b, benchPool(b, conns, &reruns))
 	ctx := context.Background()
+	sessions := make([]string, appenders)
+	for w := range sessions {
+		sessions[w] = "bench"
+		if ownSessions {
+			sessions[w] = fmt.Sprintf("bench-%d", w)
+			if _, err := s.CreateSession(ctx, store.NewSession{ID: sessions[w], Source: "bench"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	reruns.n.Store(0)
-	r := runOps(b, appenders, func(i int) error {
+	r := runOps(b, appenders, func(w, i int) error {
 		m := benchMessage(i)
 		if keyed {
 			m.IdempotencyKey = fmt.Sprintf("bench-%d", i)
 		}
-		_, err := s.AppendMessage(ctx, "bench", m)
+		_, err := s.AppendMessage(ctx, sessions[w], m)
 		return err
 	})
 	r.report(b, &reruns)
@@ -213,7 +231,7 @@ func BenchmarkRawPgx_Append(b *testing.B) {
 				benchStore(b, pool) // the schema and the session "bench"
 				ctx := context.Background()
 				reruns.n.Store(0)
-				r := runOps(b, n, func(i int) error {
+				r := runOps(b, n, func(_, i int) error {
 					for attempt := 0; ; attempt++ {
 						err := rawAppend(ctx, pool, iso, benchMessage(i))
 						if err == nil || !retryable(err) {
