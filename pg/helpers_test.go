@@ -13,7 +13,7 @@ import (
 
 // testDSN is the server the tests run on. Without one they skip locally,
 // saying how to get one, and fail in CI, which must run them.
-func testDSN(t *testing.T) string {
+func testDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("SESSIONDB_PG_DSN")
 	if dsn == "" {
@@ -30,7 +30,7 @@ func testDSN(t *testing.T) string {
 
 // freshSchema names a schema no other test uses, dropped (with the store
 // in it) when the test ends.
-func freshSchema(t *testing.T) string {
+func freshSchema(t testing.TB) string {
 	t.Helper()
 	dsn := testDSN(t)
 	b := make([]byte, 6)

@@ -12,10 +12,16 @@ import (
 )
 
 // defaultMaxConns is the pool size Open uses when the connection string
-// sets none (pool_max_conns): writers do not queue behind one another as
-// on SQLite, so throughput grows with connections (16 appenders measured
-// 2.7 times faster on 16 connections than on pgxpool's default 4).
-const defaultMaxConns = 16
+// sets none (pool_max_conns). Every write is a SERIALIZABLE transaction,
+// and concurrent ones on the same small tables (a conversation's counter
+// row, the sessions table's few pages) abort one another: fewer
+// connections mean fewer transactions in flight to collide, so 4 beat 16
+// and 32 at 16 and 64 appenders (1.0-2.0 reruns a message against
+// 1.8-6.7, up to 1.8 times the messages a second; docs/PERFORMANCE.md,
+// "PostgreSQL beside SQLite"), at the price of callers queueing for a
+// connection (a higher p50 at 16 appenders). A server with more cores or
+// a workload of independent writes may want more: pool_max_conns sets it.
+const defaultMaxConns = 4
 
 // Options configure a PostgreSQL store. The zero value is the recommended
 // configuration.
