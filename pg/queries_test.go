@@ -279,6 +279,9 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "UsageTotals", must(q.UsageTotals(ctx, db, pggen.UsageTotalsParams{Since: 0})), pggen.UsageTotalsRow{InputTokens: 27, OutputTokens: 10, ApiCallCount: 2, EstimatedCostUsd: 0.5})
 	totals := must(q.ModelUsageTotals(ctx, db, pggen.ModelUsageTotalsParams{Source: p("cli"), Since: now}))
 	expect(t, "ModelUsageTotals", totals, []pggen.ModelUsageTotalsRow(asTotalsRows(byModel)))
+	byProvider := must(q.UsageByProvider(ctx, db, pggen.UsageByProviderParams{Source: p("cli"), Since: now}))
+	expect(t, "UsageByProvider", len(byProvider), 1)
+	expect(t, "UsageByProvider", [3]any{byProvider[0].Provider, byProvider[0].InputTokens, byProvider[0].ApiCallCount}, [3]any{"", int64(20), int64(2)})
 
 	// Leases: one holder at a time.
 	lock := pggen.CompressionLockInsertParams{SessionID: "s2", Holder: "h1", AcquiredAt: now, ExpiresAt: now + 60_000}
