@@ -38,9 +38,6 @@ func (s *Store) Close() error {
 	return opErr("close", "", s.drv.Close())
 }
 
-// Closed reports whether Close has been called.
-func (s *Store) Closed() bool { return s.closed.Load() }
-
 // write runs fn as one write transaction with the given patience.
 func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn func(ctx context.Context, tx driver.Executor) error) error {
 	if s.closed.Load() {
