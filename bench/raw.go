@@ -1,63 +1,25 @@
 package bench
 
 // The raw-driver baselines: the same work as an append and a session
-// read, done with the bare driver. They open SQLite themselves and begin
-// their own transactions, which the library never does outside
-// db/durable.go and db/tx.go; each such line carries a vet-tool
-// exception, and this package is not part of the library.
+// read, done with the bare driver. Their connections come from
+// db/durable.go (internal/rawconn), but they begin their own transactions,
+// which the library never does outside db/tx.go: each such line carries a
+// vet-tool exception, and this package is not part of the library.
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/rawconn"
 )
 
-// rawDSN is the writer's connection as db/durable.go configures it
-// (busy_timeout first, synchronous=FULL, foreign keys, the journal size
-// limit, F_FULLFSYNC on darwin, BEGIN IMMEDIATE), so the baseline pays for
-// the same durability; readOnly gives a reader as the read pool's (its
-// 16 MiB page cache included). FTS5 is already registered: Run and the
-// benchmarks create the file with db.Open first.
-func rawDSN(path string, readOnly bool) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	if readOnly {
-		q.Add("_pragma", "cache_size(-16384)")
-		q.Add("_pragma", "query_only(1)")
-		q.Set("mode", "ro")
-	} else {
-		q.Add("_pragma", "synchronous(FULL)")
-		q.Add("_pragma", "foreign_keys(1)")
-		q.Add("_pragma", "journal_size_limit(67108864)")
-		if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
-			q.Add("_pragma", "fullfsync(1)")
-			q.Add("_pragma", "checkpoint_fullfsync(1)")
-		}
-		q.Set("_txlock", "immediate")
-	}
-	slashed := filepath.ToSlash(path)
-	if !strings.HasPrefix(slashed, "/") {
-		slashed = "/" + slashed // a Windows volume path: file:/C:/x
-	}
-	u := url.URL{Scheme: "file", Path: slashed, RawQuery: strings.ReplaceAll(q.Encode(), "+", "%20")}
-	return u.String()
-}
-
-// openRaw opens a one-connection pool on the database at path.
-func openRaw(path string, readOnly bool) (*sql.DB, error) {
-	//sessiondb:allow rawopen -- the raw-driver baseline the library is measured against
-	d, err := sql.Open("sqlite3", rawDSN(path, readOnly))
-	if err != nil {
-		return nil, err
-	}
-	d.SetMaxOpenConns(1)
-	return d, nil
-}
+// openRaw opens a one-connection pool on the database at path, through
+// db/durable.go (internal/rawconn): the writer's connection, or a reader's
+// (its 16 MiB page cache included) when readOnly. FTS5 is registered:
+// Run and the benchmarks create the file with db.Open first.
+func openRaw(path string, readOnly bool) (*sql.DB, error) { return rawconn.Open(path, readOnly) }
 
 // openRawLoader opens the raw loader's read connection on path.
 func openRawLoader(path string) (*sql.DB, error) { return openRaw(path, true) }

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sessiondb/sessiondb/internal/rawconn"
+
 	"github.com/ncruces/go-sqlite3"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
@@ -166,6 +168,17 @@ var registerOnce sync.Once
 // connection opens.
 func registerExtensions() {
 	registerOnce.Do(func() { sqlite3.AutoExtension(fts5.Register) })
+}
+
+func init() {
+	// The benchmarks' raw-driver baseline opens through here too
+	// (internal/rawconn): the writer's and the readers' connections, bare.
+	rawconn.Open = func(path string, readOnly bool) (*sql.DB, error) {
+		if readOnly {
+			return openDB(path, kindReader, 1, "")
+		}
+		return openDB(path, kindWriter, 1, "")
+	}
 }
 
 // openDB opens a *sql.DB of one kind. The writer and repair kinds get a
