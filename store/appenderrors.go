@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -48,9 +49,11 @@ func continuedError(ctx context.Context, q driver.Executor, sessionID string) er
 //
 // Two messages are the same when they agree on everything that was said:
 // role, content, tool name, tool call id, tool calls (ids, names,
-// arguments), reasoning, reasoning details, finish reason and the summary
-// mark. Token count is not compared — it is accounting, which a retry may
-// recount — and neither is the creation time.
+// arguments), reasoning, reasoning details, finish reason, the summary
+// mark, parts, model, platform message id and metadata, and the creation
+// time when the caller gave one. Token count is not compared — it is
+// accounting, which a retry may recount — and neither is a creation time
+// the store chose.
 type IdempotencyConflictError struct {
 	SessionID string
 	Key       string
@@ -88,6 +91,16 @@ func differingField(stored Message, m *NewMessage) string {
 		return "finish reason"
 	case stored.Summary != m.Summary:
 		return "summary mark"
+	case !slices.Equal(stored.Parts, m.Parts):
+		return "parts"
+	case stored.Model != m.Model:
+		return "model"
+	case stored.PlatformMessageID != m.PlatformMessageID:
+		return "platform message id"
+	case stored.Metadata != m.Metadata:
+		return "metadata"
+	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
+		return "creation time"
 	}
 	return ""
 }

@@ -78,7 +78,37 @@ type NewMessage struct {
 	// Summary marks a compression summary (a message that stands for the
 	// turns it replaced).
 	Summary bool
+	// Parts is the content as the provider sent it, in order: text, image
+	// and file references, tool use and tool results. Content, when left
+	// empty, is filled with the parts' plain text (PlainText), and
+	// ToolCalls with the tool_use parts; given both, they must agree.
+	Parts []Part
+	// Model is the model that wrote this message, when it differs from
+	// the session's or the caller wants it on every message.
+	Model string
+	// CreatedAt is when the message was said, for imports and replays;
+	// zero means now. It is stored to the millisecond and informs only:
+	// messages stay in the order they were appended.
+	CreatedAt time.Time
+	// PlatformMessageID is the chat platform's own id for the message. It
+	// is unique within a session: appending a message whose platform id
+	// the session already holds is a re-delivery — the same message gets
+	// the first one's id and inserts nothing, a different one an
+	// *IdempotencyConflictError — so a webhook delivered twice is
+	// recognised.
+	PlatformMessageID string
+	// Metadata is a free-form JSON object the caller keeps with the
+	// message, stored and returned byte-exact. Anything but a JSON object
+	// (or text that is not UTF-8) is refused with ErrInvalidInput.
+	Metadata string
 }
+
+// The range a caller-supplied CreatedAt may take: the Unix epoch to the
+// end of year 9999, where millisecond timestamps and RFC 3339 both hold.
+var (
+	minCreatedAt = time.Unix(0, 0)
+	maxCreatedAt = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
 
 // Validate reports why AppendMessage would refuse m (an error matching
 // ErrInvalidInput), or nil when it would accept it.
@@ -98,8 +128,18 @@ func (m *NewMessage) Validate() error {
 	if m.ReasoningDetails != "" && !json.Valid([]byte(m.ReasoningDetails)) {
 		return invalid("reasoning details are not JSON")
 	}
+	if err := rules.CheckText("metadata", m.Metadata); err != nil {
+		return err
+	}
+	if m.Metadata != "" && !isJSONObject(m.Metadata) {
+		return invalid("metadata is not a JSON object")
+	}
+	if !m.CreatedAt.IsZero() && (m.CreatedAt.Before(minCreatedAt) || m.CreatedAt.After(maxCreatedAt)) {
+		return invalid("created at %s is outside 1970–9999", m.CreatedAt.Format(time.RFC3339))
+	}
 	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
-		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey} {
+		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey, "model": m.Model,
+		"platform message id": m.PlatformMessageID} {
 		if err := rules.CheckLabel(what, v); err != nil {
 			return err
 		}
@@ -113,7 +153,13 @@ func (m *NewMessage) Validate() error {
 	if m.TokenCount < 0 {
 		return invalid("negative token count")
 	}
-	return nil
+	return validateParts(m)
+}
+
+// isJSONObject reports whether s is one JSON object.
+func isJSONObject(s string) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &v) == nil && v != nil
 }
 
 // Message is a stored message.
@@ -140,6 +186,13 @@ type Message struct {
 	ReasoningDetails string
 	// PlatformMessageID is the chat platform's id for the message.
 	PlatformMessageID string
+	// Parts is the content as ordered parts (nil for a message appended
+	// as plain Content); see NewMessage.Parts.
+	Parts []Part
+	// Model is the model recorded on this message ("" when none was).
+	Model string
+	// Metadata is the caller's JSON object, byte-exact ("" when none).
+	Metadata string
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -223,14 +276,16 @@ type preparedMessage struct {
 func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, error) {
 	out := make([]preparedMessage, len(ms))
 	for i := range ms {
-		if err := ms[i].Validate(); err != nil {
+		m := ms[i] // normalised here, never in the caller's slice
+		if err := m.Validate(); err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		p, err := insertParams(sessionID, &ms[i])
+		normalizeParts(&m)
+		p, err := insertParams(sessionID, &m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		out[i] = preparedMessage{params: p, toolCalls: int64(len(ms[i].ToolCalls)), msg: ms[i]}
+		out[i] = preparedMessage{params: p, toolCalls: int64(len(m.ToolCalls)), msg: m}
 	}
 	return out, nil
 }

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Each bad part or field gets ErrInvalidInput naming what is wrong; each
+// good one is accepted.
+func TestNewMessageValidate_Shape(t *testing.T) {
+	img := Part{Type: PartImage, MediaType: "image/png", URL: "https://example.com/a.png"}
+	for _, tc := range []struct {
+		name string
+		m    NewMessage
+		want string // "" = accepted; else a piece of the error
+	}{
+		{"text part", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartText, Text: "hi"}}}, ""},
+		{"image by url", NewMessage{Role: RoleUser, Parts: []Part{img}}, ""},
+		{"image as data url", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "data:image/png;base64,iVBORw0KGgo="}}}, ""},
+		{"file by blob id", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartFile, MediaType: "application/pdf", BlobID: "b1", Name: "a.pdf"}}}, ""},
+		{"tool use", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartToolUse, ToolCallID: "c1", Name: "grep", Input: `{"q":"x"}`}}}, ""},
+		{"tool result", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartToolResult, ToolCallID: "c1", Text: "out", IsError: true}}}, ""},
+		{"unknown type", NewMessage{Role: RoleUser, Parts: []Part{{Type: "video"}}}, `type "video" is not one of`},
+		{"image without media type", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, URL: "https://x/y"}}}, "is not a MIME type"},
+		{"image with url and blob", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "https://x/y", BlobID: "b"}}}, "exactly one of a URL and a blob id"},
+		{"image with neither", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png"}}}, "exactly one of a URL and a blob id"},
+		{"relative url", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "a.png"}}}, "not an absolute URL"},
+		{"text part with a url", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartText, Text: "x", URL: "https://x"}}}, "has url, which a text part does not carry"},
+		{"image with a name", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "https://x/y", Name: "n"}}}, "has name"},
+		{"tool use without name", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartToolUse, ToolCallID: "c1"}}}, "needs a tool call id and a name"},
+		{"tool use input not json", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartToolUse, ToolCallID: "c1", Name: "n", Input: "{"}}}, "input is not JSON"},
+		{"tool result without id", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartToolResult, Text: "x"}}}, "needs the tool call id"},
+		{"invalid utf-8 text", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartText, Text: "\xff"}}}, "not valid UTF-8"},
+		{"tool calls disagree with parts", NewMessage{Role: RoleAssistant,
+			Parts:     []Part{{Type: PartToolUse, ToolCallID: "c1", Name: "a"}},
+			ToolCalls: []ToolCall{{ID: "c2", Name: "a"}}}, "differ from the tool_use parts"},
+		{"tool calls agree with parts", NewMessage{Role: RoleAssistant,
+			Parts:     []Part{{Type: PartToolUse, ToolCallID: "c1", Name: "a"}},
+			ToolCalls: []ToolCall{{ID: "c1", Name: "a"}}}, ""},
+		{"too many parts", NewMessage{Role: RoleUser, Parts: make([]Part, MaxParts+1)}, "more than 4096"},
+		{"metadata object", NewMessage{Role: RoleUser, Metadata: `{"a":1}`}, ""},
+		{"metadata array", NewMessage{Role: RoleUser, Metadata: `[1]`}, "metadata is not a JSON object"},
+		{"metadata null", NewMessage{Role: RoleUser, Metadata: `null`}, "metadata is not a JSON object"},
+		{"metadata not json", NewMessage{Role: RoleUser, Metadata: `{`}, "metadata is not a JSON object"},
+		{"created at given", NewMessage{Role: RoleUser, CreatedAt: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, ""},
+		{"created before 1970", NewMessage{Role: RoleUser, CreatedAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, "outside 1970–9999"},
+		{"model too long", NewMessage{Role: RoleUser, Model: strings.Repeat("m", 1025)}, "model longer than"},
+		{"platform id invalid utf-8", NewMessage{Role: RoleUser, PlatformMessageID: "\xfe"}, "platform message id is not valid UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.m.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "":
+			case err == nil:
+				t.Fatalf("accepted; want an error with %q", tc.want)
+			case !errors.Is(err, ErrInvalidInput):
+				t.Fatalf("%v does not match ErrInvalidInput", err)
+			case !strings.Contains(err.Error(), tc.want):
+				t.Fatalf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A message given as parts gets its plain text and its flat tool calls
+// filled in, without touching the caller's value.
+func TestNormalizeParts(t *testing.T) {
+	in := NewMessage{Role: RoleAssistant, Parts: []Part{
+		{Type: PartText, Text: "Looking."},
+		{Type: PartImage, MediaType: "image/png", BlobID: "b1"},
+		{Type: PartToolUse, ToolCallID: "c1", Name: "grep", Input: `{"q":"x"}`},
+		{Type: PartToolResult, ToolCallID: "c0", Text: "3 hits"},
+	}}
+	got := in
+	normalizeParts(&got)
+	if diff := cmp.Diff("Looking.\n3 hits", got.Content); diff != "" {
+		t.Errorf("content (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"x"}`}}, got.ToolCalls); diff != "" {
+		t.Errorf("tool calls (-want +got):\n%s", diff)
+	}
+	if in.Content != "" || in.ToolCalls != nil {
+		t.Errorf("the caller's message changed: %+v", in)
+	}
+	kept := NewMessage{Role: RoleUser, Content: "mine", Parts: []Part{{Type: PartText, Text: "theirs"}}}
+	normalizeParts(&kept)
+	if kept.Content != "mine" {
+		t.Errorf("a given content was replaced: %q", kept.Content)
+	}
+}
