@@ -52,6 +52,8 @@ type (
 	SearchHit                = store.SearchHit
 	SearchOptions            = store.SearchOptions
 	SearchSort               = store.SearchSort
+	Part                     = store.Part
+	PartType                 = store.PartType
 	Session                  = store.Session
 	SessionCounts            = store.SessionCounts
 	SessionFilter            = store.SessionFilter
@@ -85,11 +87,17 @@ const (
 	HandoffNone               = store.HandoffNone
 	HandoffPending            = store.HandoffPending
 	HandoffRunning            = store.HandoffRunning
+	MaxParts                  = store.MaxParts
 	MaxSearchContext          = store.MaxSearchContext
 	MaxSearchLimit            = store.MaxSearchLimit
 	RoleAssistant             = store.RoleAssistant
 	RoleSystem                = store.RoleSystem
 	RoleTool                  = store.RoleTool
+	PartText                  = store.PartText
+	PartImage                 = store.PartImage
+	PartFile                  = store.PartFile
+	PartToolUse               = store.PartToolUse
+	PartToolResult            = store.PartToolResult
 	RoleUser                  = store.RoleUser
 	SortNewest                = store.SortNewest
 	SortOldest                = store.SortOldest
@@ -131,3 +139,7 @@ var (
 	ErrSessionClosed       = store.ErrSessionClosed
 	ErrTooManyOpenFiles    = store.ErrTooManyOpenFiles
 )
+
+// PlainText is the plain-text form of a message's parts: see
+// store.PlainText.
+func PlainText(parts []Part) string { return store.PlainText(parts) }
