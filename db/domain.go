@@ -98,6 +98,7 @@ const (
 	PartFile                  = store.PartFile
 	PartToolUse               = store.PartToolUse
 	PartToolResult            = store.PartToolResult
+	PartReasoning             = store.PartReasoning
 	RoleUser                  = store.RoleUser
 	SortNewest                = store.SortNewest
 	SortOldest                = store.SortOldest

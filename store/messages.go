@@ -49,6 +49,9 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // as the model produced it (usually JSON)
+	// ItemID is the provider's own id of the call's item (an OpenAI
+	// Responses function_call's fc_…), when it has one besides ID.
+	ItemID string `json:"item_id,omitempty"`
 }
 
 // NewMessage is a message to append.
@@ -146,7 +149,7 @@ func (m *NewMessage) Validate() error {
 	}
 	for _, c := range m.ToolCalls {
 		if err := errors.Join(rules.CheckLabel("tool call id", c.ID), rules.CheckLabel("tool call name", c.Name),
-			rules.CheckText("tool call arguments", c.Arguments)); err != nil {
+			rules.CheckText("tool call arguments", c.Arguments), rules.CheckLabel("tool call item id", c.ItemID)); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,13 @@ const (
 	// PartToolResult is a tool's output inside a message's content
 	// (ToolCallID, Text, IsError): Anthropic's tool_result block.
 	PartToolResult PartType = "tool_result"
+	// PartReasoning is the model's reasoning where the provider put it
+	// among the content (Data, optional Text): an Anthropic thinking block
+	// between tool calls, an OpenAI Responses reasoning item. Data is the
+	// provider's own JSON of it, which it wants back verbatim; a message
+	// whose reasoning all comes first may keep it in ReasoningDetails
+	// instead.
+	PartReasoning PartType = "reasoning"
 )
 
 // MaxParts bounds the parts of one message.
@@ -62,6 +69,12 @@ type Part struct {
 	Input string `json:"input,omitempty"`
 	// IsError marks a tool_result that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Data is a reasoning part's provider JSON, kept byte-exact.
+	Data string `json:"data,omitempty"`
+	// ItemID is the provider's own id of the item the part was (an OpenAI
+	// Responses item: msg_…, fc_…, rs_…), which it may require back; any
+	// part may carry one.
+	ItemID string `json:"item_id,omitempty"`
 }
 
 // validate reports why p cannot be stored (an error matching
@@ -70,22 +83,24 @@ func (p *Part) validate(i int) error {
 	fail := func(format string, args ...any) error {
 		return invalid("part %d (%s): "+format, append([]any{i, p.Type}, args...)...)
 	}
-	labels := map[string]string{"media type": p.MediaType, "detail": p.Detail, "name": p.Name, "tool call id": p.ToolCallID}
+	labels := map[string]string{"media type": p.MediaType, "detail": p.Detail, "name": p.Name,
+		"tool call id": p.ToolCallID, "item id": p.ItemID}
 	for what, v := range labels {
 		if err := rules.CheckLabel(what, v); err != nil {
 			return fail("%v", err)
 		}
 	}
-	for what, v := range map[string]string{"text": p.Text, "url": p.URL, "blob id": p.BlobID, "input": p.Input} {
+	for what, v := range map[string]string{"text": p.Text, "url": p.URL, "blob id": p.BlobID, "input": p.Input, "data": p.Data} {
 		if err := rules.CheckText(what, v); err != nil {
 			return fail("%v", err)
 		}
 	}
-	// unused lists the fields set that the part's type does not use.
+	// unused lists the fields set that the part's type does not use
+	// (every type may carry an item id).
 	unused := func(allowed ...string) error {
 		set := map[string]bool{"text": p.Text != "", "media type": p.MediaType != "", "url": p.URL != "",
 			"blob id": p.BlobID != "", "detail": p.Detail != "", "name": p.Name != "",
-			"tool call id": p.ToolCallID != "", "input": p.Input != "", "is_error": p.IsError}
+			"tool call id": p.ToolCallID != "", "input": p.Input != "", "is_error": p.IsError, "data": p.Data != ""}
 		for _, f := range allowed {
 			delete(set, f)
 		}
@@ -132,8 +147,13 @@ func (p *Part) validate(i int) error {
 			return fail("needs the tool call id it answers")
 		}
 		return unused("tool call id", "text", "is_error")
+	case PartReasoning:
+		if p.Data == "" || !json.Valid([]byte(p.Data)) {
+			return fail("data is not JSON (a reasoning part keeps the provider's JSON of it)")
+		}
+		return unused("data", "text")
 	}
-	return invalid("part %d: type %q is not one of text, image, file, tool_use, tool_result", i, p.Type)
+	return invalid("part %d: type %q is not one of text, image, file, tool_use, tool_result, reasoning", i, p.Type)
 }
 
 // validateParts checks a message's parts and how they agree with its
@@ -171,8 +191,8 @@ func normalizeParts(m *NewMessage) {
 }
 
 // PlainText is the plain-text form of parts: the text of each text part
-// and tool result, joined by newlines. Images, files and tool calls have
-// no text of their own.
+// and tool result, joined by newlines. Images, files, tool calls and
+// reasoning are not part of it.
 func PlainText(parts []Part) string {
 	var texts []string
 	for _, p := range parts {
@@ -187,7 +207,7 @@ func partToolCalls(parts []Part) []ToolCall {
 	var calls []ToolCall
 	for _, p := range parts {
 		if p.Type == PartToolUse {
-			calls = append(calls, ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+			calls = append(calls, ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
 		}
 	}
 	return calls

@@ -24,6 +24,12 @@ func TestNewMessageValidate_Shape(t *testing.T) {
 		{"file by blob id", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartFile, MediaType: "application/pdf", BlobID: "b1", Name: "a.pdf"}}}, ""},
 		{"tool use", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartToolUse, ToolCallID: "c1", Name: "grep", Input: `{"q":"x"}`}}}, ""},
 		{"tool result", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartToolResult, ToolCallID: "c1", Text: "out", IsError: true}}}, ""},
+		{"reasoning part", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartReasoning, Data: `{"type":"thinking","thinking":"hm","signature":"c2ln"}`, Text: "hm"}}}, ""},
+		{"reasoning without data", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartReasoning, Text: "hm"}}}, "data is not JSON"},
+		{"reasoning data not json", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartReasoning, Data: "{"}}}, "data is not JSON"},
+		{"data on a text part", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartText, Text: "x", Data: "{}"}}}, "has data"},
+		{"item id on any part", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartText, Text: "x", ItemID: "msg_1"}, {Type: PartToolUse, ToolCallID: "call_1", Name: "f", ItemID: "fc_1"}}}, ""},
+		{"item id invalid utf-8", NewMessage{Role: RoleAssistant, Parts: []Part{{Type: PartText, Text: "x", ItemID: "\xff"}}}, "item id is not valid UTF-8"},
 		{"unknown type", NewMessage{Role: RoleUser, Parts: []Part{{Type: "video"}}}, `type "video" is not one of`},
 		{"image without media type", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, URL: "https://x/y"}}}, "is not a MIME type"},
 		{"image with url and blob", NewMessage{Role: RoleUser, Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "https://x/y", BlobID: "b"}}}, "exactly one of a URL and a blob id"},
@@ -74,7 +80,8 @@ func TestNormalizeParts(t *testing.T) {
 	in := NewMessage{Role: RoleAssistant, Parts: []Part{
 		{Type: PartText, Text: "Looking."},
 		{Type: PartImage, MediaType: "image/png", BlobID: "b1"},
-		{Type: PartToolUse, ToolCallID: "c1", Name: "grep", Input: `{"q":"x"}`},
+		{Type: PartReasoning, Data: `{"type":"thinking"}`, Text: "not plain text"},
+		{Type: PartToolUse, ToolCallID: "c1", Name: "grep", Input: `{"q":"x"}`, ItemID: "fc_1"},
 		{Type: PartToolResult, ToolCallID: "c0", Text: "3 hits"},
 	}}
 	got := in
@@ -82,7 +89,7 @@ func TestNormalizeParts(t *testing.T) {
 	if diff := cmp.Diff("Looking.\n3 hits", got.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"x"}`}}, got.ToolCalls); diff != "" {
+	if diff := cmp.Diff([]ToolCall{{ID: "c1", Name: "grep", Arguments: `{"q":"x"}`, ItemID: "fc_1"}}, got.ToolCalls); diff != "" {
 		t.Errorf("tool calls (-want +got):\n%s", diff)
 	}
 	if in.Content != "" || in.ToolCalls != nil {
