@@ -361,6 +361,16 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 			}
 			p := m.p
 			p.SessionID = id
+			if p.PlatformMessageID != nil {
+				_, err := queries.MessageIDByPlatformID(ctx, tx, gen.MessageIDByPlatformIDParams{
+					SessionID: id, PlatformMessageID: p.PlatformMessageID})
+				switch {
+				case err == nil: // an earlier row holds it: this one keeps it in its metadata
+					p.MetadataJson, p.PlatformMessageID = rules.Ptr(duplicatePlatformIDMetadata(*p.PlatformMessageID)), nil
+				case !errors.Is(err, sql.ErrNoRows):
+					return err
+				}
+			}
 			if _, err := queries.ForeignMessageInsert(ctx, tx, p); err != nil {
 				return err
 			}
