@@ -77,8 +77,9 @@ const hermesKeyPrefix = "hermes:"
 const duplicatePlatformIDKey = "duplicate_platform_message_id"
 
 // duplicatePlatformIDMetadata is the metadata of a row whose platform id
-// an earlier row holds, in the bytes SQLite's json_object writes (as
-// migration 9 does): no space, no HTML escaping.
+// an earlier row holds, as migration 9's json_object writes it: no space,
+// no HTML escaping (the bytes differ only where Go escapes U+2028 and
+// U+2029, which SQLite leaves as they are; both read as the same id).
 func duplicatePlatformIDMetadata(pid string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -142,3 +142,24 @@ func TestImportHermes_DuplicatePlatformIDs(t *testing.T) {
 		t.Errorf("second import = %+v, %v", res, err)
 	}
 }
+
+// The Hermes import writes a moved platform id as the migration does.
+func TestDuplicatePlatformIDMetadata_AsTheMigrationWritesIt(t *testing.T) {
+	s := openTestStore(t, Options{})
+	path := s.Path()
+	s.Close()
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, pid := range []string{"5001", "tg-<&>", `quote " and \ slash`, "é日本\t\x7f"} {
+		var want string
+		if err := d.QueryRowContext(t.Context(), "SELECT json_object('duplicate_platform_message_id', ?)", pid).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := duplicatePlatformIDMetadata(pid); got != want {
+			t.Errorf("%q: %s, the migration writes %s", pid, got, want)
+		}
+	}
+}
