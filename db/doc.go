@@ -47,7 +47,11 @@
 //     as its tip, and keyset cursor paging; [Store.AllRecentSessions]
 //     streams them and [Store.CountSessions] gives the totals.
 //   - [Store.AppendMessage] and [Store.AppendMessages] (all or nothing);
-//     [NewMessage].IdempotencyKey makes an append safe to retry.
+//     [NewMessage].IdempotencyKey makes an append safe to retry, and
+//     [NewMessage].PlatformMessageID (unique per session) recognises a chat
+//     platform's re-delivery. A message keeps the shape providers send:
+//     ordered [Part]s, ReasoningDetails and Metadata byte-exact, a Model,
+//     and the caller's CreatedAt.
 //   - [Store.Messages] pages through a session, oldest or newest first.
 //   - [Store.SetMeta] and [Store.Meta] keep store-wide key/values.
 //

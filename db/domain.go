@@ -40,6 +40,8 @@ type (
 	ModelUsage               = store.ModelUsage
 	NewMessage               = store.NewMessage
 	NewSession               = store.NewSession
+	Part                     = store.Part
+	PartType                 = store.PartType
 	ProviderUsage            = store.ProviderUsage
 	PruneResult              = store.PruneResult
 	RecentPage               = store.RecentPage
@@ -90,6 +92,11 @@ const (
 	MaxParts                  = store.MaxParts
 	MaxSearchContext          = store.MaxSearchContext
 	MaxSearchLimit            = store.MaxSearchLimit
+	PartFile                  = store.PartFile
+	PartImage                 = store.PartImage
+	PartText                  = store.PartText
+	PartToolResult            = store.PartToolResult
+	PartToolUse               = store.PartToolUse
 	RoleAssistant             = store.RoleAssistant
 	RoleSystem                = store.RoleSystem
 	RoleTool                  = store.RoleTool

@@ -56,6 +56,8 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case errors.Is(err, sqlite3.READONLY), errors.Is(err, sqlite3.PERM), errors.Is(err, sqlite3.CANTOPEN):
 		return fmt.Errorf("%w: %w", ErrReadOnly, err)
+	case errors.Is(err, sqlite3.CONSTRAINT_UNIQUE) && namesMessageIdentity(err):
+		return fmt.Errorf("%w: %w", ErrIdempotencyConflict, err)
 	case errors.Is(err, sqlite3.CONSTRAINT_UNIQUE), errors.Is(err, sqlite3.CONSTRAINT_PRIMARYKEY):
 		return fmt.Errorf("%w: %w", ErrExists, err)
 	case errors.Is(err, sqlite3.CONSTRAINT_FOREIGNKEY):
@@ -66,6 +68,23 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrIO, err)
 	}
 	return err
+}
+
+// namesMessageIdentity reports whether a UNIQUE violation is on what
+// makes a message one of its session (messages_idempotency,
+// messages_platform_id): another message already holds the key or the
+// platform id, which is an idempotency conflict, not a row that exists.
+// SQLite names the violated index only by its columns, in the error's
+// text ("UNIQUE constraint failed: messages.session_id,
+// messages.platform_message_id"), so the text is read here — for this
+// classification only, and only once the code says UNIQUE.
+func namesMessageIdentity(err error) bool {
+	var e *sqlite3.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	msg := e.Error()
+	return strings.Contains(msg, "messages.idempotency_key") || strings.Contains(msg, "messages.platform_message_id")
 }
 
 // fromSQLite reports whether err carries an error of SQLite itself.

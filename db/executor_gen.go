@@ -91,6 +91,11 @@ func (e executor) MessageIDByIdempotencyKey(ctx context.Context, arg driver.Mess
 	return r, mapDriverError(err)
 }
 
+func (e executor) MessageIDByPlatformID(ctx context.Context, arg driver.MessageIDByPlatformIDParams) (int64, error) {
+	r, err := queries.MessageIDByPlatformID(ctx, e.db, gen.MessageIDByPlatformIDParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) MessageIDBySeq(ctx context.Context, arg driver.MessageIDBySeqParams) (int64, error) {
 	r, err := queries.MessageIDBySeq(ctx, e.db, gen.MessageIDBySeqParams(arg))
 	return r, mapDriverError(err)

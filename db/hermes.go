@@ -79,8 +79,12 @@ func (r HermesImportResult) NothingNew() bool {
 //
 // Hermes's Unix-second timestamps become milliseconds. A child's kind
 // follows Hermes's rules (compression continuations, delegates for
-// sub-agents, branches, resets, tool sessions). What sessiondb cannot hold
-// is counted in the result, never dropped silently.
+// sub-agents, branches, resets, tool sessions). A platform message id is
+// unique per session in sessiondb while Hermes may repeat one: the first
+// row keeps it, a later row keeps it in its Metadata under
+// "duplicate_platform_message_id" (as migration 9 does to older files).
+// What sessiondb cannot hold is counted in the result, never dropped
+// silently.
 func (s *Store) ImportHermes(ctx context.Context, path string, o HermesImportOptions) (HermesImportResult, error) {
 	const op = "import hermes"
 	res := HermesImportResult{Source: path, NotRepresentable: map[string]int64{}, RefusedMessages: map[string]int64{}}
@@ -361,6 +365,16 @@ func (w *hermesWriter) write(ctx context.Context, u *hermesUnit) error {
 			}
 			p := m.p
 			p.SessionID = id
+			if p.PlatformMessageID != nil {
+				_, err := queries.MessageIDByPlatformID(ctx, tx, gen.MessageIDByPlatformIDParams{
+					SessionID: id, PlatformMessageID: p.PlatformMessageID})
+				switch {
+				case err == nil: // an earlier row holds it: this one keeps it in its metadata
+					p.MetadataJson, p.PlatformMessageID = rules.Ptr(duplicatePlatformIDMetadata(*p.PlatformMessageID)), nil
+				case !errors.Is(err, sql.ErrNoRows):
+					return err
+				}
+			}
 			if _, err := queries.ForeignMessageInsert(ctx, tx, p); err != nil {
 				return err
 			}

@@ -68,6 +68,26 @@ const hermesMetaPrefix = "hermes/"
 // row id, unique per session, so an import is safe to run again.
 const hermesKeyPrefix = "hermes:"
 
+// duplicatePlatformIDKey is the metadata key under which a message keeps a
+// platform message id an earlier message of its session already holds:
+// platform ids are unique per session (so a re-delivery is recognised),
+// while Hermes, and files written before that rule, may repeat one. The
+// first row keeps the id; each later one keeps it here. Migration 9 does
+// the same to existing files.
+const duplicatePlatformIDKey = "duplicate_platform_message_id"
+
+// duplicatePlatformIDMetadata is the metadata of a row whose platform id
+// an earlier row holds, as migration 9's json_object writes it: no space,
+// no HTML escaping (the bytes differ only where Go escapes U+2028 and
+// U+2029, which SQLite leaves as they are; both read as the same id).
+func duplicatePlatformIDMetadata(pid string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]string{duplicatePlatformIDKey: pid}) // a string map always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // tally counts by name (not representable values, refused rows).
 type tally map[string]int64
 

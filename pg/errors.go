@@ -25,6 +25,11 @@ const (
 	stateQueryCanceled       = "57014"
 )
 
+// messageIdentityIndexes make a message one of its session: a violation
+// means another message already holds the idempotency key or the platform
+// message id — an idempotency conflict, not a row that exists.
+var messageIdentityIndexes = map[string]bool{"messages_idempotency": true, "messages_platform_id": true}
+
 // mapError maps an error of pgx or the server to the store's sentinels:
 // the one place that reads SQLSTATEs for them. The server's error stays in
 // the chain for logs, except for a missing row, whose driver wording is
@@ -43,6 +48,9 @@ func mapError(err error) error {
 	}
 	switch pgErr.Code {
 	case stateUniqueViolation:
+		if messageIdentityIndexes[pgErr.ConstraintName] {
+			return fmt.Errorf("%w: %w", driver.ErrIdempotencyConflict, err)
+		}
 		return fmt.Errorf("%w: %w", driver.ErrExists, err)
 	case stateForeignKeyViolation:
 		return fmt.Errorf("%w: %w", driver.ErrNotFound, err)

@@ -94,6 +94,11 @@ func (e executor) MessageIDByIdempotencyKey(ctx context.Context, arg driver.Mess
 	return r, mapError(err)
 }
 
+func (e executor) MessageIDByPlatformID(ctx context.Context, arg driver.MessageIDByPlatformIDParams) (int64, error) {
+	r, err := e.q.MessageIDByPlatformID(ctx, e.db, pggen.MessageIDByPlatformIDParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) MessageIDBySeq(ctx context.Context, arg driver.MessageIDBySeqParams) (int64, error) {
 	r, err := e.q.MessageIDBySeq(ctx, e.db, pggen.MessageIDBySeqParams(arg))
 	return r, mapError(err)

@@ -148,6 +148,22 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, "MessageIDByIdempotencyKey", must(q.MessageIDByIdempotencyKey(ctx, db, pggen.MessageIDByIdempotencyKeyParams{SessionID: "s1", IdempotencyKey: p("k1")})), id1)
+
+	// The platform message id: unique per session, its own index (the row
+	// is deleted after, so that the counts below stay the test's).
+	idP := must(q.MessageInsert(ctx, db, pggen.MessageInsertParams{
+		SessionID: "s1", Role: "user", Content: "from chat", PlatformMessageID: p("tg-1"), Model: p("m1"),
+		PartsJson: p(`[{"type":"text","text":"from chat"}]`), MetadataJson: p(`{"a": 1}`), CreatedAt: now + 2,
+	}))
+	expect(t, "MessageIDByPlatformID", must(q.MessageIDByPlatformID(ctx, db, pggen.MessageIDByPlatformIDParams{SessionID: "s1", PlatformMessageID: p("tg-1")})), idP)
+	if _, err := q.MessageInsert(ctx, db, pggen.MessageInsertParams{
+		SessionID: "s1", Role: "user", Content: "again", PlatformMessageID: p("tg-1"), CreatedAt: now + 2,
+	}); !isUniqueViolation(err) {
+		t.Errorf("a second message with platform id tg-1: %v, want a unique violation", err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM messages WHERE id = $1", idP); err != nil {
+		t.Fatal(err)
+	}
 	s1 = must(q.SessionGet(ctx, db, "s1"))
 	expect(t, "last_message_at (trigger)", s1.LastMessageAt, p(now+2))
 	if err := q.SessionRecount(ctx, db, "s1"); err != nil {

@@ -70,7 +70,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
@@ -189,3 +189,6 @@ BEGIN
     UPDATE sessions SET last_message_at = new.created_at
     WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
 END;
+
+CREATE UNIQUE INDEX messages_platform_id ON messages (session_id, platform_message_id)
+WHERE platform_message_id IS NOT NULL;

@@ -42,10 +42,16 @@ func continuedError(ctx context.Context, q driver.Executor, sessionID string) er
 	return &ContinuedError{SessionID: sessionID, ChildID: ids[at+1], TipID: ids[len(ids)-1]}
 }
 
-// IdempotencyConflictError refuses an append whose idempotency key the
-// session already holds for a different message: answering with the first
-// message's id would silently drop the new one. It wraps
-// ErrIdempotencyConflict.
+// IdempotencyConflictError refuses an append whose idempotency key, or
+// platform message id, the session already holds for a different message:
+// answering with the first message's id would silently drop the new one.
+// It wraps ErrIdempotencyConflict.
+//
+// The key is looked up first: a message whose key names a stored message
+// is judged against that one alone (its platform id is then one of the
+// fields compared). Only a message whose key names nothing, or that has
+// none, is looked up by its platform id — so a re-delivery the caller gave
+// a fresh key is still recognised, and Key is "" in the error it gets.
 //
 // Two messages are the same when they agree on everything that was said:
 // role, content, tool name, tool call id, tool calls (ids, names,
@@ -56,12 +62,22 @@ func continuedError(ctx context.Context, q driver.Executor, sessionID string) er
 // the store chose.
 type IdempotencyConflictError struct {
 	SessionID string
-	Key       string
-	MessageID int64  // the message that holds the key
-	Field     string // the first field that differs
+	// Key is the idempotency key that matched; "" when the match was by
+	// PlatformMessageID.
+	Key string
+	// PlatformMessageID is the platform message id that matched, when the
+	// appended message's key (if any) named no message.
+	PlatformMessageID string
+	MessageID         int64  // the message that holds the key or platform id
+	Field             string // the first field that differs
 }
 
 func (e *IdempotencyConflictError) Error() string {
+	if e.Key == "" && e.PlatformMessageID != "" {
+		return fmt.Sprintf("platform message id %q of session %q already names message %d, which differs in its %s "+
+			"(a re-delivery must be the same message; a new message needs its own platform id)",
+			e.PlatformMessageID, e.SessionID, e.MessageID, e.Field)
+	}
 	return fmt.Sprintf("idempotency key %q of session %q already names message %d, which differs in its %s "+
 		"(a retry must resend the same message; a new message needs a new key)", e.Key, e.SessionID, e.MessageID, e.Field)
 }

@@ -220,14 +220,17 @@ func (m *Message) tokens() int64 {
 }
 
 // AsNew returns the message as a NewMessage that appends it again verbatim
-// (to keep it across a compaction or a continuation): role, content, tool
-// fields, reasoning, finish reason, token count and the summary mark. The
-// idempotency key is left out: the original row keeps answering retries
-// of the append it came from, and compaction messages take none.
+// (to keep it across a compaction or a continuation): role, content, parts,
+// tool fields, reasoning and its details, finish reason, token count, the
+// summary mark, model and metadata. The idempotency key and the platform
+// message id are left out: the original row keeps answering retries and
+// re-deliveries of the append it came from, and compaction messages take
+// none. The creation time is the new append's.
 func (m Message) AsNew() NewMessage {
 	return NewMessage{
 		Role: m.Role, Content: m.Content, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
 		ToolCalls: slices.Clone(m.ToolCalls), Reasoning: m.Reasoning, FinishReason: m.FinishReason,
-		TokenCount: m.TokenCount, Summary: m.Summary,
+		TokenCount: m.TokenCount, Summary: m.Summary, Parts: slices.Clone(m.Parts),
+		ReasoningDetails: m.ReasoningDetails, Model: m.Model, Metadata: m.Metadata,
 	}
 }

@@ -52,7 +52,8 @@ type CompactResult struct {
 // lock. The replaced rows become compacted: hidden from the live
 // conversation, still shown in history and found by search. Rows appended
 // after the watermark are copied after the new rows (their originals are
-// retired, and an idempotency key moves to its copy), so the conversation
+// retired, and an idempotency key or platform message id moves to its
+// copy; parts, model and metadata are copied whole), so the conversation
 // stays in order and no turn is lost. Counters are recomputed.
 func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compaction) (CompactResult, error) {
 	const op = "compact session"
@@ -82,7 +83,7 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 				return err
 			}
 			id, err := tx.MessageCopy(ctx, driver.MessageCopyParams{SessionID: sessionID,
-				IdempotencyKey: m.IdempotencyKey, SourceID: m.ID})
+				IdempotencyKey: m.IdempotencyKey, PlatformMessageID: m.PlatformMessageID, SourceID: m.ID})
 			if err != nil {
 				return err
 			}
@@ -183,7 +184,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 		}
 		for _, m := range tail {
 			if _, err := tx.MessageCopy(ctx, driver.MessageCopyParams{SessionID: n.ID,
-				IdempotencyKey: m.IdempotencyKey, SourceID: m.ID}); err != nil {
+				IdempotencyKey: m.IdempotencyKey, PlatformMessageID: m.PlatformMessageID, SourceID: m.ID}); err != nil {
 				return err
 			}
 		}

@@ -66,9 +66,10 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = driver.ErrSchemaTooNew
-	// ErrIdempotencyConflict: an append reused an idempotency key the
-	// session already holds for a different message. A retry must resend
-	// the same message; a new message needs a new key.
+	// ErrIdempotencyConflict: an append reused an idempotency key, or a
+	// platform message id, the session already holds for a different
+	// message. A retry or re-delivery must resend the same message; a new
+	// message needs a new key (and its own platform id).
 	ErrIdempotencyConflict = driver.ErrIdempotencyConflict
 	// ErrCoolingDown: the session's last compression failed and its
 	// cooldown has not passed (CompressionFailed); try again after it.

@@ -136,9 +136,14 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 				rec := messageRecord{Type: "message", SessionID: r.ID, Role: m.Role, Content: m.Content,
 					ToolName: rules.Str(m.ToolName), ToolCallID: rules.Str(m.ToolCallID), Reasoning: rules.Str(m.Reasoning),
 					FinishReason: rules.Str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
-					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt}
+					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt,
+					ReasoningDetails: rules.Str(m.ReasoningDetails), Model: rules.Str(m.Model),
+					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson)}
 				if m.ToolCallsJson != nil {
 					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
+				}
+				if m.PartsJson != nil {
+					rec.Parts = json.RawMessage(*m.PartsJson)
 				}
 				if m.OriginID != nil {
 					// An origin deleted since (its session pruned) is simply not named.

@@ -17,6 +17,12 @@ import (
 // Exported: what a conversation is. Not exported: leases, handoff state
 // and activity labels (a process's transient claims), message ids, and
 // the counters derived from rows (recomputed on import).
+//
+// A message's parts, model, metadata, platform message id and reasoning
+// details were added within version 1, as optional fields: a file without
+// them (written before) reads as messages without them, and a reader
+// that predates them refuses a file that has them by name (records are
+// decoded strictly), so none of them is ever dropped unseen.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1
@@ -89,6 +95,15 @@ type messageRecord struct {
 	IdempotencyKey string          `json:"idempotency_key,omitempty"`
 	CreatedAt      int64           `json:"created_at"`
 	Origin         *messageRef     `json:"origin,omitempty"`
+	// Parts is the JSON array the store keeps (its own encoding of
+	// []Part). ReasoningDetails and Metadata are the caller's JSON text,
+	// carried as strings so that their bytes survive (a nested value would
+	// be re-encoded: spacing and key order are the provider's).
+	Parts             json.RawMessage `json:"parts,omitempty"`
+	ReasoningDetails  string          `json:"reasoning_details,omitempty"`
+	Model             string          `json:"model,omitempty"`
+	PlatformMessageID string          `json:"platform_message_id,omitempty"`
+	Metadata          string          `json:"metadata,omitempty"`
 }
 
 type usageRecord struct {
@@ -167,9 +182,14 @@ func (r *sessionRecord) check() error {
 // the reader).
 func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
-		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey}
+		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
+		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
+	}
+	var err error
+	if m.Parts, err = r.parts(); err != nil {
+		return err
 	}
 	if len(r.ToolCalls) > 0 {
 		// Strict: the JSON is stored as it is and SQLite's JSON functions
@@ -194,4 +214,29 @@ func (r *usageRecord) check() error {
 		return err
 	}
 	return r.usage().Validate()
+}
+
+// parts decodes the record's parts, strictly: only the fields of Part.
+func (r *messageRecord) parts() ([]Part, error) {
+	if len(r.Parts) == 0 {
+		return nil, nil
+	}
+	var parts []Part
+	if err := decodeStrict(r.Parts, &parts); err != nil {
+		return nil, invalid("parts are not a list of parts: %v", err)
+	}
+	return parts, nil
+}
+
+// partsJSON is the record's parts as the store keeps them (nil for none).
+func (r *messageRecord) partsJSON() (*string, error) {
+	parts, err := r.parts()
+	if err != nil || len(parts) == 0 {
+		return nil, err
+	}
+	b, err := json.Marshal(parts)
+	if err != nil {
+		return nil, invalid("parts: %v", err)
+	}
+	return rules.Ptr(string(b)), nil
 }

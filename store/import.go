@@ -258,9 +258,14 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				p := driver.MessageImportParams{SessionID: rec.SessionID, Role: rec.Role, Content: rec.Content,
 					ToolName: rules.Ptr(rec.ToolName), ToolCallID: rules.Ptr(rec.ToolCallID), Reasoning: rules.Ptr(rec.Reasoning),
 					FinishReason: rules.Ptr(rec.FinishReason), TokenCount: rec.TokenCount, State: rec.State,
-					IsSummary: rules.B2I(rec.Summary), IdempotencyKey: rules.Ptr(rec.IdempotencyKey), CreatedAt: rec.CreatedAt}
+					IsSummary: rules.B2I(rec.Summary), IdempotencyKey: rules.Ptr(rec.IdempotencyKey), CreatedAt: rec.CreatedAt,
+					ReasoningDetails: rules.Ptr(rec.ReasoningDetails), Model: rules.Ptr(rec.Model),
+					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata)}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
+				}
+				if p.PartsJson, err = rec.partsJSON(); err != nil {
+					return err
 				}
 				var originID *int64
 				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.fileRows[o.SessionID]) {

@@ -74,7 +74,8 @@ func sameSession(row driver.Session, rec sessionRecord) string {
 
 // sameImportedMessage says how a stored row differs from the file's message at
 // the same seq ("" when it is the same message): role, content, tool name
-// and call id, idempotency key, creation time, state and summary flag.
+// and call id, idempotency key, creation time, state and summary flag,
+// parts, model, metadata, reasoning details and platform message id.
 // A state differing (a rewind or compaction on either side) is a
 // divergence too: appending after it would not give the file's session.
 func sameImportedMessage(m driver.Message, rec messageRecord) string {
@@ -89,6 +90,15 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 		return "creation times differ"
 	case m.State != rec.State || (m.IsSummary != 0) != rec.Summary:
 		return "state differs"
+	case rules.Str(m.PlatformMessageID) != rec.PlatformMessageID:
+		return "platform message ids differ"
+	case rules.Str(m.Model) != rec.Model || rules.Str(m.MetadataJson) != rec.Metadata:
+		return "model or metadata differ"
+	case rules.Str(m.ReasoningDetails) != rec.ReasoningDetails:
+		return "reasoning details differ"
+	}
+	if parts, err := rec.partsJSON(); err != nil || rules.Str(parts) != rules.Str(m.PartsJson) {
+		return "parts differ"
 	}
 	return ""
 }

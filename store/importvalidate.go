@@ -25,6 +25,7 @@ type blockState struct {
 	id    string
 	seq   int64
 	keys  map[string]bool // idempotency keys
+	pids  map[string]bool // platform message ids
 	usage map[[2]string]bool
 }
 
@@ -108,7 +109,7 @@ func (v *importValidator) check(lr *lineReader, line []byte) error {
 			v.titles[key] = rec.ID
 		}
 		v.blocks = append(v.blocks, importBlock{id: rec.ID, start: lr.start})
-		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, usage: map[[2]string]bool{}}
+		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, pids: map[string]bool{}, usage: map[[2]string]bool{}}
 		return nil
 	case "message":
 		var rec messageRecord
@@ -165,6 +166,12 @@ func (v *importValidator) checkMessage(rec *messageRecord) error {
 			return invalid("idempotency key %q appears twice in session %q", k, rec.SessionID)
 		}
 		v.cur.keys[k] = true
+	}
+	if pid := rec.PlatformMessageID; pid != "" {
+		if v.cur.pids[pid] {
+			return invalid("platform message id %q appears twice in session %q", pid, rec.SessionID)
+		}
+		v.cur.pids[pid] = true
 	}
 	// An origin in another session may lie outside the file (an export of
 	// one continuation) or later in it: the writer links it when it can.

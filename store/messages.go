@@ -95,10 +95,14 @@ type NewMessage struct {
 	CreatedAt time.Time
 	// PlatformMessageID is the chat platform's own id for the message. It
 	// is unique within a session: appending a message whose platform id
-	// the session already holds is a re-delivery — the same message gets
-	// the first one's id and inserts nothing, a different one an
+	// the session already holds (in any state: a rewound or compacted row
+	// keeps its id) is a re-delivery — the same message gets the first
+	// one's id and inserts nothing, a different one an
 	// *IdempotencyConflictError — so a webhook delivered twice is
-	// recognised.
+	// recognised, within one batch too. Another session may hold the same
+	// id. With an IdempotencyKey as well, the key is looked up first and
+	// the platform id only when the key names no message; a re-delivery
+	// found by its platform id does not record its new key.
 	PlatformMessageID string
 	// Metadata is a free-form JSON object the caller keeps with the
 	// message, stored and returned byte-exact. Anything but a JSON object
@@ -294,40 +298,35 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 }
 
 // insertMessages inserts prepared messages into sessionID inside tx, in
-// order, and counts them on the session. A message whose idempotency key
-// the session already holds is not inserted again: its id is the first
+// order, and counts them on the session. A message the session already
+// holds is not inserted again (see repeatedMessage): its id is the first
 // row's — when it is the same message; a different one is an
 // *IdempotencyConflictError. A non-nil closed refuses new rows with that
 // error (a retry of an acknowledged append still gets its id).
 func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage, closed error) ([]int64, error) {
 	ids := make([]int64, len(ms)) // fresh on every (re)play
 	inserted, calls := int64(0), int64(0)
-	for i, m := range ms {
-		p := m.params
-		p.SessionID = sessionID
-		if p.IdempotencyKey != nil {
-			id, err := tx.MessageIDByIdempotencyKey(ctx, driver.MessageIDByIdempotencyKeyParams{
-				SessionID: sessionID, IdempotencyKey: p.IdempotencyKey})
-			if err == nil {
-				if err := sameMessage(ctx, tx, id, &m.msg); err != nil {
-					return nil, err
-				}
-				ids[i] = id
-				continue
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return nil, err
-			}
+	for i := range ms {
+		m := &ms[i]
+		id, found, err := repeatedMessage(ctx, tx, sessionID, m)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			ids[i] = id
+			continue
 		}
 		if closed != nil {
 			return nil, closed
 		}
-		p.CreatedAt = now()
-		id, err := tx.MessageInsert(ctx, p)
-		if err != nil {
+		p := m.params
+		p.SessionID = sessionID
+		if m.msg.CreatedAt.IsZero() {
+			p.CreatedAt = now()
+		}
+		if ids[i], err = tx.MessageInsert(ctx, p); err != nil {
 			return nil, err
 		}
-		ids[i] = id
 		inserted++
 		calls += m.toolCalls
 	}
@@ -338,9 +337,41 @@ func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, m
 		ID: sessionID, Messages: inserted, ToolCalls: calls})
 }
 
+// repeatedMessage finds the message of sessionID that m repeats: the one
+// holding m's idempotency key, else the one holding its platform message
+// id. The key is asked first because it is the caller's own retry token;
+// the platform id catches a re-delivery the caller gave a new key (a
+// gateway keying by delivery, not by message). A match that is not the
+// same message (differingField) is an *IdempotencyConflictError. Earlier
+// messages of the same batch count: they are in the session by now.
+func repeatedMessage(ctx context.Context, tx driver.Executor, sessionID string, m *preparedMessage) (int64, bool, error) {
+	if key := m.params.IdempotencyKey; key != nil {
+		id, err := tx.MessageIDByIdempotencyKey(ctx, driver.MessageIDByIdempotencyKeyParams{
+			SessionID: sessionID, IdempotencyKey: key})
+		if err == nil {
+			return id, true, sameMessage(ctx, tx, id, &m.msg, false)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return 0, false, err
+		}
+	}
+	if pid := m.params.PlatformMessageID; pid != nil {
+		id, err := tx.MessageIDByPlatformID(ctx, driver.MessageIDByPlatformIDParams{
+			SessionID: sessionID, PlatformMessageID: pid})
+		if err == nil {
+			return id, true, sameMessage(ctx, tx, id, &m.msg, true)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return 0, false, err
+		}
+	}
+	return 0, false, nil
+}
+
 // sameMessage returns an *IdempotencyConflictError unless message id,
-// which holds m's idempotency key, is the same message as m.
-func sameMessage(ctx context.Context, tx driver.Executor, id int64, m *NewMessage) error {
+// which holds m's idempotency key (or, byPlatformID, its platform message
+// id), is the same message as m.
+func sameMessage(ctx context.Context, tx driver.Executor, id int64, m *NewMessage, byPlatformID bool) error {
 	row, err := tx.MessageGet(ctx, id)
 	if err != nil {
 		return err
@@ -349,10 +380,14 @@ func sameMessage(ctx context.Context, tx driver.Executor, id int64, m *NewMessag
 	if err != nil {
 		return err
 	}
-	if field := differingField(stored, m); field != "" {
-		return &IdempotencyConflictError{SessionID: stored.SessionID, Key: m.IdempotencyKey, MessageID: id, Field: field}
+	field := differingField(stored, m)
+	switch {
+	case field == "":
+		return nil
+	case byPlatformID:
+		return &IdempotencyConflictError{SessionID: stored.SessionID, PlatformMessageID: m.PlatformMessageID, MessageID: id, Field: field}
 	}
-	return nil
+	return &IdempotencyConflictError{SessionID: stored.SessionID, Key: m.IdempotencyKey, MessageID: id, Field: field}
 }
 
 func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, error) {
@@ -360,6 +395,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		SessionID: sessionID, Role: string(m.Role), Content: m.Content,
 		ToolName: rules.Ptr(m.ToolName), ToolCallID: rules.Ptr(m.ToolCallID), Reasoning: rules.Ptr(m.Reasoning),
 		ReasoningDetails: rules.Ptr(m.ReasoningDetails), FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
+		Model: rules.Ptr(m.Model), PlatformMessageID: rules.Ptr(m.PlatformMessageID), MetadataJson: rules.Ptr(m.Metadata),
 	}
 	if m.Summary {
 		p.IsSummary = 1
@@ -373,6 +409,16 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 			return p, invalid("tool calls: %v", err)
 		}
 		p.ToolCallsJson = rules.Ptr(string(b))
+	}
+	if len(m.Parts) > 0 {
+		b, err := json.Marshal(m.Parts)
+		if err != nil {
+			return p, invalid("parts: %v", err)
+		}
+		p.PartsJson = rules.Ptr(string(b))
+	}
+	if !m.CreatedAt.IsZero() {
+		p.CreatedAt = m.CreatedAt.UnixMilli() // else the insert's own time (insertMessages)
 	}
 	return p, nil
 }
@@ -439,6 +485,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		FinishReason: rules.Str(r.FinishReason), State: MessageState(r.State), Summary: r.IsSummary != 0,
 		IdempotencyKey: rules.Str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
 		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
+		Model: rules.Str(r.Model), Metadata: rules.Str(r.MetadataJson),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID
@@ -449,6 +496,11 @@ func messageFromRow(r *driver.Message) (Message, error) {
 	if r.ToolCallsJson != nil {
 		if err := json.Unmarshal([]byte(*r.ToolCallsJson), &m.ToolCalls); err != nil {
 			return m, fmt.Errorf("message %d: tool calls: %w", r.ID, err)
+		}
+	}
+	if r.PartsJson != nil {
+		if err := json.Unmarshal([]byte(*r.PartsJson), &m.Parts); err != nil {
+			return m, fmt.Errorf("message %d: parts: %w", r.ID, err)
 		}
 	}
 	return m, nil

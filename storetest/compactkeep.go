@@ -50,7 +50,9 @@ func testAsNew_RoundTrips(t *testing.T, open Opener) {
 	newTestSession(t, s, "s")
 	in := NewMessage{Role: RoleAssistant, Content: "c\u00e9 \U0001F600", ToolName: "n", ToolCallID: "id",
 		ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: "{}"}}, Reasoning: "r", FinishReason: "stop",
-		TokenCount: 12, Summary: true, IdempotencyKey: "k"}
+		TokenCount: 12, Summary: true, IdempotencyKey: "k", ReasoningDetails: `{"signature": "s"}`,
+		Parts: []Part{{Type: PartText, Text: "c\u00e9 \U0001F600"}, {Type: PartToolUse, ToolCallID: "1", Name: "f", Input: "{}"}},
+		Model: "m", Metadata: `{"a": 1}`, PlatformMessageID: "p"}
 	if _, err := s.AppendMessage(ctx, "s", in); err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +61,14 @@ func testAsNew_RoundTrips(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	want := in
-	want.IdempotencyKey = ""
+	want.IdempotencyKey, want.PlatformMessageID = "", ""
 	if diff := cmp.Diff(want, ms[0].AsNew()); diff != "" {
 		t.Errorf("AsNew (-want +got):\n%s", diff)
 	}
 	ms[0].AsNew().ToolCalls[0].Name = "changed"
-	if ms[0].ToolCalls[0].Name != "f" {
-		t.Error("AsNew shares the tool calls slice with the message")
+	ms[0].AsNew().Parts[0].Text = "changed"
+	if ms[0].ToolCalls[0].Name != "f" || ms[0].Parts[0].Text != in.Parts[0].Text {
+		t.Error("AsNew shares the tool calls or parts slice with the message")
 	}
 }
 

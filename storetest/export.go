@@ -234,6 +234,11 @@ func testImport_BadInput(t *testing.T, open Opener) {
 		{"origin ahead", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"created_at":1`, `"created_at":1,"origin":{"session_id":"ok","seq":5}`, 1), ImportOptions{}, 3, "origin"},
 		{"duplicate title", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","title":"Same"`, 1) + strings.Replace(SessionLine("ok2", "", ""), `"source":"t"`, `"source":"t","title":"Same"`, 1), ImportOptions{}, 3, "same title"},
 		{"duplicate key", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"idempotency_key":"k","state"`, 1) + strings.Replace(MessageLine("ok", 2, "y"), `"state"`, `"idempotency_key":"k","state"`, 1), ImportOptions{}, 4, "appears twice"},
+		{"unknown part field", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"parts":[{"type":"text","txt":"x"}],"state"`, 1), ImportOptions{}, 3, "parts"},
+		{"bad part", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"parts":[{"type":"image","url":"https://x"}],"state"`, 1), ImportOptions{}, 3, "media type"},
+		{"metadata not an object", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"metadata":"[1]","state"`, 1), ImportOptions{}, 3, "metadata"},
+		{"reasoning details not JSON", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"reasoning_details":"{","state"`, 1), ImportOptions{}, 3, "reasoning details"},
+		{"duplicate platform id", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"state"`, `"platform_message_id":"p","state"`, 1) + strings.Replace(MessageLine("ok", 2, "y"), `"state"`, `"platform_message_id":"p","state"`, 1), ImportOptions{}, 4, "appears twice"},
 		{"line over the cap", ExportHeader + good + MessageLine("ok", 1, strings.Repeat("x", 2000)), ImportOptions{MaxRecordBytes: 1000}, 3, "longer than 1000 bytes"},
 		{"too many messages", ExportHeader + good + MessageLine("ok", 1, "a") + MessageLine("ok", 2, "b"), ImportOptions{MaxMessagesPerSession: 1}, 4, "more than 1 messages"},
 	}

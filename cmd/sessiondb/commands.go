@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/sessiondb/sessiondb/db"
 )
@@ -203,6 +206,11 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&m.ToolName, "tool-name", "", "tool name (for role tool)")
 	fs.StringVar(&m.ToolCallID, "tool-call-id", "", "the tool call this message answers")
 	fs.StringVar(&m.IdempotencyKey, "key", "", "idempotency key: appending the same key again prints the first id and inserts nothing")
+	fs.StringVar(&m.Model, "model", "", "the model that wrote the message")
+	fs.StringVar(&m.PlatformMessageID, "platform-id", "", "the chat platform's message id: a re-delivery prints the first id and inserts nothing")
+	fs.StringVar(&m.Metadata, "metadata", "", "a JSON object kept with the message")
+	createdAt := fs.String("created-at", "", "when the message was said (RFC 3339; default now)")
+	partsFile := fs.String("parts-file", "", "read the content as parts, a JSON array, from `FILE` (- for standard input)")
 	pos, err := e.parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -214,8 +222,10 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 		return usagef("append: --role is required")
 	case contentSet && *contentFile != "":
 		return usagef("append: give --content or --content-file, not both")
-	case !contentSet && *contentFile == "":
-		return usagef("append: --content or --content-file is required")
+	case !contentSet && *contentFile == "" && *partsFile == "":
+		return usagef("append: --content, --content-file or --parts-file is required")
+	case *contentFile == "-" && *partsFile == "-":
+		return usagef("append: only one of --content-file and --parts-file can read standard input")
 	}
 	m.Role, m.Content = db.Role(*role), *content
 	if *contentFile != "" {
@@ -224,6 +234,20 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		m.Content = string(b)
+	}
+	if *partsFile != "" {
+		b, err := readContent(e.stdin, *partsFile)
+		if err != nil {
+			return err
+		}
+		if m.Parts, err = decodeParts(b); err != nil {
+			return err
+		}
+	}
+	if *createdAt != "" {
+		if m.CreatedAt, err = time.Parse(time.RFC3339Nano, *createdAt); err != nil {
+			return usagef("append: --created-at %q is not an RFC 3339 time (2026-11-02T15:04:05Z)", *createdAt)
+		}
 	}
 	s, err := e.openExisting(ctx)
 	if err != nil {
@@ -238,6 +262,18 @@ func runAppend(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintln(e.stdout, id)
 	return err
+}
+
+// decodeParts reads a JSON array of parts in the form messages --json
+// prints them, refusing fields a part does not have.
+func decodeParts(b []byte) ([]db.Part, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	var parts []db.Part
+	if err := d.Decode(&parts); err != nil {
+		return nil, usagef("append: --parts-file is not a JSON array of parts: %v", err)
+	}
+	return parts, nil
 }
 
 func readContent(stdin io.Reader, name string) ([]byte, error) {

@@ -44,7 +44,7 @@ func commands() []command {
 		{"session", "session new [--id ID] [--source S] [--title T] [--parent ID --kind K] [--model M] | show ID|PREFIX [--title T] [--user U] | end ID --reason R", "create, show or end one session", runSession},
 		{"resume", "resume ID|PREFIX [--title T] [--user U]", "where a conversation goes on: its compression tip, and the last session with real turns", runResume},
 		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N] [--all]", "list sessions, newest first", runSessions},
-		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|-) [--tool-name N] [--tool-call-id C] [--key K]", "append a message; prints its id", runAppend},
+		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|- | --parts-file F|-) [--tool-name N] [--tool-call-id C] [--key K] [--model M] [--platform-id P] [--metadata JSON] [--created-at T]", "append a message; prints its id", runAppend},
 		{"messages", "messages SESSION_ID [--after ID] [--before ID] [--limit N] [--all] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},

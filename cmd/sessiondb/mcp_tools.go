@@ -119,6 +119,7 @@ type mcpMessage struct {
 	Reasoning        string        `json:"reasoning,omitempty"`
 	State            string        `json:"state" jsonschema:"active, compacted (summarised away, still readable) or rewound"`
 	Summary          bool          `json:"summary,omitempty" jsonschema:"a compression summary standing for earlier turns"`
+	Model            string        `json:"model,omitempty" jsonschema:"the model that wrote the message, when recorded"`
 	CreatedAt        string        `json:"created_at"`
 }
 
@@ -130,7 +131,8 @@ type mcpToolCall struct {
 
 func toMCPMessage(m db.Message) mcpMessage {
 	out := mcpMessage{ID: m.ID, SessionID: inertText(m.SessionID), Role: string(m.Role), ToolName: inertText(m.ToolName),
-		ToolCallID: inertText(m.ToolCallID), State: string(m.State), Summary: m.Summary, CreatedAt: stamp(m.CreatedAt)}
+		ToolCallID: inertText(m.ToolCallID), State: string(m.State), Summary: m.Summary, Model: inertText(m.Model),
+		CreatedAt: stamp(m.CreatedAt)}
 	var cut, cutR bool
 	out.Content, cut = clip(inertText(m.Content), mcpMaxContent)
 	out.Reasoning, cutR = clip(inertText(m.Reasoning), mcpMaxContent)

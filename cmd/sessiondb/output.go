@@ -56,6 +56,13 @@ type messageJSON struct {
 	OriginID       int64          `json:"origin_id,omitempty"`
 	IdempotencyKey string         `json:"idempotency_key,omitempty"`
 	CreatedAt      string         `json:"created_at"`
+	// The message shape: parts as the store keeps them, and the caller's
+	// JSON (metadata, reasoning details) as JSON values.
+	Parts             []db.Part       `json:"parts,omitempty"`
+	Model             string          `json:"model,omitempty"`
+	PlatformMessageID string          `json:"platform_message_id,omitempty"`
+	Metadata          json.RawMessage `json:"metadata,omitempty"`
+	ReasoningDetails  json.RawMessage `json:"reasoning_details,omitempty"`
 }
 
 // ms renders a duration in milliseconds.
@@ -84,10 +91,16 @@ func toMessageJSON(m db.Message) messageJSON {
 		ToolName: m.ToolName, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning,
 		FinishReason: m.FinishReason, TokenCount: m.TokenCount, State: string(m.State),
 		IdempotencyKey: m.IdempotencyKey, CreatedAt: stamp(m.CreatedAt), Summary: m.Summary,
-		OriginID: m.OriginID,
+		OriginID: m.OriginID, Parts: m.Parts, Model: m.Model, PlatformMessageID: m.PlatformMessageID,
 	}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCallJSON(c))
+	}
+	if m.Metadata != "" {
+		out.Metadata = json.RawMessage(m.Metadata)
+	}
+	if m.ReasoningDetails != "" {
+		out.ReasoningDetails = json.RawMessage(m.ReasoningDetails)
 	}
 	return out
 }
@@ -177,17 +190,45 @@ func printMessages(w io.Writer, ms []db.Message) error {
 		if m.State != db.StateActive {
 			head += " [" + string(m.State) + "]"
 		}
+		if m.Model != "" {
+			head += " · " + oneLine(m.Model)
+		}
 		if _, err := fmt.Fprintln(w, head); err != nil {
 			return err
 		}
 		if m.Content != "" {
 			fmt.Fprintln(w, transcript(m.Content))
 		}
+		for _, p := range m.Parts {
+			if ref := partReference(p); ref != "" {
+				fmt.Fprintln(w, "    "+ref)
+			}
+		}
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(w, "    -> %s(%s) [%s]\n", oneLine(c.Name), oneLine(c.Arguments), oneLine(c.ID))
 		}
 	}
 	return nil
+}
+
+// partReference is one line for a part the plain text does not show (an
+// image or a file: what and where), "" for the others — text and tool
+// results are the content, tool uses the tool calls.
+func partReference(p db.Part) string {
+	if p.Type != db.PartImage && p.Type != db.PartFile {
+		return ""
+	}
+	where := p.URL
+	if p.BlobID != "" {
+		where = "blob " + p.BlobID
+	} else if strings.HasPrefix(where, "data:") {
+		where = fmt.Sprintf("inline, %d bytes", len(where)) // the data is no reading matter
+	}
+	what := string(p.Type)
+	if p.Name != "" {
+		what += " " + p.Name
+	}
+	return fmt.Sprintf("[%s %s: %s]", oneLine(what), oneLine(p.MediaType), oneLine(where))
 }
 
 // titleJSON, usageJSON, modelUsageJSON, usageReportJSON and handoffJSON

@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
 WHERE session_id = ?1 AND id > ?2
 ORDER BY id
 LIMIT ?3
@@ -49,6 +49,9 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.PartsJson,
+			&i.Model,
+			&i.MetadataJson,
 		); err != nil {
 			return nil, err
 		}
@@ -83,31 +86,39 @@ func (q *Queries) MessageIDBySeq(ctx context.Context, db DBTX, arg MessageIDBySe
 const messageImport = `-- name: MessageImport :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
-    finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
+    reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
+    platform_message_id, created_at, origin_id, parts_json, model, metadata_json
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7,
-    ?8, ?9, ?10, ?11,
-    ?12, ?13, ?14
+    ?8, ?9, ?10,
+    ?11, ?12, ?13,
+    ?14, ?15, ?16,
+    ?17, ?18, ?19
 )
 RETURNING id
 `
 
 type MessageImportParams struct {
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	State          string
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
-	OriginID       *int64
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	PlatformMessageID *string
+	CreatedAt         int64
+	OriginID          *int64
+	PartsJson         *string
+	Model             *string
+	MetadataJson      *string
 }
 
 func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportParams) (int64, error) {
@@ -119,13 +130,18 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.ToolCallID,
 		arg.ToolCallsJson,
 		arg.Reasoning,
+		arg.ReasoningDetails,
 		arg.FinishReason,
 		arg.TokenCount,
 		arg.State,
 		arg.IsSummary,
 		arg.IdempotencyKey,
+		arg.PlatformMessageID,
 		arg.CreatedAt,
 		arg.OriginID,
+		arg.PartsJson,
+		arg.Model,
+		arg.MetadataJson,
 	)
 	var id int64
 	err := row.Scan(&id)

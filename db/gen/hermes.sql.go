@@ -13,13 +13,13 @@ const foreignMessageInsert = `-- name: ForeignMessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at
+    idempotency_key, created_at, metadata_json
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7,
     ?8, ?9, ?10,
     ?11, ?12, ?13,
-    ?14, ?15
+    ?14, ?15, ?16
 )
 RETURNING id
 `
@@ -40,6 +40,7 @@ type ForeignMessageInsertParams struct {
 	IsSummary         int64
 	IdempotencyKey    *string
 	CreatedAt         int64
+	MetadataJson      *string
 }
 
 func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
@@ -59,6 +60,7 @@ func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.IsSummary,
 		arg.IdempotencyKey,
 		arg.CreatedAt,
+		arg.MetadataJson,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -42,6 +42,9 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	PartsJson         *string
+	Model             *string
+	MetadataJson      *string
 }
 
 type MessagesFt struct {

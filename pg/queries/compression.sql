@@ -19,19 +19,26 @@ ORDER BY id;
 
 -- name: MessageRetire :exec
 -- An original whose copy now stands in its place: hidden, and its
--- idempotency key handed to the copy.
-UPDATE messages SET state = 'rewound', idempotency_key = NULL WHERE id = sqlc.arg(id);
+-- idempotency key and platform message id (both unique per session)
+-- handed to the copy.
+UPDATE messages SET state = 'rewound', idempotency_key = NULL, platform_message_id = NULL
+WHERE id = sqlc.arg(id);
 
 -- name: MessageCopy :one
--- Copies a message into session_id as an active row; origin_id keeps the
--- first original's id, so views can show the turn once.
+-- Copies a message into session_id as an active row, whole (its parts,
+-- model, metadata and reasoning details with it); origin_id keeps the
+-- first original's id, so views can show the turn once. The idempotency
+-- key and platform message id are the caller's to give: the source's,
+-- read before MessageRetire handed them over.
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
-    finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
+    reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
+    platform_message_id, created_at, origin_id, parts_json, model, metadata_json
 )
 SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
-       m.reasoning, m.finish_reason, m.token_count, 'active', m.is_summary,
-       sqlc.narg(idempotency_key), m.created_at, COALESCE(m.origin_id, m.id)
+       m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
+       sqlc.narg(idempotency_key), sqlc.narg(platform_message_id), m.created_at,
+       COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json
 FROM messages m WHERE m.id = sqlc.arg(source_id)
 RETURNING id;
 

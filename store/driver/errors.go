@@ -27,7 +27,7 @@ var (
 	ErrLeaseLost           = errors.New("lease not held by the caller")
 	ErrSessionClosed       = errors.New("session is closed")
 	ErrSchemaTooNew        = errors.New("database schema is newer than this sessiondb")
-	ErrIdempotencyConflict = errors.New("idempotency key already used for a different message")
+	ErrIdempotencyConflict = errors.New("idempotency key or platform message id already used for a different message")
 	ErrCoolingDown         = errors.New("compression is cooling down after a failure")
 	ErrIO                  = errors.New("disk I/O error")
 	ErrForeignSchema       = errors.New("database holds schema objects sessiondb did not create")

@@ -25,6 +25,7 @@ type Queries interface {
 	MessageExportPage(ctx context.Context, arg MessageExportPageParams) ([]Message, error)                             // export.sql
 	MessageGet(ctx context.Context, id int64) (Message, error)                                                         // rewind.sql
 	MessageIDByIdempotencyKey(ctx context.Context, arg MessageIDByIdempotencyKeyParams) (int64, error)                 // messages.sql
+	MessageIDByPlatformID(ctx context.Context, arg MessageIDByPlatformIDParams) (int64, error)                         // messages.sql
 	MessageIDBySeq(ctx context.Context, arg MessageIDBySeqParams) (int64, error)                                       // export.sql
 	MessageImport(ctx context.Context, arg MessageImportParams) (int64, error)                                         // export.sql
 	MessageInsert(ctx context.Context, arg MessageInsertParams) (int64, error)                                         // messages.sql
@@ -150,6 +151,9 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	PartsJson         *string
+	Model             *string
+	MetadataJson      *string
 }
 
 type MessageActiveAboveParams struct {
@@ -189,9 +193,10 @@ type MessageContextBeforeRow struct {
 }
 
 type MessageCopyParams struct {
-	SessionID      string
-	IdempotencyKey *string
-	SourceID       int64
+	SessionID         string
+	IdempotencyKey    *string
+	PlatformMessageID *string
+	SourceID          int64
 }
 
 type MessageExportPageParams struct {
@@ -205,42 +210,56 @@ type MessageIDByIdempotencyKeyParams struct {
 	IdempotencyKey *string
 }
 
+type MessageIDByPlatformIDParams struct {
+	SessionID         string
+	PlatformMessageID *string
+}
+
 type MessageIDBySeqParams struct {
 	SessionID string
 	SeqOffset int64
 }
 
 type MessageImportParams struct {
-	SessionID      string
-	Role           string
-	Content        string
-	ToolName       *string
-	ToolCallID     *string
-	ToolCallsJson  *string
-	Reasoning      *string
-	FinishReason   *string
-	TokenCount     *int64
-	State          string
-	IsSummary      int64
-	IdempotencyKey *string
-	CreatedAt      int64
-	OriginID       *int64
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	PlatformMessageID *string
+	CreatedAt         int64
+	OriginID          *int64
+	PartsJson         *string
+	Model             *string
+	MetadataJson      *string
 }
 
 type MessageInsertParams struct {
-	SessionID        string
-	Role             string
-	Content          string
-	ToolName         *string
-	ToolCallID       *string
-	ToolCallsJson    *string
-	Reasoning        *string
-	ReasoningDetails *string
-	FinishReason     *string
-	TokenCount       *int64
-	IsSummary        int64
-	IdempotencyKey   *string
-	CreatedAt        int64
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	PartsJson         *string
+	Model             *string
+	PlatformMessageID *string
+	MetadataJson      *string
 }
 
 type MessageListAscendingParams struct {

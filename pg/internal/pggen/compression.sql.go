@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
 WHERE session_id = $1 AND state = 'active' AND id > $2
 ORDER BY id
 `
@@ -47,6 +47,9 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.PartsJson,
+			&i.Model,
+			&i.MetadataJson,
 		); err != nil {
 			return nil, err
 		}
@@ -97,36 +100,49 @@ func (q *Queries) MessageCompactUpTo(ctx context.Context, db DBTX, arg MessageCo
 const messageCopy = `-- name: MessageCopy :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
-    finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
+    reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
+    platform_message_id, created_at, origin_id, parts_json, model, metadata_json
 )
 SELECT $1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
-       m.reasoning, m.finish_reason, m.token_count, 'active', m.is_summary,
-       $2, m.created_at, COALESCE(m.origin_id, m.id)
-FROM messages m WHERE m.id = $3
+       m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
+       $2, $3, m.created_at,
+       COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json
+FROM messages m WHERE m.id = $4
 RETURNING id
 `
 
 type MessageCopyParams struct {
-	SessionID      string
-	IdempotencyKey *string
-	SourceID       int64
+	SessionID         string
+	IdempotencyKey    *string
+	PlatformMessageID *string
+	SourceID          int64
 }
 
-// Copies a message into session_id as an active row; origin_id keeps the
-// first original's id, so views can show the turn once.
+// Copies a message into session_id as an active row, whole (its parts,
+// model, metadata and reasoning details with it); origin_id keeps the
+// first original's id, so views can show the turn once. The idempotency
+// key and platform message id are the caller's to give: the source's,
+// read before MessageRetire handed them over.
 func (q *Queries) MessageCopy(ctx context.Context, db DBTX, arg MessageCopyParams) (int64, error) {
-	row := db.QueryRow(ctx, messageCopy, arg.SessionID, arg.IdempotencyKey, arg.SourceID)
+	row := db.QueryRow(ctx, messageCopy,
+		arg.SessionID,
+		arg.IdempotencyKey,
+		arg.PlatformMessageID,
+		arg.SourceID,
+	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
 }
 
 const messageRetire = `-- name: MessageRetire :exec
-UPDATE messages SET state = 'rewound', idempotency_key = NULL WHERE id = $1
+UPDATE messages SET state = 'rewound', idempotency_key = NULL, platform_message_id = NULL
+WHERE id = $1
 `
 
 // An original whose copy now stands in its place: hidden, and its
-// idempotency key handed to the copy.
+// idempotency key and platform message id (both unique per session)
+// handed to the copy.
 func (q *Queries) MessageRetire(ctx context.Context, db DBTX, id int64) error {
 	_, err := db.Exec(ctx, messageRetire, id)
 	return err

@@ -26,33 +26,58 @@ func (q *Queries) MessageIDByIdempotencyKey(ctx context.Context, db DBTX, arg Me
 	return id, err
 }
 
+const messageIDByPlatformID = `-- name: MessageIDByPlatformID :one
+SELECT id FROM messages
+WHERE session_id = $1 AND platform_message_id = $2
+`
+
+type MessageIDByPlatformIDParams struct {
+	SessionID         string
+	PlatformMessageID *string
+}
+
+// The message of a session a chat platform's id names (unique per session:
+// messages_platform_id), whatever its state.
+func (q *Queries) MessageIDByPlatformID(ctx context.Context, db DBTX, arg MessageIDByPlatformIDParams) (int64, error) {
+	row := db.QueryRow(ctx, messageIDByPlatformID, arg.SessionID, arg.PlatformMessageID)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json,
-    reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at
+    reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
+    parts_json, model, platform_message_id, metadata_json
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8,
     $9, $10, $11, $12,
-    $13
+    $13, $14, $15, $16,
+    $17
 )
 RETURNING id
 `
 
 type MessageInsertParams struct {
-	SessionID        string
-	Role             string
-	Content          string
-	ToolName         *string
-	ToolCallID       *string
-	ToolCallsJson    *string
-	Reasoning        *string
-	ReasoningDetails *string
-	FinishReason     *string
-	TokenCount       *int64
-	IsSummary        int64
-	IdempotencyKey   *string
-	CreatedAt        int64
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	PartsJson         *string
+	Model             *string
+	PlatformMessageID *string
+	MetadataJson      *string
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
@@ -70,6 +95,10 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.IsSummary,
 		arg.IdempotencyKey,
 		arg.CreatedAt,
+		arg.PartsJson,
+		arg.Model,
+		arg.PlatformMessageID,
+		arg.MetadataJson,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -77,7 +106,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -127,6 +156,9 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.PartsJson,
+			&i.Model,
+			&i.MetadataJson,
 		); err != nil {
 			return nil, err
 		}
@@ -139,7 +171,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -189,6 +221,9 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.PartsJson,
+			&i.Model,
+			&i.MetadataJson,
 		); err != nil {
 			return nil, err
 		}

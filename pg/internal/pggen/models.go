@@ -37,6 +37,9 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	PartsJson         *string
+	Model             *string
+	MetadataJson      *string
 }
 
 type Meta struct {
