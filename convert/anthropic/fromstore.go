@@ -129,8 +129,7 @@ func assistantBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error
 	if err != nil {
 		return nil, err
 	}
-	fromParts, calls := toolCalls(m)
-	if len(m.Parts) == 0 && (m.Content != "" || (len(blocks) == 0 && len(calls) == 0)) {
+	if len(m.Parts) == 0 && (m.Content != "" || (len(blocks) == 0 && len(m.ToolCalls) == 0)) {
 		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 	}
 	for _, p := range m.Parts {
@@ -143,8 +142,8 @@ func assistantBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error
 		}
 		blocks = append(blocks, b)
 	}
-	if !fromParts {
-		for _, c := range calls {
+	if !hasToolUse(m.Parts) {
+		for _, c := range m.ToolCalls {
 			b, err := toolUseBlock(c)
 			if err != nil {
 				return nil, err

@@ -15,10 +15,10 @@ import (
 // an image by URL or file id, a document by file id. A document by URL is
 // a PDF, the only kind Anthropic fetches.
 const (
-	anyImage = "image/*"
-	anyFile  = "application/octet-stream"
-	pdf      = "application/pdf"
-	text     = "text/plain"
+	anyImage  = "image/*"
+	anyFile   = "application/octet-stream"
+	mediaPDF  = "application/pdf"
+	mediaText = "text/plain"
 )
 
 // blockToPart converts one content block of a user or assistant message
@@ -69,11 +69,11 @@ func documentPart(j int, d *anthropic.DocumentBlockParam) (store.Part, error) {
 	p := store.Part{Type: store.PartFile, Name: d.Title.Value}
 	switch s := d.Source; {
 	case s.OfBase64 != nil:
-		p.MediaType, p.URL = pdf, dataurl.Base64(pdf, s.OfBase64.Data)
+		p.MediaType, p.URL = mediaPDF, dataurl.Base64(mediaPDF, s.OfBase64.Data)
 	case s.OfText != nil:
-		p.MediaType, p.URL = text, dataurl.Base64(text, base64.StdEncoding.EncodeToString([]byte(s.OfText.Data)))
+		p.MediaType, p.URL = mediaText, dataurl.Base64(mediaText, base64.StdEncoding.EncodeToString([]byte(s.OfText.Data)))
 	case s.OfURL != nil:
-		p.MediaType, p.URL = pdf, s.OfURL.URL
+		p.MediaType, p.URL = mediaPDF, s.OfURL.URL
 	case s.OfFile != nil:
 		p.MediaType, p.BlobID = anyFile, s.OfFile.FileID
 	case s.OfContent != nil:
@@ -155,20 +155,20 @@ func documentBlock(p store.Part) (*anthropic.DocumentBlockParam, error) {
 	}
 	d, ok := dataurl.Parse(p.URL)
 	if !ok {
-		if p.MediaType != pdf && p.MediaType != anyFile {
+		if p.MediaType != mediaPDF && p.MediaType != anyFile {
 			return nil, fmt.Errorf("a %s file by URL (Anthropic fetches PDFs only): %w", p.MediaType, store.ErrInvalidInput)
 		}
 		doc.Source.OfURL = &anthropic.URLPDFSourceParam{URL: p.URL}
 		return doc, nil
 	}
 	switch mediaTypeOf(d.MediaType, p.MediaType) {
-	case pdf:
+	case mediaPDF:
 		data, err := d.Base64Data()
 		if err != nil {
 			return nil, fmt.Errorf("file data: URL: %v: %w", err, store.ErrInvalidInput)
 		}
 		doc.Source.OfBase64 = &anthropic.Base64PDFSourceParam{Data: data}
-	case text:
+	case mediaText:
 		s, err := d.Text()
 		if err != nil {
 			return nil, fmt.Errorf("file data: URL: %v: %w", err, store.ErrInvalidInput)
@@ -189,14 +189,14 @@ func mediaTypeOf(fromURL, fromPart string) string {
 	return fromPart
 }
 
-// toolCalls is an assistant message's calls: its tool_use parts, or, for
-// a message whose parts hold none (text parts from another provider), its
-// ToolCalls.
-func toolCalls(m store.Message) (fromParts bool, calls []store.ToolCall) {
-	for _, p := range m.Parts {
+// hasToolUse reports whether parts hold a tool call. An assistant
+// message's parts without one (text parts from another provider's
+// converter) leave its calls in ToolCalls.
+func hasToolUse(parts []store.Part) bool {
+	for _, p := range parts {
 		if p.Type == store.PartToolUse {
-			return true, nil
+			return true
 		}
 	}
-	return false, m.ToolCalls
+	return false
 }

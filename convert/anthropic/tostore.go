@@ -11,9 +11,9 @@ import (
 )
 
 // ToStore converts Anthropic message params into messages to append, in
-// order (see the package documentation for the mapping). It refuses (an *UnsupportedError) a message holding anything the
-// store cannot keep, after checking that converting the result back gives
-// the input again.
+// order (the package documentation gives the mapping). It refuses (an
+// *UnsupportedError) a message holding anything the store does not model,
+// after checking that converting the result back gives the input again.
 func ToStore(msgs []anthropic.MessageParam) ([]store.NewMessage, error) {
 	var out []store.NewMessage
 	toolNames := map[string]string{} // tool_use id → name, for the results that answer it

@@ -49,8 +49,7 @@ func chatToStore(m openai.ChatCompletionMessageParamUnion, toolNames map[string]
 		for j, p := range m.OfUser.Content.OfArrayOfContentParts {
 			part, err := chatPart(p)
 			if err != nil {
-				err.(*UnsupportedError).Part = fmt.Sprintf("content[%d] (%s)", j, err.(*UnsupportedError).Part)
-				return n, err
+				return n, inContent("content", j, err)
 			}
 			n.Parts = append(n.Parts, part)
 		}

@@ -136,6 +136,17 @@ func TestChatFromStore_ForeignParts(t *testing.T) {
 	}
 }
 
+// A message the store would refuse is refused by ChatToStore already, with
+// the store's error: an image at a relative URL.
+func TestChatToStore_InvalidPart(t *testing.T) {
+	got, err := convert.ChatToStore([]openai.ChatCompletionMessageParamUnion{userParts(
+		openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "cat.png"}))})
+	var u *convert.UnsupportedError
+	if !errors.Is(err, store.ErrInvalidInput) || errors.As(err, &u) || !strings.Contains(err.Error(), "absolute URL") {
+		t.Errorf("ChatToStore = %+v, %v; want the store's ErrInvalidInput naming the URL", got, err)
+	}
+}
+
 // What chat completions cannot take is an error naming it.
 func TestChatFromStore_RefusesParts(t *testing.T) {
 	tests := []struct {
