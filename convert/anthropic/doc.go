@@ -35,8 +35,12 @@
 //     searched as the message's), a file source as BlobID with
 //     "application/octet-stream".
 //
-// A store message carries no model for Anthropic's params to hold: set
-// NewMessage.Model from the response (anthropic.Message.Model) yourself.
+// Anthropic's message params carry no model, timestamp, platform id or
+// metadata, so ToStore leaves Model, CreatedAt, PlatformMessageID and
+// Metadata empty and FromStore has nowhere to put them. MessageToStore
+// converts a response (anthropic.Message), which names its model: Model
+// is set from it, FinishReason from its stop reason. The others are the
+// caller's to set from their platform.
 //
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
 // anything the store does not model: cache_control breakpoints, citations
