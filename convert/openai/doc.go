@@ -37,7 +37,10 @@
 // holds an OpenAI file id as given, which only OpenAI can resolve.
 //
 // Model: the message params carry none, so the ToStore functions leave
-// Model empty; ChatCompletionToStore sets it from the completion. A
+// Model empty; ChatCompletionToStore sets it from the completion. Nor do
+// they carry a timestamp, platform id or metadata: CreatedAt,
+// PlatformMessageID and Metadata are the caller's to set, and the
+// FromStore functions have nowhere to put them. A
 // Responses turn's model is responses.Response.Model: set it yourself
 // (the response's output items carry ids, below, which the store does not
 // keep).
