@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
 	convert "github.com/sessiondb/sessiondb/convert/anthropic"
-	"github.com/sessiondb/sessiondb/db"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -81,23 +79,7 @@ func TestRoundTripThroughStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	s, err := db.Open(ctx, filepath.Join(t.TempDir(), "state.db"), db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.CreateSession(ctx, db.NewSession{ID: "s1", Source: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AppendMessages(ctx, "s1", msgs); err != nil {
-		t.Fatal(err)
-	}
-	stored, err := s.Messages(ctx, "s1", db.MessageQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := convert.FromStore(stored)
+	out, err := convert.FromStore(throughStore(t, msgs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,27 +110,36 @@ func TestToStore_ToolInputValue(t *testing.T) {
 	}
 }
 
-// What the store cannot keep is refused, naming the message and the part,
-// never dropped.
+// What the store does not model is refused, naming the message and the
+// part, never dropped.
 func TestToStore_Refuses(t *testing.T) {
 	image := anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo=")
 	cached := anthropic.TextBlockParam{Text: "cached", CacheControl: anthropic.NewCacheControlEphemeralParam()}
+	cachedImage := anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo=")
+	cachedImage.OfImage.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	cited := anthropic.NewDocumentBlock(anthropic.PlainTextSourceParam{Data: "text"})
+	cited.OfDocument.Citations = anthropic.CitationsConfigParam{Enabled: anthropic.Bool(true)}
+	withContext := anthropic.NewDocumentBlock(anthropic.URLPDFSourceParam{URL: "https://example.com/a.pdf"})
+	withContext.OfDocument.Context = anthropic.String("from the wiki")
+	search := anthropic.ToolResultBlockParamContentUnion{OfSearchResult: &anthropic.SearchResultBlockParam{
+		Content: []anthropic.TextBlockParam{{Text: "hit"}}, Source: "https://example.com", Title: "Example"}}
 	tests := []struct {
 		name    string
 		msgs    []anthropic.MessageParam
 		message int
 		part    string
 	}{
-		{"Image", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("look"), image)}, 0, "image"},
-		{"Document", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewDocumentBlock(anthropic.PlainTextSourceParam{Data: "text"}))}, 0, "document"},
-		{"ImageInToolResult", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.ContentBlockParamUnion{OfToolResult: &anthropic.ToolResultBlockParam{
-			ToolUseID: "t", Content: []anthropic.ToolResultBlockParamContentUnion{{OfImage: image.OfImage}}}})}, 0, "image"},
-		{"ToolError", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewToolResultBlock("t", "boom", true))}, 0, "is_error"},
-		{"SecondText", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi")),
-			anthropic.NewAssistantMessage(anthropic.NewTextBlock("a"), anthropic.NewTextBlock("b"))}, 1, "second text block"},
 		{"CacheControl", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x")),
 			anthropic.NewUserMessage(anthropic.ContentBlockParamUnion{OfText: &cached})}, 1, "cache_control"},
-		{"TwoSystemBlocks", []anthropic.MessageParam{{OfSystem: &anthropic.SystemMessageParam{Content: []anthropic.TextBlockParam{{Text: "a"}, {Text: "b"}}}}}, 0, "2 text blocks"},
+		{"ImageCacheControl", []anthropic.MessageParam{anthropic.NewUserMessage(image, cachedImage)}, 0, "content[1].cache_control"},
+		{"DocumentCitations", []anthropic.MessageParam{anthropic.NewUserMessage(cited)}, 0, "citations"},
+		{"DocumentContext", []anthropic.MessageParam{anthropic.NewUserMessage(withContext)}, 0, "context"},
+		{"DocumentOfContentBlocks", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewDocumentBlock(anthropic.ContentBlockSourceParam{
+			Content: anthropic.ContentBlockSourceContentUnionParam{OfString: anthropic.String("x")}}))}, 0, "content blocks"},
+		{"SearchResultInToolResult", []anthropic.MessageParam{anthropic.NewUserMessage(toolResult("t", false, search))}, 0, "search_result"},
+		{"ServerToolUse", []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.ContentBlockParamUnion{
+			OfServerToolUse: &anthropic.ServerToolUseBlockParam{ID: "srvtoolu_1", Input: map[string]any{"query": "x"}, Name: "web_search"}})}, 0, "server_tool_use"},
+		{"ToolUseFromUser", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewToolUseBlock("t", json.RawMessage(`{}`), "f"))}, 0, "tool_use"},
 		{"ThinkingAfterText", []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.NewTextBlock("a"), anthropic.NewThinkingBlock("sig", "t"))}, 0, "content[0]"},
 		{"ThinkingFromUser", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewThinkingBlock("sig", "t"))}, 0, "thinking"},
 		{"ToolResultAfterText", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x"), anthropic.NewToolResultBlock("t", "r", false))}, 0, "content[1]"},
@@ -165,6 +156,15 @@ func TestToStore_Refuses(t *testing.T) {
 				t.Errorf("refused message %d, part %q; want message %d, a part naming %q", u.Message, u.Part, tt.message, tt.part)
 			}
 		})
+	}
+}
+
+// A message the store would refuse is refused by ToStore already, with
+// the store's error: an image of no media type.
+func TestToStore_InvalidPart(t *testing.T) {
+	got, err := convert.ToStore([]anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewImageBlockBase64("", "iVBORw0KGgo="))})
+	if !errors.Is(err, store.ErrInvalidInput) || !strings.Contains(err.Error(), "media type") {
+		t.Errorf("ToStore = %+v, %v; want ErrInvalidInput naming the media type", got, err)
 	}
 }
 

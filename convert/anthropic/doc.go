@@ -5,29 +5,57 @@
 //
 // The mapping:
 //
-//   - a system message (one text block) is a RoleSystem message;
+//   - a system message is a RoleSystem message: one text block as Content,
+//     several as text Parts;
 //   - a user message's tool_result blocks are RoleTool messages (ToolCallID
-//     is tool_use_id, Content the result's text, ToolName the name of the
-//     tool_use it answers), its text block a RoleUser message; FromStore
-//     puts tool results and the user text after them back into one user
+//     is tool_use_id, ToolName the name of the tool_use it answers), its
+//     other blocks one RoleUser message — Content for a single text block,
+//     ordered Parts otherwise (text, images, documents); FromStore puts
+//     tool results and the user content after them back into one user
 //     message, tool results first, as the API wants them;
+//   - a tool result of one text block (or none) is the RoleTool message's
+//     Content; one marked is_error or holding several blocks, images or
+//     documents is Parts: a store.PartToolResult first (is_error, and the
+//     first block's text when it is text), then the other blocks;
 //   - an assistant message's thinking and redacted_thinking blocks are kept
 //     as a JSON array in ReasoningDetails, exactly as the SDK encodes them
 //     (signatures and redacted data byte-exact), with the thinking text
-//     in Reasoning for search; its text block is Content; its tool_use
-//     blocks are ToolCalls (ids, names, and input as JSON text, verbatim
-//     when the input is a json.RawMessage).
+//     in Reasoning for search; the rest is Content and ToolCalls when it is
+//     one text block followed by tool_use blocks (ids, names, and input as
+//     JSON text, verbatim when the input is a json.RawMessage), and ordered
+//     Parts otherwise — text and tool_use interleaved keep their order;
+//   - an image is a store.PartImage: a base64 source as a data: URL
+//     ("data:image/png;base64,…", the base64 text as sent), a URL source
+//     as its URL, a file source as its file id in BlobID; the two last name
+//     no media type and get "image/*";
+//   - a document is a store.PartFile named by its title: a base64 PDF as
+//     a data: URL, a URL (always a PDF) as its URL with "application/pdf",
+//     a plain text source as a "data:text/plain;base64,…" URL (its text
+//     base64-encoded, so the file stays a reference and the text is not
+//     searched as the message's), a file source as BlobID with
+//     "application/octet-stream".
+//
+// Anthropic's message params carry no model, timestamp, platform id or
+// metadata, so ToStore leaves Model, CreatedAt, PlatformMessageID and
+// Metadata empty and FromStore has nowhere to put them. MessageToStore
+// converts a response (anthropic.Message), which names its model: Model
+// is set from it, FinishReason from its stop reason. The others are the
+// caller's to set from their platform.
 //
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
-// anything the store cannot keep yet: images, documents, search results,
-// server tool blocks, a second text block in a message, a tool result
-// marked is_error, cache_control breakpoints, citations. It proves it:
-// the messages it returns are converted back and compared with the input,
-// and the first difference is named. The store's coming content parts,
-// per-message metadata and model will carry these; until then nothing is
-// dropped silently.
+// anything the store does not model: cache_control breakpoints, citations
+// and their config, a document's context, a document made of content
+// blocks, search results, server tool blocks, thinking after other
+// content, tool results after user text, a tool_use from the user. It
+// proves it: the messages it returns are converted back (as the store
+// returns them) and compared with the input, and the first difference is
+// named. It also refuses what the store would (a store.ErrInvalidInput
+// from NewMessage.Validate: an image of no media type).
 //
 // FromStore leaves out what Anthropic cannot take back: reasoning details
-// of another provider (an OpenAI reasoning item) and plain Reasoning text
-// without a signed block.
+// of another provider (an OpenAI reasoning item), plain Reasoning text
+// without a signed block, and an image's Detail. A part Anthropic has no
+// block for — a file other than a PDF or plain text, a non-PDF file by
+// URL, an image in a system message — is an error matching
+// store.ErrInvalidInput, not a silent drop.
 package anthropic

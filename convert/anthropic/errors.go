@@ -6,8 +6,8 @@ import (
 	"github.com/sessiondb/sessiondb/store"
 )
 
-// UnsupportedError says which part of which input message the store cannot
-// keep yet. It matches store.ErrInvalidInput.
+// UnsupportedError says which part of which input message the store does
+// not model. It matches store.ErrInvalidInput.
 type UnsupportedError struct {
 	// Message is the index of the message in the input.
 	Message int
@@ -17,7 +17,7 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("anthropic message %d: %s: sessiondb cannot keep this yet (content parts and message metadata are not modelled)", e.Message, e.Part)
+	return fmt.Sprintf("anthropic message %d: %s: sessiondb does not model this, and would lose it", e.Message, e.Part)
 }
 
 // Unwrap makes the error match store.ErrInvalidInput.

@@ -37,7 +37,7 @@ func Example() {
 	}
 	msgs, err := convert.ToStore(turn)
 	if err != nil {
-		panic(err) // an image or a document: not kept yet, and said so
+		panic(err) // cache_control, citations…: not modelled, and said so
 	}
 	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
 		panic(err)
@@ -57,4 +57,44 @@ func Example() {
 	// Output:
 	// 3 messages; signature EqQBCkYIBxgCKkB=
 	// tool result for toolu_1
+}
+
+// An image the user sent is kept as an ordered part referencing it (a
+// base64 source as a data: URL); the message's plain text, for search and
+// string callers, is its text alone.
+func ExampleToStore_image() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessiondb-example")
+	defer os.RemoveAll(dir)
+	s, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, db.NewSession{ID: "chat-1", Source: "gateway"}); err != nil {
+		panic(err)
+	}
+
+	msgs, err := convert.ToStore([]anthropic.MessageParam{anthropic.NewUserMessage(
+		anthropic.NewTextBlock("What is in this picture?"),
+		anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo="),
+	)})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range msgs[0].Parts {
+		fmt.Println(p.Type, p.MediaType, p.Text+p.URL)
+	}
+	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
+		panic(err)
+	}
+	stored, err := s.Messages(ctx, "chat-1", db.MessageQuery{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("searchable text: %q\n", stored[0].Content)
+	// Output:
+	// text  What is in this picture?
+	// image image/png data:image/png;base64,iVBORw0KGgo=
+	// searchable text: "What is in this picture?"
 }

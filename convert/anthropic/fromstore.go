@@ -16,68 +16,140 @@ func FromStore(ms []store.Message) ([]anthropic.MessageParam, error) {
 	var out []anthropic.MessageParam
 	openResults := false // the last message is a user message of tool results, ready for more
 	for _, m := range ms {
+		var err error
 		switch m.Role {
 		case store.RoleSystem:
-			out = append(out, anthropic.MessageParam{OfSystem: &anthropic.SystemMessageParam{
-				Content: []anthropic.TextBlockParam{{Text: m.Content}}}})
-			openResults = false
-		case store.RoleUser:
-			text := anthropic.NewTextBlock(m.Content)
-			if openResults {
-				last := out[len(out)-1].OfUser
-				last.Content = append(last.Content, text)
-			} else {
-				out = append(out, anthropic.NewUserMessage(text))
+			var sys *anthropic.SystemMessageParam
+			if sys, err = systemMessage(m); err == nil {
+				out = append(out, anthropic.MessageParam{OfSystem: sys})
 			}
 			openResults = false
-		case store.RoleTool:
-			result := toolResultBlock(m)
+		case store.RoleUser, store.RoleTool:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Role == store.RoleUser {
+				blocks, err = userBlocks(m)
+			} else {
+				var result anthropic.ContentBlockParamUnion
+				result, err = toolResultBlock(m)
+				blocks = []anthropic.ContentBlockParamUnion{result}
+			}
 			if openResults {
 				last := out[len(out)-1].OfUser
-				last.Content = append(last.Content, result)
+				last.Content = append(last.Content, blocks...)
 			} else {
-				out = append(out, anthropic.NewUserMessage(result))
+				out = append(out, anthropic.NewUserMessage(blocks...))
 			}
-			openResults = true
+			openResults = m.Role == store.RoleTool
 		case store.RoleAssistant:
-			blocks, err := assistantBlocks(m)
-			if err != nil {
-				return nil, fmt.Errorf("anthropic: message %d: %w", m.ID, err)
+			var blocks []anthropic.ContentBlockParamUnion
+			if blocks, err = assistantBlocks(m); err == nil {
+				out = append(out, anthropic.NewAssistantMessage(blocks...))
 			}
-			out = append(out, anthropic.NewAssistantMessage(blocks...))
 			openResults = false
 		default:
-			return nil, fmt.Errorf("anthropic: message %d: role %q: %w", m.ID, m.Role, store.ErrInvalidInput)
+			err = fmt.Errorf("role %q: %w", m.Role, store.ErrInvalidInput)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: message %d: %w", m.ID, err)
 		}
 	}
 	return out, nil
 }
 
-func toolResultBlock(m store.Message) anthropic.ContentBlockParamUnion {
-	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
-	if m.Content != "" {
-		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
+func systemMessage(m store.Message) (*anthropic.SystemMessageParam, error) {
+	if len(m.Parts) == 0 {
+		return &anthropic.SystemMessageParam{Content: []anthropic.TextBlockParam{{Text: m.Content}}}, nil
 	}
-	return anthropic.ContentBlockParamUnion{OfToolResult: &r}
+	sys := &anthropic.SystemMessageParam{}
+	for _, p := range m.Parts {
+		if p.Type != store.PartText {
+			return nil, fmt.Errorf("a %s part in a system message (Anthropic takes text): %w", p.Type, store.ErrInvalidInput)
+		}
+		sys.Content = append(sys.Content, anthropic.TextBlockParam{Text: p.Text})
+	}
+	return sys, nil
 }
 
+// userBlocks is a user message's content: its parts, or its Content as
+// one text block.
+func userBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error) {
+	if len(m.Parts) == 0 {
+		return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Content)}, nil
+	}
+	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		if p.Type == store.PartToolUse {
+			return nil, fmt.Errorf("a tool_use part in a user message: %w", store.ErrInvalidInput)
+		}
+		b, err := partToBlock(p)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+// toolResultBlock is a RoleTool message as a tool_result block: from its
+// Content, or from its parts (a leading tool_result part gives is_error
+// and the first text; the other parts are the result's content).
+func toolResultBlock(m store.Message) (anthropic.ContentBlockParamUnion, error) {
+	parts := m.Parts
+	if len(parts) == 0 {
+		parts = []store.Part{{Type: store.PartToolResult, Text: m.Content}}
+	}
+	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+	if head := parts[0]; head.Type == store.PartToolResult {
+		if head.IsError {
+			r.IsError = anthropic.Bool(true)
+		}
+		if head.Text != "" {
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: head.Text}})
+		}
+		parts = parts[1:]
+	}
+	for _, p := range parts {
+		if p.Type != store.PartText && p.Type != store.PartImage && p.Type != store.PartFile {
+			return anthropic.ContentBlockParamUnion{}, fmt.Errorf("a %s part in a tool result: %w", p.Type, store.ErrInvalidInput)
+		}
+		b, err := partToBlock(p)
+		if err != nil {
+			return b, err
+		}
+		r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: b.OfText, OfImage: b.OfImage, OfDocument: b.OfDocument})
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &r}, nil
+}
+
+// assistantBlocks is an assistant message's content: its reasoning
+// details' blocks first, then its parts in order, or its Content and
+// ToolCalls.
 func assistantBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error) {
 	blocks, err := reasoningBlocks(m.ReasoningDetails)
 	if err != nil {
 		return nil, err
 	}
-	if m.Content != "" || (len(blocks) == 0 && len(m.ToolCalls) == 0) {
+	if len(m.Parts) == 0 && (m.Content != "" || (len(blocks) == 0 && len(m.ToolCalls) == 0)) {
 		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 	}
-	for _, c := range m.ToolCalls {
-		args := c.Arguments
-		if args == "" {
-			args = "{}" // Anthropic wants an object; no arguments is an empty one
+	for _, p := range m.Parts {
+		if p.Type == store.PartToolResult {
+			return nil, fmt.Errorf("a tool_result part in an assistant message: %w", store.ErrInvalidInput)
 		}
-		if !json.Valid([]byte(args)) {
-			return nil, fmt.Errorf("tool call %s: arguments are not JSON: %w", c.ID, store.ErrInvalidInput)
+		b, err := partToBlock(p)
+		if err != nil {
+			return nil, err
 		}
-		blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, json.RawMessage(args), c.Name))
+		blocks = append(blocks, b)
+	}
+	if !hasToolUse(m.Parts) {
+		for _, c := range m.ToolCalls {
+			b, err := toolUseBlock(c)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, b)
+		}
 	}
 	return blocks, nil
 }

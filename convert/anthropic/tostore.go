@@ -11,9 +11,9 @@ import (
 )
 
 // ToStore converts Anthropic message params into messages to append, in
-// order. It refuses (an *UnsupportedError) a message holding anything the
-// store cannot keep, after checking that converting the result back gives
-// the input again.
+// order (the package documentation gives the mapping). It refuses (an
+// *UnsupportedError) a message holding anything the store does not model,
+// after checking that converting the result back gives the input again.
 func ToStore(msgs []anthropic.MessageParam) ([]store.NewMessage, error) {
 	var out []store.NewMessage
 	toolNames := map[string]string{} // tool_use id → name, for the results that answer it
@@ -39,63 +39,101 @@ func ToStore(msgs []anthropic.MessageParam) ([]store.NewMessage, error) {
 	if err := checkLossless(msgs, out); err != nil {
 		return nil, err
 	}
-	return out, nil
-}
-
-func systemToStore(out []store.NewMessage, m *anthropic.SystemMessageParam) ([]store.NewMessage, error) {
-	if len(m.Content) != 1 {
-		return nil, &UnsupportedError{Part: fmt.Sprintf("a system message of %d text blocks (the store keeps one)", len(m.Content))}
-	}
-	return append(out, store.NewMessage{Role: store.RoleSystem, Content: m.Content[0].Text}), nil
-}
-
-func userToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUnion, toolNames map[string]string) ([]store.NewMessage, error) {
-	texts := 0
-	for j, b := range blocks {
-		switch {
-		case b.OfToolResult != nil:
-			r := b.OfToolResult
-			if r.IsError.Value {
-				return nil, &UnsupportedError{Part: part(j, "tool_result marked is_error")}
-			}
-			content, err := toolResultText(j, r.Content)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, store.NewMessage{Role: store.RoleTool, ToolCallID: r.ToolUseID,
-				ToolName: toolNames[r.ToolUseID], Content: content})
-		case b.OfText != nil:
-			if texts++; texts > 1 {
-				return nil, &UnsupportedError{Part: part(j, "a second text block (the store keeps one)")}
-			}
-			out = append(out, store.NewMessage{Role: store.RoleUser, Content: b.OfText.Text})
-		default:
-			return nil, &UnsupportedError{Part: part(j, blockType(b))}
+	for i := range out {
+		if err := out[i].Validate(); err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
 		}
 	}
 	return out, nil
 }
 
-func toolResultText(j int, content []anthropic.ToolResultBlockParamContentUnion) (string, error) {
-	switch {
-	case len(content) == 0:
-		return "", nil
-	case len(content) > 1:
-		return "", &UnsupportedError{Part: part(j, fmt.Sprintf("a tool_result of %d blocks (the store keeps one text)", len(content)))}
-	case content[0].OfText == nil:
-		return "", &UnsupportedError{Part: part(j, "a tool_result holding "+deref(content[0].GetType()))}
+func systemToStore(out []store.NewMessage, m *anthropic.SystemMessageParam) ([]store.NewMessage, error) {
+	if len(m.Content) == 1 {
+		return append(out, store.NewMessage{Role: store.RoleSystem, Content: m.Content[0].Text}), nil
 	}
-	return content[0].OfText.Text, nil
+	n := store.NewMessage{Role: store.RoleSystem}
+	for _, b := range m.Content {
+		n.Parts = append(n.Parts, store.Part{Type: store.PartText, Text: b.Text})
+	}
+	return append(out, n), nil
 }
 
+// userToStore gives each tool_result block its RoleTool message, and the
+// other blocks (text, images, documents) one RoleUser message: Content
+// alone for a single text block, Parts otherwise.
+func userToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUnion, toolNames map[string]string) ([]store.NewMessage, error) {
+	var parts []store.Part
+	flush := func() {
+		switch {
+		case len(parts) == 1 && parts[0].Type == store.PartText:
+			out = append(out, store.NewMessage{Role: store.RoleUser, Content: parts[0].Text})
+		case len(parts) > 0:
+			out = append(out, store.NewMessage{Role: store.RoleUser, Parts: parts})
+		}
+		parts = nil
+	}
+	for j, b := range blocks {
+		if r := b.OfToolResult; r != nil {
+			flush()
+			n, err := toolResultToStore(j, r, toolNames[r.ToolUseID])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+			continue
+		}
+		p, err := blockToPart(j, b, false)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+	}
+	flush()
+	return out, nil
+}
+
+// toolResultToStore is a tool_result block as a RoleTool message: Content
+// alone for a result of one text block (or none); else Parts, a
+// tool_result part first (its is_error, and the first block when that is
+// text), then the result's other blocks.
+func toolResultToStore(j int, r *anthropic.ToolResultBlockParam, toolName string) (store.NewMessage, error) {
+	n := store.NewMessage{Role: store.RoleTool, ToolCallID: r.ToolUseID, ToolName: toolName}
+	content := r.Content
+	if !r.IsError.Value && len(content) <= 1 && (len(content) == 0 || content[0].OfText != nil) {
+		if len(content) == 1 {
+			n.Content = content[0].OfText.Text
+		}
+		return n, nil
+	}
+	head := store.Part{Type: store.PartToolResult, ToolCallID: r.ToolUseID, IsError: r.IsError.Value}
+	if len(content) > 0 && content[0].OfText != nil {
+		head.Text, content = content[0].OfText.Text, content[1:]
+	}
+	n.Parts = []store.Part{head}
+	for _, c := range content {
+		b := anthropic.ContentBlockParamUnion{OfText: c.OfText, OfImage: c.OfImage, OfDocument: c.OfDocument}
+		if b.OfText == nil && b.OfImage == nil && b.OfDocument == nil {
+			return n, &UnsupportedError{Part: part(j, "a tool_result holding "+deref(c.GetType()))}
+		}
+		p, err := blockToPart(j, b, false)
+		if err != nil {
+			return n, err
+		}
+		n.Parts = append(n.Parts, p)
+	}
+	return n, nil
+}
+
+// assistantToStore keeps an assistant message's leading thinking blocks in
+// ReasoningDetails and the rest as Content and ToolCalls when that is its
+// shape (one text, then tool calls), as ordered Parts otherwise.
 func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUnion, toolNames map[string]string) ([]store.NewMessage, error) {
 	m := store.NewMessage{Role: store.RoleAssistant}
 	var reasoning []json.RawMessage
 	var thoughts []string
-	texts := 0
+	var parts []store.Part
 	for j, b := range blocks {
-		switch {
-		case b.OfThinking != nil || b.OfRedactedThinking != nil:
+		if b.OfThinking != nil || b.OfRedactedThinking != nil {
 			raw, err := json.Marshal(b)
 			if err != nil {
 				return nil, fmt.Errorf("anthropic: encode %s block: %w", blockType(b), err)
@@ -104,21 +142,27 @@ func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockPar
 			if b.OfThinking != nil {
 				thoughts = append(thoughts, b.OfThinking.Thinking)
 			}
-		case b.OfText != nil:
-			if texts++; texts > 1 {
-				return nil, &UnsupportedError{Part: part(j, "a second text block (the store keeps one)")}
-			}
-			m.Content = b.OfText.Text
-		case b.OfToolUse != nil:
-			args, err := inputJSON(b.OfToolUse.Input)
-			if err != nil {
-				return nil, &UnsupportedError{Part: part(j, "tool_use input that is not JSON: "+err.Error())}
-			}
-			toolNames[b.OfToolUse.ID] = b.OfToolUse.Name
-			m.ToolCalls = append(m.ToolCalls, store.ToolCall{ID: b.OfToolUse.ID, Name: b.OfToolUse.Name, Arguments: args})
-		default:
-			return nil, &UnsupportedError{Part: part(j, blockType(b))}
+			continue
 		}
+		p, err := blockToPart(j, b, true)
+		if err != nil {
+			return nil, err
+		}
+		if p.Type == store.PartToolUse {
+			toolNames[p.ToolCallID] = p.Name
+		}
+		parts = append(parts, p)
+	}
+	if textThenCalls(parts) {
+		for _, p := range parts {
+			if p.Type == store.PartText {
+				m.Content = p.Text
+			} else {
+				m.ToolCalls = append(m.ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+			}
+		}
+	} else {
+		m.Parts = parts
 	}
 	if len(reasoning) > 0 {
 		details, err := json.Marshal(reasoning)
@@ -129,6 +173,17 @@ func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockPar
 		m.Reasoning = strings.Join(thoughts, "\n\n")
 	}
 	return append(out, m), nil
+}
+
+// textThenCalls reports whether parts are at most one text, first, then
+// tool calls: the shape Content and ToolCalls hold without Parts.
+func textThenCalls(parts []store.Part) bool {
+	for k, p := range parts {
+		if p.Type != store.PartToolUse && (p.Type != store.PartText || k > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // inputJSON is a tool_use input as JSON text: verbatim for a
@@ -147,12 +202,7 @@ func inputJSON(input any) (string, error) {
 // checkLossless converts out back and refuses the input when that does
 // not give msgs again, naming the first field lost.
 func checkLossless(msgs []anthropic.MessageParam, out []store.NewMessage) error {
-	stored := make([]store.Message, len(out))
-	for i, n := range out {
-		stored[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
-			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails}
-	}
-	back, err := FromStore(stored)
+	back, err := FromStore(asStored(out))
 	if err != nil {
 		return err
 	}
@@ -170,6 +220,26 @@ func checkLossless(msgs []anthropic.MessageParam, out []store.NewMessage) error 
 		return err
 	}
 	return lossAt(path)
+}
+
+// asStored is what the store returns for messages appended as ns: their
+// fields as given, Content and ToolCalls filled from Parts.
+func asStored(ns []store.NewMessage) []store.Message {
+	out := make([]store.Message, len(ns))
+	for i, n := range ns {
+		out[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
+			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails,
+			Parts: n.Parts, Model: n.Model, Metadata: n.Metadata, PlatformMessageID: n.PlatformMessageID}
+		if len(n.Parts) > 0 && out[i].Content == "" {
+			out[i].Content = store.PlainText(n.Parts)
+		}
+		for _, p := range n.Parts {
+			if p.Type == store.PartToolUse && len(n.ToolCalls) == 0 {
+				out[i].ToolCalls = append(out[i].ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+			}
+		}
+	}
+	return out
 }
 
 // lossAt turns a jsondiff path ("[2].content[0].cache_control") into an

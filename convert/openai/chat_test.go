@@ -84,19 +84,31 @@ func TestChatToStore_Refuses(t *testing.T) {
 	named.OfUser.Name = openai.String("alice")
 	refusal := assistantWithCalls("")
 	refusal.OfAssistant.Refusal = openai.String("I can't help with that.")
+	refusalPart := openai.ChatCompletionAssistantMessageParam{Content: openai.ChatCompletionAssistantMessageParamContentUnion{
+		OfArrayOfContentParts: []openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{
+			{OfRefusal: &openai.ChatCompletionContentPartRefusalParam{Refusal: "no"}}}}}
+	withAudio := assistantWithCalls("hi")
+	withAudio.OfAssistant.Audio.ID = "audio_1"
+	file := func(f openai.ChatCompletionContentPartFileFileParam) []openai.ChatCompletionMessageParamUnion {
+		return []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{openai.FileContentPart(f)})}
+	}
 	tests := []struct {
 		name    string
 		msgs    []openai.ChatCompletionMessageParamUnion
 		message int
 		part    string
 	}{
-		{"Image", []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x"), openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
-			openai.TextContentPart("what is this?"), openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "https://example.com/a.png"})})}, 1, "content"},
-		{"FileAudio", []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
-			openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{Data: "UklGR", Format: "wav"})})}, 0, "content"},
+		{"AudioFormat", []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x"), openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.InputAudioContentPart(openai.ChatCompletionContentPartInputAudioInputAudioParam{Data: "ZkxhQw==", Format: "flac"})})}, 1, "content[0] (audio of format \"flac\")"},
+		{"FileDataNotDataURL", file(openai.ChatCompletionContentPartFileFileParam{FileData: openai.String("JVBERi0x")}), 0, "data: URL"},
+		{"FileDataAndID", file(openai.ChatCompletionContentPartFileFileParam{FileData: openai.String("data:application/pdf;base64,JVBE"), FileID: openai.String("file-1")}), 0, "one of"},
+		{"ImageNoURL", []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{})})}, 0, "content[0]"},
 		{"Developer", []openai.ChatCompletionMessageParamUnion{openai.DeveloperMessage("be terse")}, 0, "developer"},
 		{"Name", []openai.ChatCompletionMessageParamUnion{named}, 0, "name"},
 		{"Refusal", []openai.ChatCompletionMessageParamUnion{refusal}, 0, "refusal"},
+		{"RefusalPart", []openai.ChatCompletionMessageParamUnion{{OfAssistant: &refusalPart}}, 0, "refusal"},
+		{"Audio", []openai.ChatCompletionMessageParamUnion{withAudio}, 0, "audio"},
 		{"CustomToolCall", []openai.ChatCompletionMessageParamUnion{assistantWithCalls("", openai.ChatCompletionMessageToolCallUnionParam{
 			OfCustom: &openai.ChatCompletionMessageCustomToolCallParam{ID: "c", Custom: openai.ChatCompletionMessageCustomToolCallCustomParam{Name: "sql", Input: "SELECT 1"}}})}, 0, "custom"},
 		{"NoRole", []openai.ChatCompletionMessageParamUnion{{}}, 0, "no role"},

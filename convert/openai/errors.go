@@ -8,7 +8,7 @@ import (
 )
 
 // UnsupportedError says which part of which input message or item the
-// store cannot keep yet. It matches store.ErrInvalidInput.
+// store does not model. It matches store.ErrInvalidInput.
 type UnsupportedError struct {
 	// Message is the index of the message (or Responses item) in the input.
 	Message int
@@ -18,7 +18,7 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("openai message %d: %s: sessiondb cannot keep this yet (content parts and message metadata are not modelled)", e.Message, e.Part)
+	return fmt.Sprintf("openai message %d: %s: sessiondb does not model this, and would lose it", e.Message, e.Part)
 }
 
 // Unwrap makes the error match store.ErrInvalidInput.
@@ -43,12 +43,28 @@ func lossless(want, got []byte) error {
 }
 
 // asStored is what the store returns for messages appended as ns, for a
-// conversion's check of itself.
+// conversion's check of itself: their fields as given, Content filled from
+// Parts (the converters read tool calls from the parts themselves).
 func asStored(ns []store.NewMessage) []store.Message {
 	out := make([]store.Message, len(ns))
 	for i, n := range ns {
 		out[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
-			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails}
+			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails,
+			Parts: n.Parts, Model: n.Model, Metadata: n.Metadata, PlatformMessageID: n.PlatformMessageID}
+		if len(n.Parts) > 0 && out[i].Content == "" {
+			out[i].Content = store.PlainText(n.Parts)
+		}
 	}
 	return out
+}
+
+// validated returns ns, or the store's error for the first it would
+// refuse (a part of no media type…).
+func validated(ns []store.NewMessage) ([]store.NewMessage, error) {
+	for i := range ns {
+		if err := ns[i].Validate(); err != nil {
+			return nil, fmt.Errorf("openai: %w", err)
+		}
+	}
+	return ns, nil
 }

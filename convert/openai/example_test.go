@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	convert "github.com/sessiondb/sessiondb/convert/openai"
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // Keep a chat completions conversation with a tool call and rebuild the
@@ -35,7 +37,7 @@ func ExampleChatToStore() {
 		openai.ToolMessage("21:04", "call_1"),
 	})
 	if err != nil {
-		panic(err) // an image part, the developer role…: not kept yet, and said so
+		panic(err) // the developer role, a refusal…: not modelled, and said so
 	}
 	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
 		panic(err)
@@ -73,4 +75,43 @@ func ExampleResponsesToStore() {
 	// Output:
 	// 2 assistant 21:04. Check the clock.
 	// [{"id":"rs_1","summary":[{"text":"Check the clock.","type":"summary_text"}],"encrypted_content":"gAAAAABo","type":"reasoning"}]
+}
+
+// A user's image (here inline, as a data: URL) is kept as an ordered part
+// with its detail; the message's plain text, for search and string
+// callers, is its text alone.
+func ExampleChatToStore_image() {
+	msgs, err := convert.ChatToStore([]openai.ChatCompletionMessageParamUnion{
+		openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("What is in this picture?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64,iVBORw0KGgo=", Detail: "low"}),
+		}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range msgs[0].Parts {
+		fmt.Println(p.Type, p.MediaType, p.Detail, p.Text+p.URL)
+	}
+	fmt.Printf("searchable text: %q\n", store.PlainText(msgs[0].Parts))
+	// Output:
+	// text   What is in this picture?
+	// image image/png low data:image/png;base64,iVBORw0KGgo=
+	// searchable text: "What is in this picture?"
+}
+
+// A chat completion's choice is kept with the model that wrote it.
+func ExampleChatCompletionToStore() {
+	var completion openai.ChatCompletion // as client.Chat.Completions.New returns it
+	if err := json.Unmarshal([]byte(`{"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"finish_reason":"stop",
+		"message":{"role":"assistant","content":"A cat on a mat.","refusal":null}}]}`), &completion); err != nil {
+		panic(err)
+	}
+	msg, err := convert.ChatCompletionToStore(&completion, 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(msg.Role, msg.Model, msg.FinishReason, msg.Content)
+	// Output:
+	// assistant gpt-4.1-2025-04-14 stop A cat on a mat.
 }

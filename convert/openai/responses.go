@@ -46,7 +46,7 @@ func ResponsesToStore(items responses.ResponseInputParam) ([]store.NewMessage, e
 	if err := losslessJSON(items, back); err != nil {
 		return nil, err
 	}
-	return c.out, nil
+	return validated(c.out)
 }
 
 type responsesConverter struct {
@@ -76,6 +76,9 @@ func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error
 			c.thoughts = append(c.thoughts, s.Text)
 		}
 	case it.OfMessage != nil && it.OfMessage.Role == responses.EasyInputMessageRoleAssistant:
+		if it.OfMessage.Content.OfInputItemContentList != nil {
+			return &UnsupportedError{Part: "content (an assistant message of input parts: the API takes assistant text as a string)"}
+		}
 		if c.phase >= inMessage {
 			if err := c.closeTurn(); err != nil {
 				return err
@@ -89,28 +92,63 @@ func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error
 		c.toolNames[f.CallID] = f.Name
 		c.turn.ToolCalls = append(c.turn.ToolCalls, store.ToolCall{ID: f.CallID, Name: f.Name, Arguments: f.Arguments})
 	case it.OfMessage != nil:
-		role := map[responses.EasyInputMessageRole]store.Role{
-			responses.EasyInputMessageRoleUser: store.RoleUser, responses.EasyInputMessageRoleSystem: store.RoleSystem}[it.OfMessage.Role]
-		if role == "" {
-			return &UnsupportedError{Part: fmt.Sprintf("the %q role (the store has system, user, assistant, tool)", it.OfMessage.Role)}
-		}
-		if err := c.closeTurn(); err != nil {
-			return err
-		}
-		c.out = append(c.out, store.NewMessage{Role: role, Content: it.OfMessage.Content.OfString.Value})
+		return c.message(string(it.OfMessage.Role), it.OfMessage.Content.OfString.Value, it.OfMessage.Content.OfInputItemContentList)
+	case it.OfInputMessage != nil:
+		return c.message(it.OfInputMessage.Role, "", it.OfInputMessage.Content)
 	case it.OfFunctionCallOutput != nil:
 		o := it.OfFunctionCallOutput
 		if err := c.closeTurn(); err != nil {
 			return err
 		}
-		c.out = append(c.out, store.NewMessage{Role: store.RoleTool, ToolCallID: o.CallID.Value,
-			ToolName: c.toolNames[o.CallID.Value], Content: o.Output.OfString.Value})
+		n := store.NewMessage{Role: store.RoleTool, ToolCallID: o.CallID.Value,
+			ToolName: c.toolNames[o.CallID.Value], Content: o.Output.OfString.Value}
+		if list := o.Output.OfResponseFunctionCallOutputItemArray; list != nil {
+			var parts []store.Part
+			for j, item := range list {
+				p, err := outputItemPart(item)
+				if err != nil {
+					return inContent("output", j, err)
+				}
+				parts = append(parts, p)
+			}
+			n.Parts = toolResultParts(o.CallID.Value, parts)
+		}
+		c.out = append(c.out, n)
 	case it.OfOutputMessage != nil:
 		return &UnsupportedError{Part: "an output message (its id, status and annotations); send assistant text as an easy input message"}
 	default:
 		return &UnsupportedError{Part: "a " + typeOf(it.GetType()) + " item"}
 	}
 	return nil
+}
+
+// message adds a user or system message: text, or content parts.
+func (c *responsesConverter) message(role, text string, content responses.ResponseInputMessageContentListParam) error {
+	r := map[string]store.Role{"user": store.RoleUser, "system": store.RoleSystem}[role]
+	if r == "" {
+		return &UnsupportedError{Part: fmt.Sprintf("the %q role (the store has system, user, assistant, tool)", role)}
+	}
+	if err := c.closeTurn(); err != nil {
+		return err
+	}
+	n := store.NewMessage{Role: r, Content: text}
+	for j, item := range content {
+		p, err := inputPart(item)
+		if err != nil {
+			return inContent("content", j, err)
+		}
+		n.Parts = append(n.Parts, p)
+	}
+	c.out = append(c.out, n)
+	return nil
+}
+
+// inContent names the content part an *UnsupportedError is about.
+func inContent(field string, j int, err error) error {
+	if u, ok := err.(*UnsupportedError); ok {
+		u.Part = fmt.Sprintf("%s[%d] (%s)", field, j, u.Part)
+	}
+	return err
 }
 
 // openTurn starts an assistant turn unless one is open, and moves it to
@@ -147,12 +185,27 @@ func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error
 	out := responses.ResponseInputParam{}
 	for _, m := range ms {
 		switch m.Role {
-		case store.RoleSystem:
-			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleSystem))
-		case store.RoleUser:
-			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
+		case store.RoleSystem, store.RoleUser:
+			role := map[store.Role]responses.EasyInputMessageRole{store.RoleSystem: responses.EasyInputMessageRoleSystem,
+				store.RoleUser: responses.EasyInputMessageRoleUser}[m.Role]
+			if m.Parts == nil {
+				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, role))
+				break
+			}
+			content, err := inputContent(m.Parts)
+			if err != nil {
+				return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
+			}
+			out = append(out, responses.ResponseInputItemParamOfMessage(content, role))
 		case store.RoleTool:
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(m.Content)
+			if m.Parts != nil {
+				list, err := outputContent(resultContent(m.Parts))
+				if err != nil {
+					return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
+				}
+				item = responses.ResponseInputItemParamOfFunctionCallOutput(list)
+			}
 			item.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
 			out = append(out, item)
 		case store.RoleAssistant:
@@ -161,10 +214,17 @@ func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error
 				return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
 			}
 			out = append(out, reasoning...)
-			if m.Content != "" || (len(reasoning) == 0 && len(m.ToolCalls) == 0) {
+			for _, p := range m.Parts {
+				if p.Type != store.PartText && p.Type != store.PartToolUse {
+					return nil, fmt.Errorf("openai: message %d: %w", m.ID, partError("an assistant message (the API takes assistant text)", p))
+				}
+			}
+			calls := assistantCalls(m)
+			if m.Content != "" || (len(reasoning) == 0 && len(calls) == 0) {
+				// With parts, Content is their text: the store fills it.
 				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
 			}
-			for _, c := range m.ToolCalls {
+			for _, c := range calls {
 				out = append(out, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
 			}
 		default:

@@ -108,12 +108,14 @@ func TestResponsesToStore_Turns(t *testing.T) {
 }
 
 func TestResponsesToStore_Refuses(t *testing.T) {
-	image := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+	noSource := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
 		responses.ResponseInputContentParamOfInputImage(responses.ResponseInputImageDetailAuto),
 	}, responses.EasyInputMessageRoleUser)
-	file := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
-		{OfInputFile: &responses.ResponseInputFileParam{FileID: openai.String("file-1")}},
+	rawFile := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		{OfInputFile: &responses.ResponseInputFileParam{FileData: openai.String("JVBERi0x")}},
 	}, responses.EasyInputMessageRoleUser)
+	assistantParts := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
+		responses.ResponseInputContentParamOfInputText("hi")}, responses.EasyInputMessageRoleAssistant)
 	withID := responses.ResponseInputItemParamOfFunctionCall(`{}`, "call_1", "f")
 	withID.OfFunctionCall.ID = openai.String("fc_1")
 	tests := []struct {
@@ -122,8 +124,9 @@ func TestResponsesToStore_Refuses(t *testing.T) {
 		message int
 		part    string
 	}{
-		{"Image", responses.ResponseInputParam{image}, 0, "content"},
-		{"File", responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("x", responses.EasyInputMessageRoleUser), file}, 1, "content"},
+		{"ImageNoSource", responses.ResponseInputParam{noSource}, 0, "content[0] (an image with other than one of a URL and a file id)"},
+		{"FileDataNotDataURL", responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("x", responses.EasyInputMessageRoleUser), rawFile}, 1, "data: URL"},
+		{"AssistantContentParts", responses.ResponseInputParam{assistantParts}, 0, "assistant message of input parts"},
 		{"Developer", responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("x", responses.EasyInputMessageRoleDeveloper)}, 0, "developer"},
 		{"OutputMessage", responses.ResponseInputParam{responses.ResponseInputItemParamOfOutputMessage(nil, "msg_1", responses.ResponseOutputMessageStatusCompleted)}, 0, "output message"},
 		{"ItemID", responses.ResponseInputParam{withID}, 0, "id"},

@@ -1,0 +1,60 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/google/go-cmp/cmp"
+	convert "github.com/sessiondb/sessiondb/convert/anthropic"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+func response(t *testing.T, content string) *anthropic.Message {
+	t.Helper()
+	var msg anthropic.Message
+	if err := json.Unmarshal([]byte(`{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":"assistant",
+		"model":"claude-sonnet-4-5-20250929","stop_reason":"tool_use","stop_sequence":null,
+		"usage":{"input_tokens":12,"output_tokens":40},"content":`+content+`}`), &msg); err != nil {
+		t.Fatal(err)
+	}
+	return &msg
+}
+
+// A response is kept with its model and stop reason; its signed thinking,
+// text and tool call's input (as the API wrote it) byte-exact.
+func TestMessageToStore(t *testing.T) {
+	got, err := convert.MessageToStore(response(t, `[
+		{"type":"thinking","thinking":"Need the clock.","signature":"`+signature+`"},
+		{"type":"text","text":"Checking.","citations":null},
+		{"type":"tool_use","id":"toolu_01","name":"clock","input":{"tz": "Asia/Tokyo"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.NewMessage{Role: store.RoleAssistant, Content: "Checking.", Model: "claude-sonnet-4-5-20250929", FinishReason: "tool_use",
+		Reasoning: "Need the clock.", ReasoningDetails: `[{"signature":"` + signature + `","thinking":"Need the clock.","type":"thinking"}]`,
+		ToolCalls: []store.ToolCall{{ID: "toolu_01", Name: "clock", Arguments: `{"tz": "Asia/Tokyo"}`}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MessageToStore (-want +got):\n%s", diff)
+	}
+}
+
+func TestMessageToStore_Refuses(t *testing.T) {
+	tests := []struct{ name, content, part string }{
+		{"Citations", `[{"type":"text","text":"Grass is green.","citations":[{"type":"char_location","cited_text":"Grass is green.",
+			"document_index":0,"document_title":"notes","start_char_index":0,"end_char_index":15}]}]`, "content[0].citations"},
+		{"ServerToolUse", `[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}]`, "server_tool_use"},
+		{"CalledByCode", `[{"type":"tool_use","id":"toolu_1","name":"f","input":{},"caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_2"}}]`, "caller"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := convert.MessageToStore(response(t, tt.content))
+			var u *convert.UnsupportedError
+			if !errors.Is(err, store.ErrInvalidInput) || !errors.As(err, &u) || !strings.Contains(u.Part, tt.part) {
+				t.Errorf("MessageToStore = %+v, %v; want an *UnsupportedError naming %q", got, err, tt.part)
+			}
+		})
+	}
+}
