@@ -87,6 +87,7 @@ const (
 	HandoffNone               = store.HandoffNone
 	HandoffPending            = store.HandoffPending
 	HandoffRunning            = store.HandoffRunning
+	MaxClockSkew              = store.MaxClockSkew
 	MaxParts                  = store.MaxParts
 	MaxSearchContext          = store.MaxSearchContext
 	MaxSearchLimit            = store.MaxSearchLimit

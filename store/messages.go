@@ -91,7 +91,10 @@ type NewMessage struct {
 	Model string
 	// CreatedAt is when the message was said, for imports and replays;
 	// zero means now. It is stored to the millisecond and informs only:
-	// messages stay in the order they were appended.
+	// messages stay in the order they were appended. It may not lie more
+	// than MaxClockSkew ahead of this machine's clock: a session's last
+	// activity is its newest message's time, and a message from the
+	// future would pin it to the top of every session list.
 	CreatedAt time.Time
 	// PlatformMessageID is the chat platform's own id for the message. It
 	// is unique within a session: appending a message whose platform id
@@ -110,12 +113,14 @@ type NewMessage struct {
 	Metadata string
 }
 
-// The range a caller-supplied CreatedAt may take: the Unix epoch to the
-// end of year 9999, where millisecond timestamps and RFC 3339 both hold.
-var (
-	minCreatedAt = time.Unix(0, 0)
-	maxCreatedAt = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
-)
+// MaxClockSkew is how far ahead of this machine's clock a caller-supplied
+// NewMessage.CreatedAt may lie: another machine's clock may run ahead,
+// by minutes, not days.
+const MaxClockSkew = 24 * time.Hour
+
+// minCreatedAt is the earliest caller-supplied CreatedAt: the Unix epoch,
+// where millisecond timestamps begin.
+var minCreatedAt = time.Unix(0, 0)
 
 // Validate reports why AppendMessage would refuse m (an error matching
 // ErrInvalidInput), or nil when it would accept it.
@@ -141,8 +146,13 @@ func (m *NewMessage) Validate() error {
 	if m.Metadata != "" && !isJSONObject(m.Metadata) {
 		return invalid("metadata is not a JSON object")
 	}
-	if !m.CreatedAt.IsZero() && (m.CreatedAt.Before(minCreatedAt) || m.CreatedAt.After(maxCreatedAt)) {
-		return invalid("created at %s is outside 1970–9999", m.CreatedAt.Format(time.RFC3339))
+	if !m.CreatedAt.IsZero() {
+		if m.CreatedAt.Before(minCreatedAt) {
+			return invalid("created at %s is before 1970", m.CreatedAt.Format(time.RFC3339))
+		}
+		if limit := time.Now().Add(MaxClockSkew); m.CreatedAt.After(limit) {
+			return invalid("created at %s is more than %v ahead of this machine's clock", m.CreatedAt.Format(time.RFC3339), MaxClockSkew)
+		}
 	}
 	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
 		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey, "model": m.Model,

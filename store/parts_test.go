@@ -53,7 +53,10 @@ func TestNewMessageValidate_Shape(t *testing.T) {
 		{"metadata null", NewMessage{Role: RoleUser, Metadata: `null`}, "metadata is not a JSON object"},
 		{"metadata not json", NewMessage{Role: RoleUser, Metadata: `{`}, "metadata is not a JSON object"},
 		{"created at given", NewMessage{Role: RoleUser, CreatedAt: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, ""},
-		{"created before 1970", NewMessage{Role: RoleUser, CreatedAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, "outside 1970–9999"},
+		{"created before 1970", NewMessage{Role: RoleUser, CreatedAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, "before 1970"},
+		{"created an hour ahead (a fast clock)", NewMessage{Role: RoleUser, CreatedAt: time.Now().Add(time.Hour)}, ""},
+		{"created two days ahead", NewMessage{Role: RoleUser, CreatedAt: time.Now().Add(48 * time.Hour)}, "more than 24h0m0s ahead"},
+		{"created in year 9999", NewMessage{Role: RoleUser, CreatedAt: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, "ahead of this machine's clock"},
 		{"model too long", NewMessage{Role: RoleUser, Model: strings.Repeat("m", 1025)}, "model longer than"},
 		{"platform id invalid utf-8", NewMessage{Role: RoleUser, PlatformMessageID: "\xfe"}, "platform message id is not valid UTF-8"},
 	} {

@@ -110,7 +110,7 @@ func testAppendMessage_CreatedAtGivenOrNow(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
 	newTestSession(t, s, "s")
-	late := time.Date(2030, 1, 2, 3, 4, 5, 678_901_234, time.FixedZone("X", 3600))
+	late := time.Date(2025, 1, 2, 3, 4, 5, 678_901_234, time.FixedZone("X", 3600))
 	early := time.Date(1999, 12, 31, 23, 59, 59, 0, time.UTC)
 	before := time.Now().Truncate(time.Millisecond)
 	ids, err := s.AppendMessages(ctx, "s", []NewMessage{
@@ -330,6 +330,7 @@ func testAppendMessage_ShapeRefusals(t *testing.T, open Opener) {
 			ToolCalls: []ToolCall{{ID: "d", Name: "n"}}}},
 		{"CreatedBefore1970", NewMessage{CreatedAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}},
 		{"CreatedAfter9999", NewMessage{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"CreatedTwoDaysAhead", NewMessage{CreatedAt: time.Now().Add(48 * time.Hour)}},
 		{"PlatformIDTooLong", NewMessage{PlatformMessageID: strings.Repeat("9", 1025)}},
 		{"ModelNotUTF8", NewMessage{Model: "\xff"}},
 	}
