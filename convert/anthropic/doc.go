@@ -51,17 +51,16 @@
 // anything the store does not model: cache_control breakpoints, citations
 // and their config, a document's context, a document made of content
 // blocks, search results, server tool blocks, thinking from the user, tool
-// results after user text, a tool_use from the user. It
-// proves it: the messages it returns are converted back (as the store
-// returns them) and compared with the input, and the first difference is
-// named. It also refuses what the store would (a store.ErrInvalidInput
+// results after user text, a tool_use from the user. It proves it: the
+// messages it returns are converted back (as the store returns them) and
+// compared with the input, and the first difference is named. It also refuses what the store would (a store.ErrInvalidInput
 // from NewMessage.Validate: an image of no media type).
 //
 // FromStore leaves out what Anthropic cannot take back: reasoning of
 // another provider (an OpenAI reasoning item, in ReasoningDetails or a
 // reasoning part), plain Reasoning text without a signed block, item ids
-// (Part.ItemID, ToolCall.ItemID: OpenAI's) and an image's Detail. A part Anthropic has no
-// block for — a file other than a PDF or plain text, a non-PDF file by
-// URL, an image in a system message — is an error matching
-// store.ErrInvalidInput, not a silent drop.
+// (Part.ItemID, ToolCall.ItemID: OpenAI's) and an image's Detail. A part
+// Anthropic has no block for — a file other than a PDF or plain text, a
+// non-PDF file by URL, an image in a system message — is an error
+// matching store.ErrInvalidInput, not a silent drop.
 package anthropic

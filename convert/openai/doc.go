@@ -3,9 +3,8 @@
 // (ChatToStore, ChatFromStore, and ChatCompletionToStore for a response's
 // choice) and Responses API input items (ResponsesToStore,
 // ResponsesFromStore, and ResponseToStore for a response's output). It is
-// its own module, so a store user who does not
-// talk to OpenAI never has the SDK's dependency graph in theirs; it
-// imports only package store.
+// its own module, so a store user who does not talk to OpenAI never has
+// the SDK's dependency graph in theirs; it imports only package store.
 //
 // Chat completions: system, user and assistant messages with string
 // content map to the store's roles as Content; content given as parts is
@@ -59,10 +58,9 @@
 // function call's namespace or caller, a function_call_output's id, an
 // assistant content list (the API takes assistant text as a string),
 // hosted tool calls, audio other than wav or mp3, file_data that is not a
-// data: URL. Each
-// conversion is proved: its result is converted back (as the store
-// returns it) and compared with the input, and the first field that would
-// be lost is named.
+// data: URL. Each conversion is proved: its result is converted back (as
+// the store returns it) and compared with the input, and the first field
+// that would be lost is named.
 //
 // The FromStore functions leave out what OpenAI cannot take back:
 // reasoning of another provider (Anthropic thinking blocks, in

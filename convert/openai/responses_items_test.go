@@ -224,3 +224,22 @@ func TestResponsesFromStore_ReasoningParts(t *testing.T) {
 		t.Errorf("ChatFromStore = %+v, want the text and the call, the reasoning left out", chat)
 	}
 }
+
+// An output text built without its annotations list means the same as
+// one with an empty list (which the API wants, and the store rebuilds):
+// it is kept, and sent back with the list.
+func TestResponsesToStore_OutputTextWithoutAnnotations(t *testing.T) {
+	it := outputMessage("msg_1", "Hi.")
+	it.OfOutputMessage.Content[0].OfOutputText.Annotations = nil
+	got, err := convert.ResponsesToStore(responses.ResponseInputParam{it})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := convert.ResponsesFromStore(throughStore(t, got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wire(t, responses.ResponseInputParam{outputMessage("msg_1", "Hi.")}), wire(t, out)); diff != "" {
+		t.Errorf("sent back (-want +got):\n%s", diff)
+	}
+}

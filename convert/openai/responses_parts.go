@@ -101,7 +101,7 @@ func optional(s string) param.Opt[string] {
 
 // The status an output message is sent back with: the store keeps only
 // finished messages (an item of another status is refused).
-const completed = responses.ResponseOutputMessageStatusCompleted
+const messageCompleted = responses.ResponseOutputMessageStatusCompleted
 
 // outputMessageParts is an output message (an assistant message as the
 // API returned it) as text parts carrying its item id.
@@ -148,7 +148,7 @@ func outputMessages(parts []store.Part) responses.ResponseInputParam {
 			m.Content = append(m.Content, text)
 		default:
 			out = append(out, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-				ID: p.ItemID, Status: completed, Content: []responses.ResponseOutputMessageContentUnionParam{text}}})
+				ID: p.ItemID, Status: messageCompleted, Content: []responses.ResponseOutputMessageContentUnionParam{text}}})
 		}
 		lastID = p.ItemID
 	}
