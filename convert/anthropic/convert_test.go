@@ -20,6 +20,8 @@ var allFields = cmp.Exporter(func(reflect.Type) bool { return true })
 const (
 	signature = "EqQBCkYIBxgCKkB+9c3Xr1/ZPp8+Lqs0e7yM1uQ2vYk3HfR6n0bLwT8sZ1x4Rk7uGmD1yF0=="
 	redacted  = "EmwKAhgBEgy3va3pzix/LafPsn4aDNm0a2bT8rBq+4m5IjB9d1fYt0pYzJ9vXgQ=="
+	// signature2 signs a second thinking block of the same turn.
+	signature2 = "EpYBCkYIBxgCKkDq2y0XbNzZ8m2k3Rfa7XnQp1vQk8wS+e4r0cYz5TgLmB9pHh3jU6sV1oA=="
 )
 
 // conversation is a real tool-using, thinking Anthropic conversation: a
@@ -140,7 +142,6 @@ func TestToStore_Refuses(t *testing.T) {
 		{"ServerToolUse", []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.ContentBlockParamUnion{
 			OfServerToolUse: &anthropic.ServerToolUseBlockParam{ID: "srvtoolu_1", Input: map[string]any{"query": "x"}, Name: "web_search"}})}, 0, "server_tool_use"},
 		{"ToolUseFromUser", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewToolUseBlock("t", json.RawMessage(`{}`), "f"))}, 0, "tool_use"},
-		{"ThinkingAfterText", []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.NewTextBlock("a"), anthropic.NewThinkingBlock("sig", "t"))}, 0, "content[0]"},
 		{"ThinkingFromUser", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewThinkingBlock("sig", "t"))}, 0, "thinking"},
 		{"ToolResultAfterText", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x"), anthropic.NewToolResultBlock("t", "r", false))}, 0, "content[1]"},
 		{"NoRole", []anthropic.MessageParam{{}}, 0, "no role"},

@@ -17,13 +17,18 @@
 //     Content; one marked is_error or holding several blocks, images or
 //     documents is Parts: a store.PartToolResult first (is_error, and the
 //     first block's text when it is text), then the other blocks;
-//   - an assistant message's thinking and redacted_thinking blocks are kept
-//     as a JSON array in ReasoningDetails, exactly as the SDK encodes them
-//     (signatures and redacted data byte-exact), with the thinking text
-//     in Reasoning for search; the rest is Content and ToolCalls when it is
-//     one text block followed by tool_use blocks (ids, names, and input as
-//     JSON text, verbatim when the input is a json.RawMessage), and ordered
+//   - an assistant message's thinking and redacted_thinking blocks, when
+//     they all come first, are kept as a JSON array in ReasoningDetails,
+//     exactly as the SDK encodes them (signatures and redacted data
+//     byte-exact); the rest is Content and ToolCalls when it is one text
+//     block followed by tool_use blocks (ids, names, and input as JSON
+//     text, verbatim when the input is a json.RawMessage), and ordered
 //     Parts otherwise — text and tool_use interleaved keep their order;
+//   - thinking after other content (interleaved thinking, between tool
+//     calls) makes the whole message ordered Parts, each thinking block a
+//     store.PartReasoning whose Data is the block's JSON as the SDK
+//     encodes it and whose Text is its thinking; either way the thinking
+//     text is also in Reasoning, for search;
 //   - an image is a store.PartImage: a base64 source as a data: URL
 //     ("data:image/png;base64,…", the base64 text as sent), a URL source
 //     as its URL, a file source as its file id in BlobID; the two last name
@@ -45,17 +50,17 @@
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
 // anything the store does not model: cache_control breakpoints, citations
 // and their config, a document's context, a document made of content
-// blocks, search results, server tool blocks, thinking after other
-// content, tool results after user text, a tool_use from the user. It
-// proves it: the messages it returns are converted back (as the store
-// returns them) and compared with the input, and the first difference is
-// named. It also refuses what the store would (a store.ErrInvalidInput
+// blocks, search results, server tool blocks, thinking from the user, tool
+// results after user text, a tool_use from the user. It proves it: the
+// messages it returns are converted back (as the store returns them) and
+// compared with the input, and the first difference is named. It also refuses what the store would (a store.ErrInvalidInput
 // from NewMessage.Validate: an image of no media type).
 //
-// FromStore leaves out what Anthropic cannot take back: reasoning details
-// of another provider (an OpenAI reasoning item), plain Reasoning text
-// without a signed block, and an image's Detail. A part Anthropic has no
-// block for — a file other than a PDF or plain text, a non-PDF file by
-// URL, an image in a system message — is an error matching
-// store.ErrInvalidInput, not a silent drop.
+// FromStore leaves out what Anthropic cannot take back: reasoning of
+// another provider (an OpenAI reasoning item, in ReasoningDetails or a
+// reasoning part), plain Reasoning text without a signed block, item ids
+// (Part.ItemID, ToolCall.ItemID: OpenAI's) and an image's Detail. A part
+// Anthropic has no block for — a file other than a PDF or plain text, a
+// non-PDF file by URL, an image in a system message — is an error
+// matching store.ErrInvalidInput, not a silent drop.
 package anthropic

@@ -98,3 +98,57 @@ func ExampleToStore_image() {
 	// image image/png data:image/png;base64,iVBORw0KGgo=
 	// searchable text: "What is in this picture?"
 }
+
+// Interleaved thinking — the model thinks again between its tool calls —
+// is kept block by block in order: each thinking block a reasoning part
+// holding its JSON (the signature byte-exact), which the next request
+// sends back where it was.
+func ExampleToStore_interleavedThinking() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessiondb-example")
+	defer os.RemoveAll(dir)
+	s, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, db.NewSession{ID: "chat-1", Source: "gateway"}); err != nil {
+		panic(err)
+	}
+
+	msgs, err := convert.ToStore([]anthropic.MessageParam{
+		anthropic.NewUserMessage(anthropic.NewTextBlock("Time and weather in Tokyo?")),
+		anthropic.NewAssistantMessage(
+			anthropic.NewThinkingBlock("EqQBCkYIBxgCKkB=", "The clock first."),
+			anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{"tz":"Asia/Tokyo"}`), "clock"),
+			anthropic.NewThinkingBlock("EpYBCkYIBxgCKkD=", "Then the weather."),
+			anthropic.NewToolUseBlock("toolu_2", json.RawMessage(`{"city":"Tokyo"}`), "weather"),
+		),
+		anthropic.NewUserMessage(anthropic.NewToolResultBlock("toolu_1", "21:04", false),
+			anthropic.NewToolResultBlock("toolu_2", "18°C", false)),
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
+		panic(err)
+	}
+	stored, err := s.Messages(ctx, "chat-1", db.MessageQuery{})
+	if err != nil {
+		panic(err)
+	}
+	for _, p := range stored[1].Parts {
+		fmt.Println(p.Type, p.Text+p.ToolCallID)
+	}
+	params, err := convert.FromStore(stored)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("resent:", *params[1].OfAssistant.Content[2].GetType(), params[1].OfAssistant.Content[2].OfThinking.Signature)
+	// Output:
+	// reasoning The clock first.
+	// tool_use toolu_1
+	// reasoning Then the weather.
+	// tool_use toolu_2
+	// resent: thinking EpYBCkYIBxgCKkD=
+}

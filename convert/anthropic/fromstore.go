@@ -122,8 +122,8 @@ func toolResultBlock(m store.Message) (anthropic.ContentBlockParamUnion, error) 
 }
 
 // assistantBlocks is an assistant message's content: its reasoning
-// details' blocks first, then its parts in order, or its Content and
-// ToolCalls.
+// details' blocks first, then its parts in order (a reasoning part as the
+// thinking block it holds), or its Content and ToolCalls.
 func assistantBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error) {
 	blocks, err := reasoningBlocks(m.ReasoningDetails)
 	if err != nil {
@@ -133,8 +133,16 @@ func assistantBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error
 		blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 	}
 	for _, p := range m.Parts {
-		if p.Type == store.PartToolResult {
+		switch p.Type {
+		case store.PartToolResult:
 			return nil, fmt.Errorf("a tool_result part in an assistant message: %w", store.ErrInvalidInput)
+		case store.PartReasoning:
+			thinking, err := reasoningBlocks(p.Data)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, thinking...)
+			continue
 		}
 		b, err := partToBlock(p)
 		if err != nil {
@@ -164,8 +172,8 @@ type reasoningBlock struct {
 }
 
 // reasoningBlocks rebuilds the thinking and redacted_thinking blocks kept
-// in details (a JSON array, or one object); another provider's items are
-// left out, as Anthropic cannot take them.
+// in details (a JSON array, or one object: a reasoning part's Data);
+// another provider's items are left out, as Anthropic cannot take them.
 func reasoningBlocks(details string) ([]anthropic.ContentBlockParamUnion, error) {
 	if details == "" {
 		return nil, nil

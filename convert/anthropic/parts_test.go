@@ -81,6 +81,24 @@ func partsCases() []struct {
 					{Type: store.PartToolUse, ToolCallID: "toolu_1", Name: "weather", Input: `{"city": "Paris"}`},
 					{Type: store.PartText, Text: "Then the time."},
 					{Type: store.PartToolUse, ToolCallID: "toolu_2", Name: "clock", Input: `{"tz":"Europe/Paris"}`}}}}},
+		{"InterleavedThinking", []anthropic.MessageParam{anthropic.NewAssistantMessage(
+			anthropic.NewThinkingBlock(signature, "The weather first."),
+			anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{"city": "Paris"}`), "weather"),
+			anthropic.NewThinkingBlock(signature2, "Now the clock."),
+			anthropic.NewRedactedThinkingBlock(redacted),
+			anthropic.NewToolUseBlock("toolu_2", json.RawMessage(`{"tz":"Europe/Paris"}`), "clock"),
+			anthropic.NewTextBlock("Asked both."))},
+			[]store.NewMessage{{Role: store.RoleAssistant, Reasoning: "The weather first.\n\nNow the clock.",
+				Parts: []store.Part{
+					{Type: store.PartReasoning, Text: "The weather first.", Data: `{"signature":"` + signature + `","thinking":"The weather first.","type":"thinking"}`},
+					{Type: store.PartToolUse, ToolCallID: "toolu_1", Name: "weather", Input: `{"city": "Paris"}`},
+					{Type: store.PartReasoning, Text: "Now the clock.", Data: `{"signature":"` + signature2 + `","thinking":"Now the clock.","type":"thinking"}`},
+					{Type: store.PartReasoning, Data: `{"data":"` + redacted + `","type":"redacted_thinking"}`},
+					{Type: store.PartToolUse, ToolCallID: "toolu_2", Name: "clock", Input: `{"tz":"Europe/Paris"}`},
+					{Type: store.PartText, Text: "Asked both."}}}}},
+		{"ThinkingAfterText", []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.NewTextBlock("a"), anthropic.NewThinkingBlock(signature, "t"))},
+			[]store.NewMessage{{Role: store.RoleAssistant, Reasoning: "t", Parts: []store.Part{{Type: store.PartText, Text: "a"},
+				{Type: store.PartReasoning, Text: "t", Data: `{"signature":"` + signature + `","thinking":"t","type":"thinking"}`}}}}},
 		{"ToolUseBeforeText", []anthropic.MessageParam{anthropic.NewAssistantMessage(
 			anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{}`), "now"), anthropic.NewTextBlock("Asked the clock."))},
 			[]store.NewMessage{{Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartToolUse, ToolCallID: "toolu_1", Name: "now", Input: `{}`},
@@ -197,6 +215,25 @@ func TestFromStore_ForeignParts(t *testing.T) {
 	}
 }
 
+// A reasoning part another provider wrote (an OpenAI reasoning item)
+// cannot be sent to Anthropic and is left out; its item ids have no
+// Anthropic field either. The blocks around it keep their order.
+func TestFromStore_ForeignReasoningPart(t *testing.T) {
+	in := []store.Message{{Role: store.RoleAssistant, Parts: []store.Part{
+		{Type: store.PartReasoning, Data: `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"}`, ItemID: "rs_1"},
+		{Type: store.PartText, Text: "Checking.", ItemID: "msg_1"},
+		{Type: store.PartToolUse, ToolCallID: "call_1", Name: "f", Input: `{}`, ItemID: "fc_1"}}}}
+	want := []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.NewTextBlock("Checking."),
+		anthropic.NewToolUseBlock("call_1", json.RawMessage(`{}`), "f"))}
+	out, err := convert.FromStore(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wire(t, want), wire(t, out)); diff != "" {
+		t.Errorf("FromStore (-want +got):\n%s", diff)
+	}
+}
+
 // What Anthropic cannot take is an error naming it, not a silent drop.
 func TestFromStore_RefusesParts(t *testing.T) {
 	tests := []struct {
@@ -212,6 +249,9 @@ func TestFromStore_RefusesParts(t *testing.T) {
 		{"ToolUseFromUser", store.Message{Role: store.RoleUser, Parts: []store.Part{{Type: store.PartToolUse, ToolCallID: "t", Name: "f"}}}, "tool_use"},
 		{"ToolResultFromAssistant", store.Message{Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartToolResult, ToolCallID: "t"}}}, "tool_result"},
 		{"ToolUseInToolResult", store.Message{Role: store.RoleTool, ToolCallID: "t", Parts: []store.Part{{Type: store.PartToolUse, ToolCallID: "t", Name: "f"}}}, "tool result"},
+		{"ReasoningFromUser", store.Message{Role: store.RoleUser, Parts: []store.Part{{Type: store.PartReasoning, Data: `{"type":"thinking"}`}}}, "reasoning"},
+		{"ReasoningInToolResult", store.Message{Role: store.RoleTool, ToolCallID: "t", Parts: []store.Part{{Type: store.PartReasoning, Data: `{"type":"thinking"}`}}}, "tool result"},
+		{"BadReasoningData", store.Message{Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartReasoning, Data: `"a string"`}}}, "reasoning details"},
 		{"BadInput", store.Message{Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartToolUse, ToolCallID: "t", Name: "f", Input: "{"}}}, "not JSON"},
 	}
 	for _, tt := range tests {

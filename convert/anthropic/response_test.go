@@ -41,6 +41,41 @@ func TestMessageToStore(t *testing.T) {
 	}
 }
 
+// A response with interleaved thinking (a thinking block between tool
+// calls) keeps every block in order as parts, each thinking block's
+// signature byte-exact, and gives the same content back.
+func TestMessageToStore_InterleavedThinking(t *testing.T) {
+	got, err := convert.MessageToStore(response(t, `[
+		{"type":"thinking","thinking":"Need the clock.","signature":"`+signature+`"},
+		{"type":"tool_use","id":"toolu_01","name":"clock","input":{"tz": "Asia/Tokyo"}},
+		{"type":"thinking","thinking":"And the weather.","signature":"`+signature2+`"},
+		{"type":"tool_use","id":"toolu_02","name":"weather","input":{"city":"Tokyo"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.NewMessage{Role: store.RoleAssistant, Model: "claude-sonnet-4-5-20250929", FinishReason: "tool_use",
+		Reasoning: "Need the clock.\n\nAnd the weather.", Parts: []store.Part{
+			{Type: store.PartReasoning, Text: "Need the clock.", Data: `{"signature":"` + signature + `","thinking":"Need the clock.","type":"thinking"}`},
+			{Type: store.PartToolUse, ToolCallID: "toolu_01", Name: "clock", Input: `{"tz": "Asia/Tokyo"}`},
+			{Type: store.PartReasoning, Text: "And the weather.", Data: `{"signature":"` + signature2 + `","thinking":"And the weather.","type":"thinking"}`},
+			{Type: store.PartToolUse, ToolCallID: "toolu_02", Name: "weather", Input: `{"city":"Tokyo"}`}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MessageToStore (-want +got):\n%s", diff)
+	}
+	out, err := convert.FromStore(throughStore(t, []store.NewMessage{got}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBack := []anthropic.MessageParam{anthropic.NewAssistantMessage(
+		anthropic.NewThinkingBlock(signature, "Need the clock."),
+		anthropic.NewToolUseBlock("toolu_01", json.RawMessage(`{"tz": "Asia/Tokyo"}`), "clock"),
+		anthropic.NewThinkingBlock(signature2, "And the weather."),
+		anthropic.NewToolUseBlock("toolu_02", json.RawMessage(`{"city":"Tokyo"}`), "weather"))}
+	if diff := cmp.Diff(wire(t, wantBack), wire(t, out)); diff != "" {
+		t.Errorf("back from the store (-want +got):\n%s", diff)
+	}
+}
+
 func TestMessageToStore_Refuses(t *testing.T) {
 	tests := []struct{ name, content, part string }{
 		{"Citations", `[{"type":"text","text":"Grass is green.","citations":[{"type":"char_location","cited_text":"Grass is green.",

@@ -126,9 +126,13 @@ func toolResultToStore(j int, r *anthropic.ToolResultBlockParam, toolName string
 
 // assistantToStore keeps an assistant message's leading thinking blocks in
 // ReasoningDetails and the rest as Content and ToolCalls when that is its
-// shape (one text, then tool calls), as ordered Parts otherwise.
+// shape (one text, then tool calls), as ordered Parts otherwise. Thinking
+// after other content (interleaved thinking between tool calls) makes every
+// block a part, each thinking block a store.PartReasoning holding its JSON,
+// so the order the API checks survives.
 func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUnion, toolNames map[string]string) ([]store.NewMessage, error) {
 	m := store.NewMessage{Role: store.RoleAssistant}
+	interleaved := thinkingAfterContent(blocks)
 	var reasoning []json.RawMessage
 	var thoughts []string
 	var parts []store.Part
@@ -138,9 +142,15 @@ func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockPar
 			if err != nil {
 				return nil, fmt.Errorf("anthropic: encode %s block: %w", blockType(b), err)
 			}
-			reasoning = append(reasoning, raw)
+			var thought string
 			if b.OfThinking != nil {
-				thoughts = append(thoughts, b.OfThinking.Thinking)
+				thought = b.OfThinking.Thinking
+				thoughts = append(thoughts, thought)
+			}
+			if interleaved {
+				parts = append(parts, store.Part{Type: store.PartReasoning, Data: string(raw), Text: thought})
+			} else {
+				reasoning = append(reasoning, raw)
 			}
 			continue
 		}
@@ -153,7 +163,7 @@ func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockPar
 		}
 		parts = append(parts, p)
 	}
-	if textThenCalls(parts) {
+	if !interleaved && textThenCalls(parts) {
 		for _, p := range parts {
 			if p.Type == store.PartText {
 				m.Content = p.Text
@@ -170,9 +180,23 @@ func assistantToStore(out []store.NewMessage, blocks []anthropic.ContentBlockPar
 			return nil, fmt.Errorf("anthropic: encode reasoning: %w", err)
 		}
 		m.ReasoningDetails = string(details)
-		m.Reasoning = strings.Join(thoughts, "\n\n")
 	}
+	m.Reasoning = strings.Join(thoughts, "\n\n")
 	return append(out, m), nil
+}
+
+// thinkingAfterContent reports whether a thinking or redacted_thinking
+// block comes after a block of another kind.
+func thinkingAfterContent(blocks []anthropic.ContentBlockParamUnion) bool {
+	content := false
+	for _, b := range blocks {
+		thinking := b.OfThinking != nil || b.OfRedactedThinking != nil
+		if thinking && content {
+			return true
+		}
+		content = content || !thinking
+	}
+	return false
 }
 
 // textThenCalls reports whether parts are at most one text, first, then
@@ -235,7 +259,7 @@ func asStored(ns []store.NewMessage) []store.Message {
 		}
 		for _, p := range n.Parts {
 			if p.Type == store.PartToolUse && len(n.ToolCalls) == 0 {
-				out[i].ToolCalls = append(out[i].ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+				out[i].ToolCalls = append(out[i].ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
 			}
 		}
 	}

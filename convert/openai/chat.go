@@ -177,7 +177,7 @@ func chatFromStore(m store.Message) (openai.ChatCompletionMessageParamUnion, err
 				case store.PartText:
 					a.Content.OfArrayOfContentParts = append(a.Content.OfArrayOfContentParts,
 						openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{OfText: &openai.ChatCompletionContentPartTextParam{Text: p.Text}})
-				case store.PartToolUse:
+				case store.PartToolUse, store.PartReasoning: // the calls follow; chat takes no reasoning back
 				default:
 					return openai.ChatCompletionMessageParamUnion{}, partError("an assistant message", p)
 				}

@@ -2,9 +2,9 @@
 // types of github.com/openai/openai-go/v3: chat completion message params
 // (ChatToStore, ChatFromStore, and ChatCompletionToStore for a response's
 // choice) and Responses API input items (ResponsesToStore,
-// ResponsesFromStore). It is its own module, so a store user who does not
-// talk to OpenAI never has the SDK's dependency graph in theirs; it
-// imports only package store.
+// ResponsesFromStore, and ResponseToStore for a response's output). It is
+// its own module, so a store user who does not talk to OpenAI never has
+// the SDK's dependency graph in theirs; it imports only package store.
 //
 // Chat completions: system, user and assistant messages with string
 // content map to the store's roles as Content; content given as parts is
@@ -27,41 +27,48 @@
 // file_id and its filename); the reasoning items, assistant message and
 // function calls of one model turn are one assistant message, the
 // reasoning items kept as a JSON array in ReasoningDetails exactly as the
-// SDK encodes them (encrypted_content byte-exact), their summary text in
-// Reasoning; a function_call_output is a RoleTool message, its output list
-// as parts as for a chat tool message. ResponsesFromStore gives a turn
-// back as reasoning items, then the message, then the function calls.
+// SDK encodes them (their rs_ ids and encrypted_content byte-exact), their
+// summary text in Reasoning; an output message (assistant text as the API
+// returned it) is text Parts each carrying its msg_ id as Part.ItemID; a
+// function call keeps its fc_ id as ToolCall.ItemID; a
+// function_call_output is a RoleTool message, its output list as parts as
+// for a chat tool message. ResponsesFromStore gives a turn back as
+// reasoning items, then the message, then the function calls, ids and
+// all: a reasoning model pairs its reasoning with the items after it.
+// Items out of that order (reasoning after a call, a second message)
+// start the next assistant message, so the order survives without
+// reasoning parts; ResponsesFromStore sends a store.PartReasoning holding
+// an OpenAI reasoning item with the turn's reasoning.
 //
 // References whose OpenAI value names no media type (an image or file by
 // URL or file id) get "image/*" and "application/octet-stream"; BlobID
 // holds an OpenAI file id as given, which only OpenAI can resolve.
 //
-// Model: the message params carry none, so the ToStore functions leave
-// Model empty; ChatCompletionToStore sets it from the completion. Nor do
-// they carry a timestamp, platform id or metadata: CreatedAt,
-// PlatformMessageID and Metadata are the caller's to set, and the
-// FromStore functions have nowhere to put them. A
-// Responses turn's model is responses.Response.Model: set it yourself
-// (the response's output items carry ids, below, which the store does not
-// keep).
+// Model: the message params carry none, so ChatToStore and
+// ResponsesToStore leave Model empty; ChatCompletionToStore sets it from
+// the completion, ResponseToStore from the response (and FinishReason from
+// why it stopped). Nor do they carry a timestamp, platform id or metadata:
+// CreatedAt, PlatformMessageID and Metadata are the caller's to set, and
+// the FromStore functions have nowhere to put them.
 //
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
 // what the store does not model: the developer role, names, refusals,
-// assistant audio, custom tool calls, output messages and item ids or
-// statuses (a reasoning model pairs its reasoning with the ids of the
-// items after it, so they are not dropped silently), an assistant content
-// list (the API takes assistant text as a string), hosted tool calls,
-// audio other than wav or mp3, file_data that is not a data: URL. Each
-// conversion is proved: its result is converted back (as the store
-// returns it) and compared with the input, and the first field that would
-// be lost is named.
+// annotations and logprobs, assistant audio, custom tool calls, an item's
+// status other than an output message's "completed", a message's phase, a
+// function call's namespace or caller, a function_call_output's id, an
+// assistant content list (the API takes assistant text as a string),
+// hosted tool calls, audio other than wav or mp3, file_data that is not a
+// data: URL. Each conversion is proved: its result is converted back (as
+// the store returns it) and compared with the input, and the first field
+// that would be lost is named.
 //
 // The FromStore functions leave out what OpenAI cannot take back:
-// reasoning details of another provider (Anthropic thinking blocks), a
-// tool result's is_error, and, for chat completions, all reasoning
-// details. An assistant message's parts are sent as its text (all text
-// parts, before its calls); a part OpenAI has no place for — an image in a
-// tool message or from the assistant in chat, a chat image by blob id, a
-// chat file by URL — is an error matching store.ErrInvalidInput, not a
-// silent drop.
+// reasoning of another provider (Anthropic thinking blocks, in
+// ReasoningDetails or reasoning parts), a tool result's is_error, and, for
+// chat completions, all reasoning and item ids. An assistant message's
+// parts are sent as its text (all text parts, before its calls; for
+// Responses, text parts with an item id as their output messages); a part
+// OpenAI has no place for — an image in a tool message or from the
+// assistant in chat, a chat image by blob id, a chat file by URL — is an
+// error matching store.ErrInvalidInput, not a silent drop.
 package openai

@@ -115,3 +115,48 @@ func ExampleChatCompletionToStore() {
 	// Output:
 	// assistant gpt-4.1-2025-04-14 stop A cat on a mat.
 }
+
+// A reasoning model's response is kept with its model and its items' ids
+// (msg_…, fc_… besides the call id, the reasoning item as given), which
+// the next request must send back with the reasoning they follow.
+func ExampleResponseToStore() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "sessiondb-example")
+	defer os.RemoveAll(dir)
+	s, err := db.Open(ctx, filepath.Join(dir, "state.db"), db.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, db.NewSession{ID: "chat-1", Source: "gateway"}); err != nil {
+		panic(err)
+	}
+
+	var resp responses.Response // as client.Responses.New returns it
+	if err := json.Unmarshal([]byte(`{"id":"resp_1","model":"gpt-5-2025-08-07","status":"completed","output":[
+		{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"Use the clock."}],"encrypted_content":"gAAAAABo"},
+		{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Checking.","annotations":[]}]},
+		{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"clock","arguments":"{\"tz\":\"Asia/Tokyo\"}"}]}`), &resp); err != nil {
+		panic(err)
+	}
+	msgs, err := convert.ResponseToStore(&resp)
+	if err != nil {
+		panic(err) // annotations, hosted tools…: not modelled, and said so
+	}
+	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
+		panic(err)
+	}
+	stored, err := s.Messages(ctx, "chat-1", db.MessageQuery{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(stored), stored[0].Role, stored[0].Model, stored[0].Content)
+	items, err := convert.ResponsesFromStore(stored) // the next request's input
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(items[0].OfReasoning.ID, items[1].OfOutputMessage.ID, items[2].OfFunctionCall.ID.Value, items[2].OfFunctionCall.CallID)
+	// Output:
+	// 1 assistant gpt-5-2025-08-07 Checking.
+	// rs_1 msg_1 fc_1 call_1
+}

@@ -63,7 +63,7 @@ func asReturned(ns []store.NewMessage) []store.Message {
 		if len(n.Parts) > 0 && len(m.ToolCalls) == 0 {
 			for _, p := range n.Parts {
 				if p.Type == store.PartToolUse {
-					m.ToolCalls = append(m.ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+					m.ToolCalls = append(m.ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
 				}
 			}
 		}

@@ -100,7 +100,7 @@ func assistantCalls(m store.Message) []store.ToolCall {
 	var calls []store.ToolCall
 	for _, p := range m.Parts {
 		if p.Type == store.PartToolUse {
-			calls = append(calls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input})
+			calls = append(calls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
 		}
 	}
 	if len(calls) == 0 {

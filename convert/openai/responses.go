@@ -86,11 +86,23 @@ func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error
 		}
 		c.openTurn(inMessage)
 		c.turn.Content = it.OfMessage.Content.OfString.Value
+	case it.OfOutputMessage != nil:
+		parts, err := outputMessageParts(it.OfOutputMessage)
+		if err != nil {
+			return err
+		}
+		if c.phase >= inMessage {
+			if err := c.closeTurn(); err != nil {
+				return err
+			}
+		}
+		c.openTurn(inMessage)
+		c.turn.Parts = parts
 	case it.OfFunctionCall != nil:
 		f := it.OfFunctionCall
 		c.openTurn(inCalls)
 		c.toolNames[f.CallID] = f.Name
-		c.turn.ToolCalls = append(c.turn.ToolCalls, store.ToolCall{ID: f.CallID, Name: f.Name, Arguments: f.Arguments})
+		c.turn.ToolCalls = append(c.turn.ToolCalls, store.ToolCall{ID: f.CallID, Name: f.Name, Arguments: f.Arguments, ItemID: f.ID.Value})
 	case it.OfMessage != nil:
 		return c.message(string(it.OfMessage.Role), it.OfMessage.Content.OfString.Value, it.OfMessage.Content.OfInputItemContentList)
 	case it.OfInputMessage != nil:
@@ -114,8 +126,6 @@ func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error
 			n.Parts = toolResultParts(o.CallID.Value, parts)
 		}
 		c.out = append(c.out, n)
-	case it.OfOutputMessage != nil:
-		return &UnsupportedError{Part: "an output message (its id, status and annotations); send assistant text as an easy input message"}
 	default:
 		return &UnsupportedError{Part: "a " + typeOf(it.GetType()) + " item"}
 	}
@@ -209,24 +219,11 @@ func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error
 			item.OfFunctionCallOutput.CallID = openai.String(m.ToolCallID)
 			out = append(out, item)
 		case store.RoleAssistant:
-			reasoning, err := reasoningItems(m.ReasoningDetails)
+			items, err := assistantItems(m)
 			if err != nil {
 				return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
 			}
-			out = append(out, reasoning...)
-			for _, p := range m.Parts {
-				if p.Type != store.PartText && p.Type != store.PartToolUse {
-					return nil, fmt.Errorf("openai: message %d: %w", m.ID, partError("an assistant message (the API takes assistant text)", p))
-				}
-			}
-			calls := assistantCalls(m)
-			if m.Content != "" || (len(reasoning) == 0 && len(calls) == 0) {
-				// With parts, Content is their text: the store fills it.
-				out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
-			}
-			for _, c := range calls {
-				out = append(out, responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name))
-			}
+			out = append(out, items...)
 		default:
 			return nil, fmt.Errorf("openai: message %d: role %q: %w", m.ID, m.Role, store.ErrInvalidInput)
 		}
@@ -234,8 +231,45 @@ func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error
 	return out, nil
 }
 
+// assistantItems is an assistant message as one model turn's items: its
+// reasoning (ReasoningDetails, then any reasoning parts holding an OpenAI
+// item), its message, then its function calls, each with its item id.
+func assistantItems(m store.Message) (responses.ResponseInputParam, error) {
+	out, err := reasoningItems(m.ReasoningDetails)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range m.Parts {
+		switch p.Type {
+		case store.PartReasoning:
+			items, err := reasoningItems(p.Data)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, items...)
+		case store.PartText, store.PartToolUse:
+		default:
+			return nil, partError("an assistant message (the API takes assistant text)", p)
+		}
+	}
+	calls := assistantCalls(m)
+	if messages := outputMessages(m.Parts); messages != nil {
+		out = append(out, messages...)
+	} else if m.Content != "" || (len(out) == 0 && len(calls) == 0) {
+		// With parts, Content is their text: the store fills it.
+		out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleAssistant))
+	}
+	for _, c := range calls {
+		item := responses.ResponseInputItemParamOfFunctionCall(c.Arguments, c.ID, c.Name)
+		item.OfFunctionCall.ID = optional(c.ItemID)
+		out = append(out, item)
+	}
+	return out, nil
+}
+
 // reasoningItems rebuilds the reasoning items kept in details (a JSON
-// array, or one object); another provider's blocks are left out.
+// array, or one object: a reasoning part's Data); another provider's
+// blocks are left out.
 func reasoningItems(details string) ([]responses.ResponseInputItemUnionParam, error) {
 	if details == "" {
 		return nil, nil

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -96,4 +97,63 @@ func optional(s string) param.Opt[string] {
 		return param.Opt[string]{}
 	}
 	return openai.String(s)
+}
+
+// The status an output message is sent back with: the store keeps only
+// finished messages (an item of another status is refused).
+const messageCompleted = responses.ResponseOutputMessageStatusCompleted
+
+// outputMessageParts is an output message (an assistant message as the
+// API returned it) as text parts carrying its item id.
+func outputMessageParts(m *responses.ResponseOutputMessageParam) ([]store.Part, error) {
+	if m.ID == "" {
+		return nil, &UnsupportedError{Part: "an output message with no id (send assistant text without one as an easy input message)"}
+	}
+	if len(m.Content) == 0 {
+		return nil, &UnsupportedError{Part: "an output message with no content"}
+	}
+	parts := make([]store.Part, 0, len(m.Content))
+	for j, c := range m.Content {
+		switch {
+		case c.OfRefusal != nil:
+			return nil, &UnsupportedError{Part: fmt.Sprintf("content[%d] (a refusal: the store has no refusals)", j)}
+		case c.OfOutputText == nil:
+			return nil, &UnsupportedError{Part: fmt.Sprintf("content[%d] (an empty part)", j)}
+		}
+		parts = append(parts, store.Part{Type: store.PartText, Text: c.OfOutputText.Text, ItemID: m.ID})
+	}
+	return parts, nil
+}
+
+// outputMessages rebuilds the output messages of an assistant message's
+// text parts that carry item ids (consecutive parts of one id are one
+// message); nil when none carries one, the message then being its Content.
+// A text part with no id among them is an easy input message of its own.
+func outputMessages(parts []store.Part) responses.ResponseInputParam {
+	var out responses.ResponseInputParam
+	withIDs := false
+	lastID := ""
+	for _, p := range parts {
+		if p.Type != store.PartText {
+			continue
+		}
+		withIDs = withIDs || p.ItemID != ""
+		text := responses.ResponseOutputMessageContentUnionParam{OfOutputText: &responses.ResponseOutputTextParam{
+			Text: p.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}
+		switch {
+		case p.ItemID == "":
+			out = append(out, responses.ResponseInputItemParamOfMessage(p.Text, responses.EasyInputMessageRoleAssistant))
+		case p.ItemID == lastID:
+			m := out[len(out)-1].OfOutputMessage
+			m.Content = append(m.Content, text)
+		default:
+			out = append(out, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
+				ID: p.ItemID, Status: messageCompleted, Content: []responses.ResponseOutputMessageContentUnionParam{text}}})
+		}
+		lastID = p.ItemID
+	}
+	if !withIDs {
+		return nil
+	}
+	return out
 }

@@ -116,8 +116,6 @@ func TestResponsesToStore_Refuses(t *testing.T) {
 	}, responses.EasyInputMessageRoleUser)
 	assistantParts := responses.ResponseInputItemParamOfMessage(responses.ResponseInputMessageContentListParam{
 		responses.ResponseInputContentParamOfInputText("hi")}, responses.EasyInputMessageRoleAssistant)
-	withID := responses.ResponseInputItemParamOfFunctionCall(`{}`, "call_1", "f")
-	withID.OfFunctionCall.ID = openai.String("fc_1")
 	tests := []struct {
 		name    string
 		items   responses.ResponseInputParam
@@ -128,8 +126,6 @@ func TestResponsesToStore_Refuses(t *testing.T) {
 		{"FileDataNotDataURL", responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("x", responses.EasyInputMessageRoleUser), rawFile}, 1, "data: URL"},
 		{"AssistantContentParts", responses.ResponseInputParam{assistantParts}, 0, "assistant message of input parts"},
 		{"Developer", responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("x", responses.EasyInputMessageRoleDeveloper)}, 0, "developer"},
-		{"OutputMessage", responses.ResponseInputParam{responses.ResponseInputItemParamOfOutputMessage(nil, "msg_1", responses.ResponseOutputMessageStatusCompleted)}, 0, "output message"},
-		{"ItemID", responses.ResponseInputParam{withID}, 0, "id"},
 		{"HostedTool", responses.ResponseInputParam{responses.ResponseInputItemParamOfItemReference("ref_1")}, 0, "item"},
 	}
 	for _, tt := range tests {

@@ -9,16 +9,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // Default is an object member that means the same as its absence (an SDK
-// that writes "is_error": false where another leaves it out).
+// that writes "is_error": false, or "annotations": [], where another
+// leaves it out).
 type Default struct {
 	Key   string
-	Value any // as decoded: string, bool, json.Number, nil
+	Value any // as decoded: string, bool, json.Number, nil, []any, map[string]any
 }
 
 // First returns the path of the first place where a and b differ as JSON
@@ -120,7 +122,7 @@ func orRoot(path string) string {
 
 func isDefault(key string, v any, defaults []Default) bool {
 	for _, d := range defaults {
-		if d.Key == key && d.Value == v {
+		if d.Key == key && reflect.DeepEqual(d.Value, v) {
 			return true
 		}
 	}

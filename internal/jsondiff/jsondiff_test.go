@@ -30,6 +30,13 @@ func TestFirst(t *testing.T) {
 			t.Errorf("First(%s, {\"t\":1}, is_error default) = %q, %v; want %q", a, got, err, want)
 		}
 	}
+	// An empty list as the default: a different list is still a difference.
+	noAnnotations := Default{Key: "annotations", Value: []any{}}
+	for a, want := range map[string]string{`{"t":1,"annotations":[]}`: "", `{"t":1,"annotations":[{"type":"url_citation"}]}`: ".annotations"} {
+		if got, err := First([]byte(a), []byte(`{"t":1}`), noAnnotations); err != nil || got != want {
+			t.Errorf("First(%s, {\"t\":1}, annotations default) = %q, %v; want %q", a, got, err, want)
+		}
+	}
 	if _, err := First([]byte(`{`), []byte(`{}`)); err == nil {
 		t.Error("First(invalid JSON) gave no error")
 	}
