@@ -26,10 +26,10 @@ UPDATE messages SET state = 'rewound', idempotency_key = NULL WHERE id = sqlc.ar
 -- Copies a message into session_id as an active row; origin_id keeps the
 -- first original's id, so views can show the turn once.
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
 )
-SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
+SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.finish_reason, m.token_count, 'active', m.is_summary,
        sqlc.narg(idempotency_key), m.created_at, COALESCE(m.origin_id, m.id)
 FROM messages m WHERE m.id = sqlc.arg(source_id)

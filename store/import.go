@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -261,6 +262,7 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					IsSummary: rules.B2I(rec.Summary), IdempotencyKey: rules.Ptr(rec.IdempotencyKey), CreatedAt: rec.CreatedAt}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
+					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))
 				}
 				var originID *int64
 				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.fileRows[o.SessionID]) {

@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, tool_text FROM messages
 WHERE session_id = ?1 AND state = 'active' AND id > ?2
 ORDER BY id
 `
@@ -47,6 +47,7 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -99,10 +100,10 @@ func (q *Queries) MessageCompactUpTo(ctx context.Context, db DBTX, arg MessageCo
 
 const messageCopy = `-- name: MessageCopy :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
 )
-SELECT ?1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
+SELECT ?1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.finish_reason, m.token_count, 'active', m.is_summary,
        ?2, m.created_at, COALESCE(m.origin_id, m.id)
 FROM messages m WHERE m.id = ?3

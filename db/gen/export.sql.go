@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, tool_text FROM messages
 WHERE session_id = ?1 AND id > ?2
 ORDER BY id
 LIMIT ?3
@@ -49,6 +49,7 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -82,13 +83,13 @@ func (q *Queries) MessageIDBySeq(ctx context.Context, db DBTX, arg MessageIDBySe
 
 const messageImport = `-- name: MessageImport :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7,
-    ?8, ?9, ?10, ?11,
-    ?12, ?13, ?14
+    ?5, ?6, ?7, ?8,
+    ?9, ?10, ?11, ?12,
+    ?13, ?14, ?15
 )
 RETURNING id
 `
@@ -100,6 +101,7 @@ type MessageImportParams struct {
 	ToolName       *string
 	ToolCallID     *string
 	ToolCallsJson  *string
+	ToolText       *string
 	Reasoning      *string
 	FinishReason   *string
 	TokenCount     *int64
@@ -118,6 +120,7 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.ToolName,
 		arg.ToolCallID,
 		arg.ToolCallsJson,
+		arg.ToolText,
 		arg.Reasoning,
 		arg.FinishReason,
 		arg.TokenCount,

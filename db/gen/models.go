@@ -42,15 +42,18 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	ToolText          *string
 }
 
 type MessagesFt struct {
 	Content  string
 	ToolName string
+	ToolText string
 }
 
 type MessagesFtsTrigram struct {
-	Content string
+	Content  string
+	ToolText string
 }
 
 type Meta struct {

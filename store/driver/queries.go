@@ -150,6 +150,7 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	ToolText          *string
 }
 
 type MessageActiveAboveParams struct {
@@ -217,6 +218,7 @@ type MessageImportParams struct {
 	ToolName       *string
 	ToolCallID     *string
 	ToolCallsJson  *string
+	ToolText       *string
 	Reasoning      *string
 	FinishReason   *string
 	TokenCount     *int64
@@ -234,6 +236,7 @@ type MessageInsertParams struct {
 	ToolName         *string
 	ToolCallID       *string
 	ToolCallsJson    *string
+	ToolText         *string
 	Reasoning        *string
 	ReasoningDetails *string
 	FinishReason     *string

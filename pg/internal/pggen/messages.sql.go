@@ -28,13 +28,13 @@ func (q *Queries) MessageIDByIdempotencyKey(ctx context.Context, db DBTX, arg Me
 
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at
 ) VALUES (
     $1, $2, $3, $4,
-    $5, $6, $7, $8,
-    $9, $10, $11, $12,
-    $13
+    $5, $6, $7, $8, $9,
+    $10, $11, $12, $13,
+    $14
 )
 RETURNING id
 `
@@ -46,6 +46,7 @@ type MessageInsertParams struct {
 	ToolName         *string
 	ToolCallID       *string
 	ToolCallsJson    *string
+	ToolText         *string
 	Reasoning        *string
 	ReasoningDetails *string
 	FinishReason     *string
@@ -63,6 +64,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.ToolName,
 		arg.ToolCallID,
 		arg.ToolCallsJson,
+		arg.ToolText,
 		arg.Reasoning,
 		arg.ReasoningDetails,
 		arg.FinishReason,
@@ -77,7 +79,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, tool_text FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -127,6 +129,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -139,7 +142,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, tool_text FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -189,6 +192,7 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.OriginID,
 			&i.ReasoningDetails,
 			&i.PlatformMessageID,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}

@@ -37,6 +37,7 @@ type Message struct {
 	OriginID          *int64
 	ReasoningDetails  *string
 	PlatformMessageID *string
+	ToolText          *string
 }
 
 type Meta struct {
