@@ -1,8 +1,10 @@
 package db
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/internal/searchtext"
@@ -132,5 +134,33 @@ func TestMigrate_ToolCallsDown(t *testing.T) {
 	}
 	if err := d.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM messages_fts('calling')").Scan(&n); err != nil || n != 1 {
 		t.Errorf("the word index after Down finds %d, %v; want 1", n, err)
+	}
+}
+
+// Open's patience bounds waiting for other processes, not the migrations:
+// one cut off would roll back, and be cut off again at every Open.
+func TestMigrate_RunsPastItsContextsDeadline(t *testing.T) {
+	path := t.TempDir() + "/state.db"
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.MustCreate(t, s.Store, NewSession{ID: "a"})
+	storetest.AppendTexts(t, s.Store, "a", "carried forward")
+	s.Close()
+	migrateDownTo(t, path, 8)
+	d, err := openDB(path, kindWriter, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel()
+	if err := migrate(ctx, d); err != nil {
+		t.Fatalf("migrate with its deadline past: %v", err)
+	}
+	var v int64
+	if err := d.QueryRowContext(t.Context(), schemaVersionSQL).Scan(&v); err != nil || v != latestMigration() {
+		t.Errorf("schema version %d, %v; want %d", v, err, latestMigration())
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // TestSearch_ToolCalls: a tool call is found by its function's name and
 // by the words, phrases and substrings (CJK included) of its arguments,
 // with the filters and snippets of any hit — both while the engine has not
-// indexed it yet and once it has — and no longer after a rewind.
+// indexed it yet and once it has; an imported call and a compression
+// child's copy likewise; no longer after a rewind or a delete.
 func testSearch_ToolCalls(t *testing.T, e Engine) {
 	f := newSearchFixture(t, e.Open)
 	var release func() int
@@ -88,7 +90,58 @@ func testSearch_ToolCalls(t *testing.T, e Engine) {
 		}
 		check(t, "Indexed")
 	}
-	if _, err := f.s.RewindTo(t.Context(), "tc", f.ids["ask"], RewindOptions{}); err != nil {
+	findsOnly := func(what, query string, want ...string) {
+		t.Helper()
+		hits, err := f.s.Search(t.Context(), query, SearchOptions{Sort: SortOldest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.SessionID)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: Search(%q) sessions (-want +got):\n%s", what, query, diff)
+		}
+	}
+	// An imported call is searchable as an appended one.
+	var export bytes.Buffer
+	if _, err := f.s.Export(t.Context(), &export, ExportOptions{SessionID: "tc"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.DeleteSession(t.Context(), "tc", DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	findsOnly("deleted", "frobnicate")
+	if _, err := f.s.Import(t.Context(), &export, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	findsOnly("imported", "frobnicate", "tc")
+	findsOnly("imported, CJK", "天気予報", "tc")
+	// A compression child's copy of a call is found, and the ended
+	// parent's original.
+	newTestSession(t, f.s, "cc")
+	h := LockFor(t, f.s, "cc")
+	wm, err := f.s.ActiveWatermark(t.Context(), "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.AppendMessage(t.Context(), "cc", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{
+		{ID: "k1", Name: "map_lookup", Arguments: `{"place":"okapi reserve 北京の地図"}`}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.PublishCompressionChild(t.Context(), "cc", Continuation{Holder: h, Watermark: wm, Child: NewSession{ID: "cc-child"},
+		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	findsOnly("continued", "okapi", "cc", "cc-child")
+	findsOnly("continued, CJK", "北京の地図", "cc", "cc-child")
+	findsOnly("continued, by name", "map_lookup", "cc", "cc-child")
+	imported, err := f.s.Messages(t.Context(), "tc", MessageQuery{Limit: 1}) // the imported "ask"
+	if err != nil || len(imported) != 1 {
+		t.Fatalf("imported messages: %v, %v", imported, err)
+	}
+	if _, err := f.s.RewindTo(t.Context(), "tc", imported[0].ID, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"frobnicate", "weather_lookup", "天気予報", "天気", "quokka"} {
