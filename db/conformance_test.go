@@ -48,5 +48,19 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("exec %q: %v", query, err)
 			}
 		},
+		HoldIndexing: func(t testing.TB, st *store.Store) func() int {
+			mu.Lock()
+			s := engines[st]
+			mu.Unlock()
+			s.w.ix.paused.Store(true)
+			return func() int {
+				n := s.Stats().IndexQueued
+				if err := s.IndexNow(t.Context()); err != nil {
+					t.Fatalf("IndexNow: %v", err)
+				}
+				s.w.ix.paused.Store(false)
+				return int(n)
+			}
+		},
 	})
 }

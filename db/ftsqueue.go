@@ -63,13 +63,13 @@ func markFTSStaleAndDropQueue(ctx context.Context, tx gen.DBTX) error {
 // Hand-written: sqlc cannot see FTS5's shadow tables (*_docsize, one row
 // per indexed message).
 var indexSliceSQL = []string{
-	`INSERT INTO messages_fts (rowid, content, tool_name)
-	 SELECT m.id, m.content, m.tool_name FROM fts_pending p JOIN messages m ON m.id = p.id
+	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
+	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM fts_pending p JOIN messages m ON m.id = p.id
 	 WHERE p.id <= ?1
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id)`,
-	`INSERT INTO messages_fts_trigram (rowid, content)
-	 SELECT m.id, m.content FROM fts_pending p JOIN messages m ON m.id = p.id
+	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
+	 SELECT m.id, m.content, m.tool_text FROM fts_pending p JOIN messages m ON m.id = p.id
 	 WHERE p.id <= ?1
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)`,

@@ -82,7 +82,7 @@ type genDBTX = gen.DBTX
 // migrateDownTo takes the closed store at path back to an older schema
 // version with the migrations' own Down steps, as a file written by an
 // earlier sessiondb would be.
-func migrateDownTo(t *testing.T, path string, version int64) {
+func migrateDownTo(t testing.TB, path string, version int64) {
 	t.Helper()
 	d, err := openDB(path, kindRepair, 1, "")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 // How each Hermes column is carried over. A column in neither set that
@@ -327,13 +328,14 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 	if err := nm.Validate(); err != nil {
 		return foreignMessage{}, err
 	}
-	var toolCalls *string
+	var toolCalls, toolText *string
 	if len(nm.ToolCalls) > 0 {
 		b, err := json.Marshal(nm.ToolCalls)
 		if err != nil {
 			return foreignMessage{}, invalid("tool calls: %v", err)
 		}
 		toolCalls = rules.Ptr(string(b))
+		toolText = searchtext.ToolText(*toolCalls)
 	}
 	var tokens *int64
 	if nm.TokenCount > 0 {
@@ -348,7 +350,7 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 	}
 	fm := foreignMessage{p: gen.ForeignMessageInsertParams{
 		Role: string(nm.Role), Content: nm.Content, ToolName: rules.Ptr(nm.ToolName), ToolCallID: rules.Ptr(nm.ToolCallID),
-		ToolCallsJson: toolCalls, Reasoning: rules.Ptr(nm.Reasoning), FinishReason: rules.Ptr(nm.FinishReason),
+		ToolCallsJson: toolCalls, ToolText: toolText, Reasoning: rules.Ptr(nm.Reasoning), FinishReason: rules.Ptr(nm.FinishReason),
 		TokenCount: tokens, State: string(state), IsSummary: rules.B2I(r.int("_compressed_summary") != 0),
 		IdempotencyKey: rules.Ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
 	}, toolCalls: int64(len(nm.ToolCalls))}

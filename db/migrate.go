@@ -16,7 +16,15 @@ import (
 // migrate brings the schema up to date. The caller holds the migration
 // lock: goose keeps no lock of its own on SQLite and its version table has
 // no unique constraint, so two racing processes would both apply version 1.
+//
+// Migrations, once begun, run to their end, whatever ctx's deadline
+// (Open's patience, which bounds waiting for another process, not this
+// work): each runs in one transaction, so an interrupted one is rolled
+// back, and every later Open would begin it again and be cut off at the
+// same point — a file that could never be opened. One that rebuilds the
+// full-text indexes (version 10) takes seconds per 100,000 messages.
 func migrate(ctx context.Context, pool *sql.DB) error {
+	ctx = context.WithoutCancel(ctx)
 	p, err := goose.NewProvider(goose.DialectSQLite3, pool, migrationFS(),
 		goose.WithDisableGlobalRegistry(true))
 	if err != nil {

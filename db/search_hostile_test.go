@@ -137,7 +137,8 @@ func TestSearch_StaleIndexScans(t *testing.T) {
 		{"kubectl", SearchOptions{}, []string{"", "logs", "k8s-answer"}}, // relevance: newest first
 		{"KUBECTL", SearchOptions{SessionID: "s2", Limit: 1}, []string{""}},
 		{"kubectl", SearchOptions{Roles: []Role{RoleAssistant}, Source: "gateway"}, []string{"logs"}},
-		{"shell_exec", SearchOptions{}, []string{"tool-out"}}, // the tool name
+		{"shell_exec", SearchOptions{}, []string{"tool-out", "k8s-answer"}}, // the tool name, and the call's name
+		{"cmd", SearchOptions{}, []string{"k8s-answer"}},                    // a word of the call's arguments
 		{"zanzibar", SearchOptions{}, []string{"compacted"}},
 		{"検索", SearchOptions{}, []string{"cjk"}},
 		{"kubectl", SearchOptions{Sort: SortOldest, Offset: 1, Limit: 1}, []string{"logs"}},

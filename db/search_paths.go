@@ -114,6 +114,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 			m := gen.MessageSearchHighlightRow{ID: t.ID}
 			m.Content, _ = searchtext.WordHighlight(t.Content, p.terms)
 			m.ToolName, _ = searchtext.WordHighlight(t.ToolName, p.terms)
+			m.ToolText, _ = searchtext.WordHighlight(t.ToolText, p.terms)
 			byID[t.ID] = m
 		}
 	}
@@ -122,10 +123,11 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		if !ok {
 			continue
 		}
-		if snip, ok := searchtext.HighlightSnippet(m.Content); ok {
-			hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
-		} else if snip, ok := searchtext.HighlightSnippet(m.ToolName); ok {
-			hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
+		for _, marked := range []string{m.Content, m.ToolName, m.ToolText} {
+			if snip, ok := searchtext.HighlightSnippet(marked); ok {
+				hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
+				break
+			}
 		}
 	}
 	return hits, nil
@@ -239,7 +241,8 @@ func (p *searchPlan) withTextSnippets(ctx context.Context, q gen.DBTX, rows []se
 }
 
 // addSnippets reads the hits' texts and sets each snippet from find: around
-// the match in the content, else in the tool name, else the content's
+// the match in the content, else in the tool name, else in the tool text
+// (a call's name and arguments: what the hit matched), else the content's
 // start. It returns the indexes of the hits where find matched neither.
 func addSnippets(ctx context.Context, q gen.DBTX, hits []driver.SearchHit, find func(string) (string, bool)) (missed []int, err error) {
 	texts, err := queries.MessageSearchTexts(ctx, q, hitIDs(hits))
@@ -253,9 +256,12 @@ func addSnippets(ctx context.Context, q gen.DBTX, hits []driver.SearchHit, find 
 	for i := range hits {
 		t := byID[hits[i].MessageID]
 		snip, ok := find(t.Content)
-		if !ok {
-			if tool, toolOK := find(t.ToolName); toolOK {
-				snip, ok = tool, true
+		for _, other := range []string{t.ToolName, t.ToolText} {
+			if ok {
+				break
+			}
+			if s, found := find(other); found {
+				snip, ok = s, true
 			}
 		}
 		hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)

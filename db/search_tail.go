@@ -23,7 +23,7 @@ import (
 // tailRow is a queued message the search's filters let through.
 type tailRow struct {
 	searchRow
-	content, toolName string
+	content, toolName, toolText string
 	// Whether the word or the trigram index already holds the row (a
 	// rebuild run by hand that left the queue alone): the index finds it.
 	inWords, inTrigram bool
@@ -34,7 +34,7 @@ type tailRow struct {
 // (*_docsize, one row per indexed message).
 const searchTailSQL = `
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at,
-       m.content,
+       m.content, CAST(COALESCE(m.tool_text, '') AS TEXT),
        EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id),
        EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)
 FROM fts_pending p
@@ -58,7 +58,7 @@ func (p *searchPlan) loadTail(ctx context.Context, q gen.DBTX) ([]tailRow, error
 		var t tailRow
 		r := &t.searchRow
 		if err := rows.Scan(&r.ID, &r.SessionID, &r.Role, &r.ToolName, &r.CreatedAt, &r.Source, &r.Model, &r.StartedAt,
-			&t.content, &t.inWords, &t.inTrigram); err != nil {
+			&t.content, &t.toolText, &t.inWords, &t.inTrigram); err != nil {
 			return nil, err
 		}
 		t.toolName = rules.Str(r.ToolName)
@@ -68,8 +68,8 @@ func (p *searchPlan) loadTail(ctx context.Context, q gen.DBTX) ([]tailRow, error
 }
 
 // wordTail is the queued rows the word index would match: every term's
-// tokens side by side in the content or in the tool name (one column:
-// FTS5 matches a phrase within a column). Newest first.
+// tokens side by side in the content, the tool name or the tool text
+// (one column: FTS5 matches a phrase within a column). Newest first.
 func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 	if len(tail) == 0 {
 		return nil
@@ -84,17 +84,21 @@ func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 		phrases[i] = b.String()
 	}
 	var hits []searchRow
-	var content, tool strings.Builder
+	var cols [3]strings.Builder
+	var tokens [3]string
 	for _, t := range tail {
 		if t.inWords {
 			continue
 		}
-		content.Reset()
-		tool.Reset()
-		searchtext.WordTokens(&content, t.content)
-		searchtext.WordTokens(&tool, t.toolName)
-		c, tn := content.String(), tool.String()
-		if !slices.ContainsFunc(phrases, func(ph string) bool { return !strings.Contains(c, ph) && !strings.Contains(tn, ph) }) {
+		for i, text := range [3]string{t.content, t.toolName, t.toolText} {
+			cols[i].Reset()
+			searchtext.WordTokens(&cols[i], text)
+			tokens[i] = cols[i].String()
+		}
+		inNone := func(ph string) bool {
+			return !strings.Contains(tokens[0], ph) && !strings.Contains(tokens[1], ph) && !strings.Contains(tokens[2], ph)
+		}
+		if !slices.ContainsFunc(phrases, inNone) {
 			hits = append(hits, t.searchRow)
 		}
 	}
@@ -102,9 +106,10 @@ func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 }
 
 // trigramTail is the queued rows the trigram route would match: every
-// term of three characters or more a substring of the content as the
-// trigram tokenizer folds it, every shorter one as SQLite's lower()
-// folds it (instr). Newest first.
+// term of three characters or more a substring of the content or of the
+// tool text as the trigram tokenizer folds them (FTS5 matches each phrase
+// in any column), every shorter one of either as SQLite's lower() folds
+// it (instr). Newest first.
 func (p *searchPlan) trigramTail(tail []tailRow) []searchRow {
 	if len(tail) == 0 {
 		return nil
@@ -120,20 +125,24 @@ func (p *searchPlan) trigramTail(tail []tailRow) []searchRow {
 		}
 	}
 	var hits []searchRow
-	var folded strings.Builder
+	var folded, foldedTool strings.Builder
 	for _, t := range tail {
 		if t.inTrigram {
 			continue
 		}
 		folded.Reset()
+		foldedTool.Reset()
 		searchtext.TrigramText(&folded, t.content)
-		f := folded.String()
-		if slices.ContainsFunc(long, func(term string) bool { return !strings.Contains(f, term) }) {
+		searchtext.TrigramText(&foldedTool, t.toolText)
+		f, ft := folded.String(), foldedTool.String()
+		if slices.ContainsFunc(long, func(term string) bool { return !strings.Contains(f, term) && !strings.Contains(ft, term) }) {
 			continue
 		}
 		if len(short) > 0 {
-			lower := searchtext.SQLLower(t.content)
-			if slices.ContainsFunc(short, func(term string) bool { return !strings.Contains(lower, term) }) {
+			lower, lowerTool := searchtext.SQLLower(t.content), searchtext.SQLLower(t.toolText)
+			if slices.ContainsFunc(short, func(term string) bool {
+				return !strings.Contains(lower, term) && !strings.Contains(lowerTool, term)
+			}) {
 				continue
 			}
 		}

@@ -43,6 +43,10 @@ var tailCorpus = []keyedMessage{
 	{"tool-shell", NewMessage{Role: RoleTool, ToolName: "shell_exec", Content: "ran ls -la in cafe dir"}},
 	{"tool-web", NewMessage{Role: RoleTool, ToolName: "web.search", Content: "results for Straße"}},
 	{"system", NewMessage{Role: RoleSystem, Content: "system prompt: be terse"}},
+	{"call-write", NewMessage{Role: RoleAssistant, Content: "writing the file", ToolCalls: []ToolCall{
+		{ID: "w1", Name: "write_file", Arguments: `{"path":"/srv/app/Straße.go","content":"package main // 日本語の引数 Café"}`},
+		{ID: "w2", Name: "git.commit", Arguments: `{"message":"fix the flaky quokka test"}`}}}},
+	{"call-bare", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "b1", Name: "list_dir", Arguments: "not json: zebra crossing"}}}},
 	user("long", strings.Repeat("lorem ipsum dolor ", 300)+"needle at the end"),
 }
 
@@ -61,6 +65,9 @@ var tailQueries = []string{
 	"content:cafe", "tool_name:shell", "foo*", "^foo", "(cafe)", "lait café", "results straße",
 	"system prompt", "terse", "needle", "lorem needle", "end", "dolor lorem", "ipsum dolor lorem",
 	"ore", "psu", "ak", "ée", "é",
+	"write_file", "write", "git.commit", "commit", "quokka", `"flaky quokka"`, `"quokka flaky"`, "flaky test",
+	"srv app", "straße.go", "日本語の引数", "引数", "café main", "package", "list_dir", "zebra", `"zebra crossing"`,
+	"not json", "uokk", "ebra cro", "writing quokka", "file quokka", "w1", "path",
 }
 
 // tailFixture fills a store with tailCorpus in two sessions (and a

@@ -137,7 +137,9 @@ func TestSearch(t *testing.T) {
 	}{
 		{"ByContent", "kubectl", oldest, []string{"k8s-answer", "logs"}, routeWords},
 		{"CaseFolded", "KUBECTL", oldest, []string{"k8s-answer", "logs"}, routeWords},
-		{"ByToolName", "shell_exec", oldest, []string{"tool-out"}, routeWords},
+		{"ByToolName", "shell_exec", oldest, []string{"k8s-answer", "tool-out"}, routeWords},
+		{"ByToolNameOfResult", "shell_exec", SearchOptions{Roles: []Role{RoleTool}}, []string{"tool-out"}, routeWords},
+		{"ByToolCallArgument", "cmd", oldest, []string{"k8s-answer"}, routeWords},
 		{"DottedTerm", "foo.bar", oldest, []string{"k8s-answer"}, routeWords},
 		{"HyphenatedTerm", "gpt-4o", oldest, []string{"k8s-answer"}, routeWords},
 		{"VersionTerm", "v1.2.3", oldest, []string{"k8s-answer"}, routeWords},
@@ -184,7 +186,7 @@ func TestSearch(t *testing.T) {
 
 func TestSearch_HitFields(t *testing.T) {
 	f := conversationFixture(t, Options{})
-	hits, err := f.s.Search(t.Context(), "shell_exec", SearchOptions{})
+	hits, err := f.s.Search(t.Context(), "shell_exec", SearchOptions{Roles: []Role{RoleTool}})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}

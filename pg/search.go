@@ -107,13 +107,17 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 			query = append(query, "sessiondb_phrase("+arg(t)+")")
 		}
 		tsq := "(" + strings.Join(query, " && ") + ")"
-		match = append(match, "sessiondb_words(m.content, m.tool_name) @@ "+tsq)
+		const words = "sessiondb_words(m.content, m.tool_name, m.tool_text)"
+		match = append(match, words+" @@ "+tsq)
 		if ranked {
-			rank = "ts_rank(sessiondb_words(m.content, m.tool_name), " + tsq + ")"
+			rank = "ts_rank(" + words + ", " + tsq + ")"
 		}
 	} else {
+		// Each term in the content or in the tool text (SQLite's trigram
+		// index has both columns); each side has its trigram index.
 		for _, t := range req.Terms {
-			match = append(match, "m.content ILIKE "+arg("%"+likeEscape(t)+"%"))
+			pattern := arg("%" + likeEscape(t) + "%")
+			match = append(match, "(m.content ILIKE "+pattern+" OR m.tool_text ILIKE "+pattern+")")
 		}
 	}
 	where := []string{"m.state <> 'rewound'", "s.hidden = 0"}
@@ -128,7 +132,7 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 		where = append(where, "m.role = ANY("+arg(req.Roles)+")")
 	}
 	const cols = `m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
-		s.source, COALESCE(s.model, ''), s.started_at, m.content`
+		s.source, COALESCE(s.model, ''), s.started_at, m.content, COALESCE(m.tool_text, '')`
 	const from = "messages m JOIN sessions s ON s.id = m.session_id"
 	var sql string
 	if ranked {
@@ -153,29 +157,30 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 	var hits []driver.SearchHit
 	for rows.Next() {
 		var h driver.SearchHit
-		var content string
+		var content, toolText string
 		if err := rows.Scan(&h.MessageID, &h.SessionID, &h.Role, &h.ToolName, &h.CreatedAt,
-			&h.Source, &h.Model, &h.SessionStartedAt, &content); err != nil {
+			&h.Source, &h.Model, &h.SessionStartedAt, &content, &toolText); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		h.Snippet, h.Marks = searchtext.PublishSnippet(snippet(content, h.ToolName, req.Terms, byWords))
+		h.Snippet, h.Marks = searchtext.PublishSnippet(snippet(content, h.ToolName, toolText, req.Terms, byWords))
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
 }
 
 // snippet cuts a hit's snippet as SQLite's engine does: around the first
-// match in the content, else in the tool name, by the route's rules
+// match in the content, else in the tool name, else in the tool text (a
+// call's name and arguments), by the route's rules
 // (whole words, or substrings); a word hit WordSnippet cannot place (the
 // index folded a diacritic) is marked by the tokenizer's rules, and one
 // nothing places gets the start of the content, unmarked.
-func snippet(content, toolName string, terms searchtext.Terms, byWords bool) string {
+func snippet(content, toolName, toolText string, terms searchtext.Terms, byWords bool) string {
 	find := searchtext.SubstringSnippet
 	if byWords {
 		find = searchtext.WordSnippet
 	}
-	for _, text := range []string{content, toolName} {
+	for _, text := range []string{content, toolName, toolText} {
 		if snip, ok := find(text, terms); ok {
 			return snip
 		}
@@ -183,7 +188,7 @@ func snippet(content, toolName string, terms searchtext.Terms, byWords bool) str
 	if byWords {
 		// The index folds diacritics, WordSnippet does not: mark what the
 		// index matched by the tokenizer's own rules.
-		for _, text := range []string{content, toolName} {
+		for _, text := range []string{content, toolName, toolText} {
 			if marked, ok := searchtext.WordHighlight(text, terms); ok {
 				if snip, ok := searchtext.HighlightSnippet(marked); ok {
 					return snip

@@ -23,7 +23,7 @@
 -- branches test the same thing: the threshold only picks the cheaper path.
 
 -- name: MessageSearchWordsRank :many
--- The word index (unicode61, content and tool name): the window (the newest
+-- The word index (unicode61: content, tool name and tool text): the window (the newest
 -- window_size visible matches through the filters), best match (bm25) first,
 -- then newest.
 WITH w AS (
@@ -52,7 +52,7 @@ JOIN sessions s ON s.id = m.session_id
 ORDER BY p.score, p.id DESC;
 
 -- name: MessageSearchWordsNewest :many
--- The word index (unicode61, content and tool name). Newest first.
+-- The word index (unicode61: content, tool name and tool text). Newest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
 JOIN messages m ON m.id = f.rowid
@@ -65,7 +65,7 @@ ORDER BY f.rowid DESC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchWordsOldest :many
--- The word index (unicode61, content and tool name). Oldest first.
+-- The word index (unicode61: content, tool name and tool text). Oldest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
 JOIN messages m ON m.id = f.rowid
@@ -78,8 +78,9 @@ ORDER BY f.rowid ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchTrigramRank :many
--- The trigram index (substrings of content, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr.
+-- The trigram index (substrings of content and tool text, for unsegmented scripts and
+-- word-index misses); terms shorter than a trigram are checked with instr
+-- (each in the content or the tool text).
 -- The window (the newest window_size visible matches through the filters and
 -- the short terms), best match (bm25) first, then newest.
 WITH w AS (
@@ -98,7 +99,8 @@ WITH w AS (
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
-                    WHERE instr(lower(m.content), lower(t.value)) = 0)
+                    WHERE instr(lower(m.content), lower(t.value)) = 0
+                      AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
   LIMIT sqlc.arg(window_size)
 )
@@ -110,8 +112,9 @@ JOIN sessions s ON s.id = m.session_id
 ORDER BY p.score, p.id DESC;
 
 -- name: MessageSearchTrigramNewest :many
--- The trigram index (substrings of content, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr.
+-- The trigram index (substrings of content and tool text, for unsegmented scripts and
+-- word-index misses); terms shorter than a trigram are checked with instr
+-- (each in the content or the tool text).
 -- Newest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
@@ -122,13 +125,15 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
+                  WHERE instr(lower(m.content), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchTrigramOldest :many
--- The trigram index (substrings of content, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr.
+-- The trigram index (substrings of content and tool text, for unsegmented scripts and
+-- word-index misses); terms shorter than a trigram are checked with instr
+-- (each in the content or the tool text).
 -- Oldest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
@@ -139,13 +144,14 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
+                  WHERE instr(lower(m.content), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchScanNewest :many
 -- Without the index (marked stale or damaged): every term a substring of the
--- content or the tool name (ASCII case folded). Newest first, among the ids
+-- content, the tool name or the tool text (ASCII case folded). Newest first, among the ids
 -- in (after_id, before_id): the scan reads the table a window at a time.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
@@ -157,13 +163,14 @@ WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
-                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
+                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id DESC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchScanOldest :many
 -- Without the index (marked stale or damaged): every term a substring of the
--- content or the tool name (ASCII case folded). Oldest first, among the ids
+-- content, the tool name or the tool text (ASCII case folded). Oldest first, among the ids
 -- in (after_id, before_id): the scan reads the table a window at a time.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
@@ -175,27 +182,30 @@ WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
-                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
+                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchHighlight :many
--- The matches of the word index in content and tool name, between the bytes
+-- The matches of the word index in content, tool name and tool text, between the bytes
 -- FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
 -- bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
 -- JOINs keep SQLite from walking every match: the ids drive.
 SELECT m.id,
        CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name
+       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name,
+       CAST(COALESCE(highlight(messages_fts, 2, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_text
 FROM json_each(CAST(sqlc.arg(ids) AS TEXT)) j
 CROSS JOIN messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
 CROSS JOIN messages m
 WHERE f.rowid = j.value AND m.id = f.rowid;
 
 -- name: MessageSearchTexts :many
--- Content and tool name of one page of hits (ids: a JSON array), for
--- snippets built in Go.
-SELECT id, content, CAST(COALESCE(tool_name, '') AS TEXT) AS tool_name
+-- Content, tool name and tool text of one page of hits (ids: a JSON
+-- array), for snippets built in Go.
+SELECT id, content, CAST(COALESCE(tool_name, '') AS TEXT) AS tool_name,
+       CAST(COALESCE(tool_text, '') AS TEXT) AS tool_text
 FROM messages
 WHERE id IN (SELECT value FROM json_each(CAST(sqlc.arg(ids) AS TEXT)));
 

@@ -70,23 +70,13 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
 CREATE INDEX messages_session_state ON messages (session_id, state, id);
 
 CREATE UNIQUE INDEX messages_idempotency ON messages (session_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
-
-CREATE VIRTUAL TABLE messages_fts USING fts5 (
-    content, tool_name,
-    content = 'messages', content_rowid = 'id', tokenize = 'unicode61'
-);
-
-CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
-    content,
-    content = 'messages', content_rowid = 'id', tokenize = 'trigram'
-);
 
 CREATE TABLE meta (
     key        TEXT    PRIMARY KEY NOT NULL,
@@ -135,26 +125,6 @@ CREATE TABLE fts_pending (
     id INTEGER PRIMARY KEY NOT NULL
 , queued_at INTEGER NOT NULL DEFAULT 0);
 
-CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name)
-        SELECT 'delete', old.id, old.content, old.tool_name
-        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content)
-        SELECT 'delete', old.id, old.content
-        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
-    DELETE FROM fts_pending WHERE id = old.id;
-END;
-
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
- AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name) VALUES ('delete', old.id, old.content, old.tool_name);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-    INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
-    INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);
-END;
-
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
     INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
@@ -192,3 +162,33 @@ END;
 
 CREATE UNIQUE INDEX messages_platform_id ON messages (session_id, platform_message_id)
 WHERE platform_message_id IS NOT NULL;
+
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    content, tool_name, tool_text,
+    content = 'messages', content_rowid = 'id', tokenize = 'unicode61'
+);
+
+CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
+    content, tool_text,
+    content = 'messages', content_rowid = 'id', tokenize = 'trigram'
+);
+
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
+        SELECT 'delete', old.id, old.content, old.tool_name, old.tool_text
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
+        SELECT 'delete', old.id, old.content, old.tool_text
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    DELETE FROM fts_pending WHERE id = old.id;
+END;
+
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name, tool_text ON messages
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+ AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text) VALUES ('delete', old.id, old.content, old.tool_name, old.tool_text);
+    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text) VALUES ('delete', old.id, old.content, old.tool_text);
+    INSERT INTO messages_fts (rowid, content, tool_name, tool_text) VALUES (new.id, new.content, new.tool_name, new.tool_text);
+    INSERT INTO messages_fts_trigram (rowid, content, tool_text) VALUES (new.id, new.content, new.tool_text);
+END;

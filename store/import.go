@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -263,6 +264,7 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata)}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
+					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))
 				}
 				if p.PartsJson, err = rec.partsJSON(); err != nil {
 					return err

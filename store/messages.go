@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -419,6 +420,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 			return p, invalid("tool calls: %v", err)
 		}
 		p.ToolCallsJson = rules.Ptr(string(b))
+		p.ToolText = searchtext.ToolText(string(b))
 	}
 	if len(m.Parts) > 0 {
 		b, err := json.Marshal(m.Parts)

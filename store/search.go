@@ -72,7 +72,9 @@ type SearchHit struct {
 	// Snippet is about 120 characters of the message around its first
 	// match (starting some 40 before it), every match in it between >>>
 	// and <<<, whitespace collapsed, "..." where it was cut. When only
-	// the tool name matched, it is the tool name, marked.
+	// the tool name matched, it is the tool name, marked; when only the
+	// tool calls did, it is cut from them (a call's name, then its
+	// arguments) in the same way.
 	Snippet string
 	// Marks are the matched runs of Snippet (the text between each >>>
 	// and its <<<), as byte offsets. The text itself may hold ">>>": a
@@ -112,12 +114,16 @@ type ContextMessage struct {
 // are a negative limit, offset or context, an unknown role and an
 // unknown sort.
 //
-// Words are matched whole by the word index, in the content and the tool
-// name, case and diacritics ignored; a dotted or hyphenated term
-// (foo.bar, gpt-4o) or a phrase matches its words side by side. A query
-// in a script written without spaces (Chinese, Japanese, Korean, Thai...),
-// or one the word index does not match, is searched as substrings of the
-// content through the trigram index; terms shorter than three characters
+// A message's searchable text is its content, its tool name and its tool
+// calls: each call's function name and its arguments as the model wrote
+// them (a JSON escape in the arguments, \n or \u00e9, is searched as
+// written; call ids are not searched). Words are matched whole by the word
+// index, in any of them, case and diacritics ignored; a dotted or
+// hyphenated term (foo.bar, gpt-4o) or a phrase matches its words side by
+// side, within one of them. A query in a script written without spaces
+// (Chinese, Japanese, Korean, Thai...), or one the word index does not
+// match, is searched as substrings of the content and of the tool calls
+// through the trigram index; terms shorter than three characters
 // are then checked by a substring test, and when no term is three
 // characters long the messages are scanned. Relevance is bm25 (see
 // SortRelevance for the bound on what it ranks).

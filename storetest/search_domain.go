@@ -195,7 +195,9 @@ func testSearch_Finds(t *testing.T, open Opener) {
 	}{
 		{"ByContent", "kubectl", oldest, []string{"k8s-answer", "logs"}},
 		{"CaseFolded", "KUBECTL", oldest, []string{"k8s-answer", "logs"}},
-		{"ByToolName", "shell_exec", oldest, []string{"tool-out"}},
+		{"ByToolName", "shell_exec", oldest, []string{"k8s-answer", "tool-out"}},
+		{"ByToolNameOfResult", "shell_exec", SearchOptions{Roles: []Role{RoleTool}}, []string{"tool-out"}},
+		{"ByToolCallArgument", "cmd", oldest, []string{"k8s-answer"}},
 		{"DottedTerm", "foo.bar", oldest, []string{"k8s-answer"}},
 		{"HyphenatedTerm", "gpt-4o", oldest, []string{"k8s-answer"}},
 		{"VersionTerm", "v1.2.3", oldest, []string{"k8s-answer"}},
@@ -268,7 +270,7 @@ func rankedEventually(t *testing.T, f *searchFixture, query string, opts SearchO
 
 func testSearch_HitFields(t *testing.T, open Opener) {
 	f := conversationFixture(t, open)
-	hits, err := f.s.Search(t.Context(), "shell_exec", SearchOptions{})
+	hits, err := f.s.Search(t.Context(), "shell_exec", SearchOptions{Roles: []Role{RoleTool}})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("hits %v, %v", hits, err)
 	}

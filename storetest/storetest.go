@@ -28,6 +28,12 @@ type Engine struct {
 	// expired cooldown, a link that makes a cycle. The suite writes SQL
 	// that every engine speaks, with $1-style parameters.
 	Exec func(t testing.TB, s *store.Store, query string, args ...any)
+	// HoldIndexing is for an engine that indexes new messages for search
+	// in the background (SQLite): it keeps s from indexing until release,
+	// which indexes every message still waiting and returns how many there
+	// were, so a test searches the same rows both waiting and indexed.
+	// nil: the engine indexes as it writes.
+	HoldIndexing func(t testing.TB, s *store.Store) (release func() int)
 }
 
 // Run runs the whole suite, each test a subtest.

@@ -110,6 +110,7 @@ var suite = []struct {
 	{"Search_HitFields", func(t *testing.T, e Engine) { testSearch_HitFields(t, e.Open) }},
 	{"Search_InvalidInput", func(t *testing.T, e Engine) { testSearch_InvalidInput(t, e.Open) }},
 	{"Search_Paging", func(t *testing.T, e Engine) { testSearch_Paging(t, e.Open) }},
+	{"Search_ToolCalls", testSearch_ToolCalls},
 	{"Session_NotFound", func(t *testing.T, e Engine) { testSession_NotFound(t, e.Open) }},
 	{"SetAutoTitle_Ranks", func(t *testing.T, e Engine) { testSetAutoTitle_Ranks(t, e.Open) }},
 	{"SetAutoTitle_Refusals", func(t *testing.T, e Engine) { testSetAutoTitle_Refusals(t, e.Open) }},

@@ -275,7 +275,14 @@ func TestMCP_ServesTheStore(t *testing.T) {
 		Truncated  bool  `json:"truncated"`
 		NextOffset int   `json:"next_offset"`
 	}
-	c.tool("search_messages", map[string]any{"query": "Lisbon"}, &found)
+	// The weather call's arguments name the city too: tool calls are
+	// searched. The user's own words are the hit read around below.
+	c.tool("search_messages", map[string]any{"query": "Lisbon", "sort": "oldest"}, &found)
+	if len(found.Hits) < 2 || found.Hits[1].Role != "assistant" || !strings.Contains(found.Hits[1].Snippet, ">>>Lisbon<<<") {
+		t.Fatalf("search Lisbon (the user's turn, then the weather call): %+v", found)
+	}
+	found.Hits = nil
+	c.tool("search_messages", map[string]any{"query": "Lisbon", "roles": []string{"user"}}, &found)
 	if len(found.Hits) == 0 || found.Hits[0].SessionID != "demo-trip" || !strings.Contains(found.Hits[0].Snippet, ">>>Lisbon<<<") {
 		t.Fatalf("search Lisbon: %+v", found)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
 WHERE session_id = ?1 AND id > ?2
 ORDER BY id
 LIMIT ?3
@@ -52,6 +52,7 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.PartsJson,
 			&i.Model,
 			&i.MetadataJson,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -85,16 +86,16 @@ func (q *Queries) MessageIDBySeq(ctx context.Context, db DBTX, arg MessageIDBySe
 
 const messageImport = `-- name: MessageImport :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7,
-    ?8, ?9, ?10,
-    ?11, ?12, ?13,
-    ?14, ?15, ?16,
-    ?17, ?18, ?19
+    ?5, ?6, ?7, ?8,
+    ?9, ?10, ?11,
+    ?12, ?13, ?14,
+    ?15, ?16, ?17,
+    ?18, ?19, ?20
 )
 RETURNING id
 `
@@ -106,6 +107,7 @@ type MessageImportParams struct {
 	ToolName          *string
 	ToolCallID        *string
 	ToolCallsJson     *string
+	ToolText          *string
 	Reasoning         *string
 	ReasoningDetails  *string
 	FinishReason      *string
@@ -129,6 +131,7 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.ToolName,
 		arg.ToolCallID,
 		arg.ToolCallsJson,
+		arg.ToolText,
 		arg.Reasoning,
 		arg.ReasoningDetails,
 		arg.FinishReason,

@@ -11,15 +11,15 @@ import (
 
 const foreignMessageInsert = `-- name: ForeignMessageInsert :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
     idempotency_key, created_at, metadata_json
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7,
-    ?8, ?9, ?10,
-    ?11, ?12, ?13,
-    ?14, ?15, ?16
+    ?5, ?6, ?7, ?8,
+    ?9, ?10, ?11,
+    ?12, ?13, ?14,
+    ?15, ?16, ?17
 )
 RETURNING id
 `
@@ -31,6 +31,7 @@ type ForeignMessageInsertParams struct {
 	ToolName          *string
 	ToolCallID        *string
 	ToolCallsJson     *string
+	ToolText          *string
 	Reasoning         *string
 	ReasoningDetails  *string
 	FinishReason      *string
@@ -51,6 +52,7 @@ func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.ToolName,
 		arg.ToolCallID,
 		arg.ToolCallsJson,
+		arg.ToolText,
 		arg.Reasoning,
 		arg.ReasoningDetails,
 		arg.FinishReason,

@@ -45,15 +45,18 @@ type Message struct {
 	PartsJson         *string
 	Model             *string
 	MetadataJson      *string
+	ToolText          *string
 }
 
 type MessagesFt struct {
 	Content  string
 	ToolName string
+	ToolText string
 }
 
 type MessagesFtsTrigram struct {
-	Content string
+	Content  string
+	ToolText string
 }
 
 type Meta struct {

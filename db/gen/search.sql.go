@@ -125,7 +125,8 @@ func (q *Queries) MessageMaxID(ctx context.Context, db DBTX) (int64, error) {
 const messageSearchHighlight = `-- name: MessageSearchHighlight :many
 SELECT m.id,
        CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name
+       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name,
+       CAST(COALESCE(highlight(messages_fts, 2, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_text
 FROM json_each(CAST(?1 AS TEXT)) j
 CROSS JOIN messages_fts(CAST(?2 AS TEXT)) f
 CROSS JOIN messages m
@@ -141,9 +142,10 @@ type MessageSearchHighlightRow struct {
 	ID       int64
 	Content  string
 	ToolName string
+	ToolText string
 }
 
-// The matches of the word index in content and tool name, between the bytes
+// The matches of the word index in content, tool name and tool text, between the bytes
 // FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
 // bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
 // JOINs keep SQLite from walking every match: the ids drive.
@@ -156,7 +158,12 @@ func (q *Queries) MessageSearchHighlight(ctx context.Context, db DBTX, arg Messa
 	items := []MessageSearchHighlightRow{}
 	for rows.Next() {
 		var i MessageSearchHighlightRow
-		if err := rows.Scan(&i.ID, &i.Content, &i.ToolName); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Content,
+			&i.ToolName,
+			&i.ToolText,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -181,7 +188,8 @@ WHERE m.id > ?1 AND m.id < ?2
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
-                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
+                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id DESC
 LIMIT ?8 OFFSET ?7
 `
@@ -209,7 +217,7 @@ type MessageSearchScanNewestRow struct {
 }
 
 // Without the index (marked stale or damaged): every term a substring of the
-// content or the tool name (ASCII case folded). Newest first, among the ids
+// content, the tool name or the tool text (ASCII case folded). Newest first, among the ids
 // in (after_id, before_id): the scan reads the table a window at a time.
 func (q *Queries) MessageSearchScanNewest(ctx context.Context, db DBTX, arg MessageSearchScanNewestParams) ([]MessageSearchScanNewestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchScanNewest,
@@ -263,7 +271,8 @@ WHERE m.id > ?1 AND m.id < ?2
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
-                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0)
+                    AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id ASC
 LIMIT ?8 OFFSET ?7
 `
@@ -291,7 +300,7 @@ type MessageSearchScanOldestRow struct {
 }
 
 // Without the index (marked stale or damaged): every term a substring of the
-// content or the tool name (ASCII case folded). Oldest first, among the ids
+// content, the tool name or the tool text (ASCII case folded). Oldest first, among the ids
 // in (after_id, before_id): the scan reads the table a window at a time.
 func (q *Queries) MessageSearchScanOldest(ctx context.Context, db DBTX, arg MessageSearchScanOldestParams) ([]MessageSearchScanOldestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchScanOldest,
@@ -335,7 +344,8 @@ func (q *Queries) MessageSearchScanOldest(ctx context.Context, db DBTX, arg Mess
 }
 
 const messageSearchTexts = `-- name: MessageSearchTexts :many
-SELECT id, content, CAST(COALESCE(tool_name, '') AS TEXT) AS tool_name
+SELECT id, content, CAST(COALESCE(tool_name, '') AS TEXT) AS tool_name,
+       CAST(COALESCE(tool_text, '') AS TEXT) AS tool_text
 FROM messages
 WHERE id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
@@ -344,10 +354,11 @@ type MessageSearchTextsRow struct {
 	ID       int64
 	Content  string
 	ToolName string
+	ToolText string
 }
 
-// Content and tool name of one page of hits (ids: a JSON array), for
-// snippets built in Go.
+// Content, tool name and tool text of one page of hits (ids: a JSON
+// array), for snippets built in Go.
 func (q *Queries) MessageSearchTexts(ctx context.Context, db DBTX, ids string) ([]MessageSearchTextsRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchTexts, ids)
 	if err != nil {
@@ -357,7 +368,12 @@ func (q *Queries) MessageSearchTexts(ctx context.Context, db DBTX, ids string) (
 	items := []MessageSearchTextsRow{}
 	for rows.Next() {
 		var i MessageSearchTextsRow
-		if err := rows.Scan(&i.ID, &i.Content, &i.ToolName); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Content,
+			&i.ToolName,
+			&i.ToolText,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -381,7 +397,8 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?5 AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
+                  WHERE instr(lower(m.content), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
 LIMIT ?7 OFFSET ?6
 `
@@ -407,8 +424,9 @@ type MessageSearchTrigramNewestRow struct {
 	StartedAt int64
 }
 
-// The trigram index (substrings of content, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr.
+// The trigram index (substrings of content and tool text, for unsegmented scripts and
+// word-index misses); terms shorter than a trigram are checked with instr
+// (each in the content or the tool text).
 // Newest first.
 func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg MessageSearchTrigramNewestParams) ([]MessageSearchTrigramNewestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchTrigramNewest,
@@ -460,7 +478,8 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?5 AS TEXT)) t
-                  WHERE instr(lower(m.content), lower(t.value)) = 0)
+                  WHERE instr(lower(m.content), lower(t.value)) = 0
+                    AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
 LIMIT ?7 OFFSET ?6
 `
@@ -486,8 +505,9 @@ type MessageSearchTrigramOldestRow struct {
 	StartedAt int64
 }
 
-// The trigram index (substrings of content, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr.
+// The trigram index (substrings of content and tool text, for unsegmented scripts and
+// word-index misses); terms shorter than a trigram are checked with instr
+// (each in the content or the tool text).
 // Oldest first.
 func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg MessageSearchTrigramOldestParams) ([]MessageSearchTrigramOldestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchTrigramOldest,
@@ -546,7 +566,8 @@ WITH w AS (
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
     AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
-                    WHERE instr(lower(m.content), lower(t.value)) = 0)
+                    WHERE instr(lower(m.content), lower(t.value)) = 0
+                      AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
   LIMIT ?8
 )
@@ -580,8 +601,9 @@ type MessageSearchTrigramRankRow struct {
 	StartedAt int64
 }
 
-// The trigram index (substrings of content, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr.
+// The trigram index (substrings of content and tool text, for unsegmented scripts and
+// word-index misses); terms shorter than a trigram are checked with instr
+// (each in the content or the tool text).
 // The window (the newest window_size visible matches through the filters and
 // the short terms), best match (bm25) first, then newest.
 func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg MessageSearchTrigramRankParams) ([]MessageSearchTrigramRankRow, error) {
@@ -658,7 +680,7 @@ type MessageSearchWordsNewestRow struct {
 	StartedAt int64
 }
 
-// The word index (unicode61, content and tool name). Newest first.
+// The word index (unicode61: content, tool name and tool text). Newest first.
 func (q *Queries) MessageSearchWordsNewest(ctx context.Context, db DBTX, arg MessageSearchWordsNewestParams) ([]MessageSearchWordsNewestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsNewest,
 		arg.Query,
@@ -731,7 +753,7 @@ type MessageSearchWordsOldestRow struct {
 	StartedAt int64
 }
 
-// The word index (unicode61, content and tool name). Oldest first.
+// The word index (unicode61: content, tool name and tool text). Oldest first.
 func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg MessageSearchWordsOldestParams) ([]MessageSearchWordsOldestRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsOldest,
 		arg.Query,
@@ -843,7 +865,7 @@ type MessageSearchWordsRankRow struct {
 // large row's state is checked in messages_session_state instead (one
 // index seek). octet_length reads only the record header, and both
 // branches test the same thing: the threshold only picks the cheaper path.
-// The word index (unicode61, content and tool name): the window (the newest
+// The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match (bm25) first,
 // then newest.
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {

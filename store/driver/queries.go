@@ -154,6 +154,7 @@ type Message struct {
 	PartsJson         *string
 	Model             *string
 	MetadataJson      *string
+	ToolText          *string
 }
 
 type MessageActiveAboveParams struct {
@@ -227,6 +228,7 @@ type MessageImportParams struct {
 	ToolName          *string
 	ToolCallID        *string
 	ToolCallsJson     *string
+	ToolText          *string
 	Reasoning         *string
 	ReasoningDetails  *string
 	FinishReason      *string
@@ -249,6 +251,7 @@ type MessageInsertParams struct {
 	ToolName          *string
 	ToolCallID        *string
 	ToolCallsJson     *string
+	ToolText          *string
 	Reasoning         *string
 	ReasoningDetails  *string
 	FinishReason      *string

@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
 WHERE session_id = $1 AND state = 'active' AND id > $2
 ORDER BY id
 `
@@ -50,6 +50,7 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.PartsJson,
 			&i.Model,
 			&i.MetadataJson,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -99,11 +100,11 @@ func (q *Queries) MessageCompactUpTo(ctx context.Context, db DBTX, arg MessageCo
 
 const messageCopy = `-- name: MessageCopy :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json
 )
-SELECT $1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json,
+SELECT $1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        $2, $3, m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json

@@ -47,15 +47,15 @@ func (q *Queries) MessageIDByPlatformID(ctx context.Context, db DBTX, arg Messag
 
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
-    session_id, role, content, tool_name, tool_call_id, tool_calls_json,
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
     parts_json, model, platform_message_id, metadata_json
 ) VALUES (
     $1, $2, $3, $4,
-    $5, $6, $7, $8,
-    $9, $10, $11, $12,
-    $13, $14, $15, $16,
-    $17
+    $5, $6, $7, $8, $9,
+    $10, $11, $12, $13,
+    $14, $15, $16, $17,
+    $18
 )
 RETURNING id
 `
@@ -67,6 +67,7 @@ type MessageInsertParams struct {
 	ToolName          *string
 	ToolCallID        *string
 	ToolCallsJson     *string
+	ToolText          *string
 	Reasoning         *string
 	ReasoningDetails  *string
 	FinishReason      *string
@@ -88,6 +89,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.ToolName,
 		arg.ToolCallID,
 		arg.ToolCallsJson,
+		arg.ToolText,
 		arg.Reasoning,
 		arg.ReasoningDetails,
 		arg.FinishReason,
@@ -106,7 +108,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -159,6 +161,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.PartsJson,
 			&i.Model,
 			&i.MetadataJson,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}
@@ -171,7 +174,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -224,6 +227,7 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.PartsJson,
 			&i.Model,
 			&i.MetadataJson,
+			&i.ToolText,
 		); err != nil {
 			return nil, err
 		}

@@ -40,6 +40,7 @@ type Message struct {
 	PartsJson         *string
 	Model             *string
 	MetadataJson      *string
+	ToolText          *string
 }
 
 type Meta struct {
