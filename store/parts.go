@@ -75,6 +75,12 @@ type Part struct {
 	// Responses item: msg_…, fc_…, rs_…), which it may require back; any
 	// part may carry one.
 	ItemID string `json:"item_id,omitempty"`
+	// Attributes are the provider's own fields of the part that the store
+	// does not model (an OpenAI message's phase, an Anthropic block's
+	// cache_control or citations), as a JSON object kept byte-exact, so a
+	// converter can send them back. Any part may carry them; they are not
+	// searched and not part of PlainText.
+	Attributes string `json:"attributes,omitempty"`
 }
 
 // validate reports why p cannot be stored (an error matching
@@ -90,13 +96,17 @@ func (p *Part) validate(i int) error {
 			return fail("%v", err)
 		}
 	}
-	for what, v := range map[string]string{"text": p.Text, "url": p.URL, "blob id": p.BlobID, "input": p.Input, "data": p.Data} {
+	for what, v := range map[string]string{"text": p.Text, "url": p.URL, "blob id": p.BlobID, "input": p.Input, "data": p.Data,
+		"attributes": p.Attributes} {
 		if err := rules.CheckText(what, v); err != nil {
 			return fail("%v", err)
 		}
 	}
+	if p.Attributes != "" && !isJSONObject(p.Attributes) {
+		return fail("attributes are not a JSON object")
+	}
 	// unused lists the fields set that the part's type does not use
-	// (every type may carry an item id).
+	// (every type may carry an item id and attributes).
 	unused := func(allowed ...string) error {
 		set := map[string]bool{"text": p.Text != "", "media type": p.MediaType != "", "url": p.URL != "",
 			"blob id": p.BlobID != "", "detail": p.Detail != "", "name": p.Name != "",

@@ -17,16 +17,18 @@ import (
 
 // shapedMessage uses every field of the message shape, with the bytes a
 // store must not touch: a NUL byte and emoji in parts, an inline data: URL
-// image, tool input and metadata whose key order and spacing are the
-// provider's. Content is given (not derived) so that the NUL stays in the
+// image, tool input, part attributes and metadata whose key order and
+// spacing are the provider's. Content is given (not derived) so that the NUL stays in the
 // parts, which every engine can hold as JSON.
 func shapedMessage() NewMessage {
 	return NewMessage{
 		Role:    RoleAssistant,
 		Content: "Here is the chart 👩‍💻",
 		Parts: []Part{
-			{Type: PartText, Text: "Here is the chart\x00 👩‍💻 ✅"},
-			{Type: PartImage, MediaType: "image/png", URL: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==", Detail: "high"},
+			{Type: PartText, Text: "Here is the chart\x00 👩‍💻 ✅", ItemID: "msg_1",
+				Attributes: "{\"phase\": \"commentary\",\"annotations\":[{\"type\":\"url_citation\", \"title\":\"ü\\u00e9\"}] }"},
+			{Type: PartImage, MediaType: "image/png", URL: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==", Detail: "high",
+				Attributes: `{"cache_control":{"type":"ephemeral","ttl":"1h"}}`},
 			{Type: PartFile, MediaType: "application/pdf", BlobID: "blob-7", Name: "report.pdf"},
 			{Type: PartToolUse, ToolCallID: "toolu_01", Name: "plot", Input: "{\"z\": [3, 1],  \"a\" :{\"b\":\"\\u00e9\"}}"},
 			{Type: PartToolResult, ToolCallID: "toolu_01", Text: "ok <b>&</b>", IsError: true},
@@ -97,6 +99,12 @@ func testMessageShape_RoundTripsByteExact(t *testing.T, open Opener) {
 		t.Errorf("derived content %q, model %q, metadata %q, platform id %q", got.Content, got.Model, got.Metadata, got.PlatformMessageID)
 	}
 	checkShape(t, "plain parts", got, plain)
+	// Attributes are kept, not searched: only the text is.
+	for q, want := range map[string]int{"commentary": 0, "ephemeral": 0, "chart": 1} {
+		if hits, err := s.Search(ctx, q, SearchOptions{}); err != nil || len(hits) != want {
+			t.Errorf("Search(%q) = %d hits, %v; want %d", q, len(hits), err, want)
+		}
+	}
 	// A message without parts reads back without them.
 	id, _ = s.AppendMessage(ctx, "s", NewMessage{Role: RoleUser, Content: "just text"})
 	if got, _ := s.Message(ctx, id); got.Parts != nil {
@@ -325,6 +333,8 @@ func testAppendMessage_ShapeRefusals(t *testing.T, open Opener) {
 		{"ImageWithoutMediaType", NewMessage{Parts: []Part{{Type: PartImage, URL: "https://x/y.png"}}}},
 		{"ImageURLAndBlob", NewMessage{Parts: []Part{{Type: PartImage, MediaType: "image/png", URL: "https://x/y.png", BlobID: "b"}}}},
 		{"ToolUseInputNotJSON", NewMessage{Parts: []Part{{Type: PartToolUse, ToolCallID: "c", Name: "n", Input: "{"}}}},
+		{"PartAttributesArray", NewMessage{Parts: []Part{{Type: PartText, Text: "t", Attributes: `[{"phase":"commentary"}]`}}}},
+		{"PartAttributesNotJSON", NewMessage{Parts: []Part{{Type: PartText, Text: "t", Attributes: `{"phase"`}}}},
 		{"TextPartWithURL", NewMessage{Parts: []Part{{Type: PartText, Text: "t", URL: "https://x"}}}},
 		{"ToolCallsDisagree", NewMessage{Parts: []Part{{Type: PartToolUse, ToolCallID: "c", Name: "n"}},
 			ToolCalls: []ToolCall{{ID: "d", Name: "n"}}}},

@@ -113,16 +113,16 @@ func TestToStore_ToolInputValue(t *testing.T) {
 }
 
 // What the store does not model is refused, naming the message and the
-// part, never dropped.
+// part, never dropped: a call of a toolset or made by code execution is
+// another kind of call than the store's, and an image's transformations
+// are not among the attributes kept.
 func TestToStore_Refuses(t *testing.T) {
-	image := anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo=")
-	cached := anthropic.TextBlockParam{Text: "cached", CacheControl: anthropic.NewCacheControlEphemeralParam()}
-	cachedImage := anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo=")
-	cachedImage.OfImage.CacheControl = anthropic.NewCacheControlEphemeralParam()
-	cited := anthropic.NewDocumentBlock(anthropic.PlainTextSourceParam{Data: "text"})
-	cited.OfDocument.Citations = anthropic.CitationsConfigParam{Enabled: anthropic.Bool(true)}
-	withContext := anthropic.NewDocumentBlock(anthropic.URLPDFSourceParam{URL: "https://example.com/a.pdf"})
-	withContext.OfDocument.Context = anthropic.String("from the wiki")
+	toolset := anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{}`), "f")
+	toolset.OfToolUse.ToolsetName = anthropic.String("mcp_github")
+	byCode := anthropic.NewToolUseBlock("toolu_1", json.RawMessage(`{}`), "f")
+	byCode.OfToolUse.Caller = anthropic.ToolUseBlockParamCallerUnion{OfCodeExecution20250825: &anthropic.ServerToolCallerParam{ToolID: "srvtoolu_1"}}
+	shrunk := anthropic.NewImageBlockBase64("image/png", "iVBORw0KGgo=")
+	shrunk.OfImage.Transformations.OversizedImage = "error"
 	search := anthropic.ToolResultBlockParamContentUnion{OfSearchResult: &anthropic.SearchResultBlockParam{
 		Content: []anthropic.TextBlockParam{{Text: "hit"}}, Source: "https://example.com", Title: "Example"}}
 	tests := []struct {
@@ -131,11 +131,9 @@ func TestToStore_Refuses(t *testing.T) {
 		message int
 		part    string
 	}{
-		{"CacheControl", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("x")),
-			anthropic.NewUserMessage(anthropic.ContentBlockParamUnion{OfText: &cached})}, 1, "cache_control"},
-		{"ImageCacheControl", []anthropic.MessageParam{anthropic.NewUserMessage(image, cachedImage)}, 0, "content[1].cache_control"},
-		{"DocumentCitations", []anthropic.MessageParam{anthropic.NewUserMessage(cited)}, 0, "citations"},
-		{"DocumentContext", []anthropic.MessageParam{anthropic.NewUserMessage(withContext)}, 0, "context"},
+		{"ToolUseOfToolset", []anthropic.MessageParam{anthropic.NewAssistantMessage(toolset)}, 0, "toolset_name"},
+		{"ToolUseByCode", []anthropic.MessageParam{anthropic.NewAssistantMessage(byCode)}, 0, "caller"},
+		{"ImageTransformations", []anthropic.MessageParam{anthropic.NewUserMessage(shrunk)}, 0, "transformations"},
 		{"DocumentOfContentBlocks", []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewDocumentBlock(anthropic.ContentBlockSourceParam{
 			Content: anthropic.ContentBlockSourceContentUnionParam{OfString: anthropic.String("x")}}))}, 0, "content blocks"},
 		{"SearchResultInToolResult", []anthropic.MessageParam{anthropic.NewUserMessage(toolResult("t", false, search))}, 0, "search_result"},

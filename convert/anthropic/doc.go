@@ -38,7 +38,15 @@
 //     a plain text source as a "data:text/plain;base64,…" URL (its text
 //     base64-encoded, so the file stays a reference and the text is not
 //     searched as the message's), a file source as BlobID with
-//     "application/octet-stream".
+//     "application/octet-stream";
+//   - a block's fields the store does not model are kept in its part's
+//     Attributes (a JSON object) and sent back: cache_control breakpoints
+//     (on text, image, document, tool_use and tool_result blocks; a
+//     tool_result's on its store.PartToolResult), a text's citations, a
+//     document's citations config and context. A block with any of them is
+//     a part, never Content: a system or user message of one cached text
+//     block is one text part, an assistant message with a cited text or a
+//     cached call ordered Parts.
 //
 // Anthropic's message params carry no model, timestamp, platform id or
 // metadata, so ToStore leaves Model, CreatedAt, PlatformMessageID and
@@ -48,18 +56,21 @@
 // caller's to set from their platform.
 //
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
-// anything the store does not model: cache_control breakpoints, citations
-// and their config, a document's context, a document made of content
-// blocks, search results, server tool blocks, thinking from the user, tool
-// results after user text, a tool_use from the user. It proves it: the
-// messages it returns are converted back (as the store returns them) and
-// compared with the input, and the first difference is named. It also refuses what the store would (a store.ErrInvalidInput
-// from NewMessage.Validate: an image of no media type).
+// anything the store does not model: a document made of content blocks,
+// an image's transformations, search results, server tool blocks, a
+// tool_use of a toolset or made by code execution (its caller), thinking
+// from the user, tool results after user text, a tool_use from the user.
+// It proves it: the messages it returns are converted back (as the store
+// returns them) and compared with the input, and the first difference is
+// named. It also
+// refuses what the store would (a store.ErrInvalidInput from
+// NewMessage.Validate: an image of no media type).
 //
 // FromStore leaves out what Anthropic cannot take back: reasoning of
 // another provider (an OpenAI reasoning item, in ReasoningDetails or a
 // reasoning part), plain Reasoning text without a signed block, item ids
-// (Part.ItemID, ToolCall.ItemID: OpenAI's) and an image's Detail. A part
+// (Part.ItemID, ToolCall.ItemID: OpenAI's), OpenAI's part attributes (a
+// message's phase and status, annotations) and an image's Detail. A part
 // Anthropic has no block for — a file other than a PDF or plain text, a
 // non-PDF file by URL, an image in a system message — is an error
 // matching store.ErrInvalidInput, not a silent drop.

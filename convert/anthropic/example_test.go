@@ -37,7 +37,7 @@ func Example() {
 	}
 	msgs, err := convert.ToStore(turn)
 	if err != nil {
-		panic(err) // cache_control, citations…: not modelled, and said so
+		panic(err) // server tool blocks, search results…: not modelled, and said so
 	}
 	if _, err := s.AppendMessages(ctx, "chat-1", msgs); err != nil {
 		panic(err)

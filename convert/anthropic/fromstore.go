@@ -65,7 +65,11 @@ func systemMessage(m store.Message) (*anthropic.SystemMessageParam, error) {
 		if p.Type != store.PartText {
 			return nil, fmt.Errorf("a %s part in a system message (Anthropic takes text): %w", p.Type, store.ErrInvalidInput)
 		}
-		sys.Content = append(sys.Content, anthropic.TextBlockParam{Text: p.Text})
+		b, err := partToBlock(p)
+		if err != nil {
+			return nil, err
+		}
+		sys.Content = append(sys.Content, *b.OfText)
 	}
 	return sys, nil
 }
@@ -91,8 +95,9 @@ func userBlocks(m store.Message) ([]anthropic.ContentBlockParamUnion, error) {
 }
 
 // toolResultBlock is a RoleTool message as a tool_result block: from its
-// Content, or from its parts (a leading tool_result part gives is_error
-// and the first text; the other parts are the result's content).
+// Content, or from its parts (a leading tool_result part gives is_error,
+// cache_control and the first text; the other parts are the result's
+// content).
 func toolResultBlock(m store.Message) (anthropic.ContentBlockParamUnion, error) {
 	parts := m.Parts
 	if len(parts) == 0 {
@@ -100,6 +105,9 @@ func toolResultBlock(m store.Message) (anthropic.ContentBlockParamUnion, error) 
 	}
 	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
 	if head := parts[0]; head.Type == store.PartToolResult {
+		if _, err := withAttributes(anthropic.ContentBlockParamUnion{OfToolResult: &r}, head.Attributes); err != nil {
+			return anthropic.ContentBlockParamUnion{}, err
+		}
 		if head.IsError {
 			r.IsError = anthropic.Bool(true)
 		}

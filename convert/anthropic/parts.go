@@ -22,9 +22,20 @@ const (
 )
 
 // blockToPart converts one content block of a user or assistant message
-// (j is its index, for errors); toolUse says whether a tool_use block may
-// appear there.
+// (j is its index, for errors), its cache_control and citations kept in
+// the part's Attributes; toolUse says whether a tool_use block may appear
+// there.
 func blockToPart(j int, b anthropic.ContentBlockParamUnion, toolUse bool) (store.Part, error) {
+	p, err := blockContent(j, b, toolUse)
+	if err != nil {
+		return p, err
+	}
+	p.Attributes, err = attributesOf(b)
+	return p, err
+}
+
+// blockContent is the part for block b's content, without its attributes.
+func blockContent(j int, b anthropic.ContentBlockParamUnion, toolUse bool) (store.Part, error) {
 	switch {
 	case b.OfText != nil:
 		return store.Part{Type: store.PartText, Text: b.OfText.Text}, nil
@@ -84,8 +95,18 @@ func documentPart(j int, d *anthropic.DocumentBlockParam) (store.Part, error) {
 	return p, nil
 }
 
-// partToBlock rebuilds the content block a part stands for.
+// partToBlock rebuilds the content block a part stands for, with the
+// fields its Attributes keep.
 func partToBlock(p store.Part) (anthropic.ContentBlockParamUnion, error) {
+	b, err := partContent(p)
+	if err != nil {
+		return b, err
+	}
+	return withAttributes(b, p.Attributes)
+}
+
+// partContent is the block for part p's content, without its attributes.
+func partContent(p store.Part) (anthropic.ContentBlockParamUnion, error) {
 	switch p.Type {
 	case store.PartText:
 		return anthropic.NewTextBlock(p.Text), nil

@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,7 +136,7 @@ func partsCases() []struct {
 // Every case converts to the parts named, and back — the way the store
 // returns them — to the same request on the wire.
 func TestParts(t *testing.T) {
-	for _, tt := range partsCases() {
+	for _, tt := range slices.Concat(partsCases(), attributesCases()) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := convert.ToStore(tt.in)
 			if err != nil {
@@ -159,7 +160,7 @@ func TestParts(t *testing.T) {
 // errors and the order of text and tool calls survive the file.
 func TestPartsRoundTripThroughStore(t *testing.T) {
 	needPartsStorage(t)
-	for _, tt := range partsCases() {
+	for _, tt := range slices.Concat(partsCases(), attributesCases()) {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs, err := convert.ToStore(tt.in)
 			if err != nil {

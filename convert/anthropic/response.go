@@ -11,19 +11,20 @@ import (
 // gateway keeps — into the message to append, with the model that wrote
 // it (Model) and why it stopped (FinishReason, the stop reason). Its
 // blocks are kept as ToStore keeps an assistant message's: thinking with
-// its signature, text, tool calls with their input byte-exact. Citations,
-// server tool blocks and a tool call another tool made (a caller other
-// than direct) are refused with an *UnsupportedError: the store does not
-// model them.
+// its signature, text (its citations in the part's Attributes), tool calls
+// with their input byte-exact. Server tool blocks and a tool call another
+// tool made (a caller other than direct, or of a toolset) are refused with
+// an *UnsupportedError: the store does not model them.
 func MessageToStore(msg *anthropic.Message) (store.NewMessage, error) {
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(msg.Content))
 	for j, b := range msg.Content {
 		switch b.Type {
 		case "text":
+			text := anthropic.TextBlockParam{Text: b.Text}
 			if len(b.Citations) > 0 {
-				return store.NewMessage{}, &UnsupportedError{Part: fmt.Sprintf("content[%d].citations", j)}
+				text = b.AsText().ToParam() // its citations, as the next request sends them
 			}
-			blocks = append(blocks, anthropic.NewTextBlock(b.Text))
+			blocks = append(blocks, anthropic.ContentBlockParamUnion{OfText: &text})
 		case "thinking":
 			blocks = append(blocks, anthropic.NewThinkingBlock(b.Signature, b.Thinking))
 		case "redacted_thinking":

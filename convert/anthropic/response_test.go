@@ -76,10 +76,32 @@ func TestMessageToStore_InterleavedThinking(t *testing.T) {
 	}
 }
 
+// A response's citations are kept with the text they belong to and sent
+// back with it.
+func TestMessageToStore_Citations(t *testing.T) {
+	got, err := convert.MessageToStore(response(t, `[{"type":"text","text":"Grass is green.","citations":[{"type":"char_location",
+		"cited_text":"Grass is green.","document_index":0,"document_title":"notes","start_char_index":0,"end_char_index":15}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.NewMessage{Role: store.RoleAssistant, Model: "claude-sonnet-4-5-20250929", FinishReason: "tool_use",
+		Parts: []store.Part{{Type: store.PartText, Text: "Grass is green.", Attributes: `{"citations":[{"document_title":"notes",` +
+			`"cited_text":"Grass is green.","document_index":0,"end_char_index":15,"start_char_index":0,"type":"char_location"}]}`}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MessageToStore (-want +got):\n%s", diff)
+	}
+	out, err := convert.FromStore(throughStore(t, []store.NewMessage{got}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := anthropic.TextBlockParam{Text: "Grass is green.", Citations: []anthropic.TextCitationParamUnion{grassCitation}}
+	if diff := cmp.Diff(wire(t, []anthropic.MessageParam{anthropic.NewAssistantMessage(anthropic.ContentBlockParamUnion{OfText: &text})}), wire(t, out)); diff != "" {
+		t.Errorf("back from the store (-want +got):\n%s", diff)
+	}
+}
+
 func TestMessageToStore_Refuses(t *testing.T) {
 	tests := []struct{ name, content, part string }{
-		{"Citations", `[{"type":"text","text":"Grass is green.","citations":[{"type":"char_location","cited_text":"Grass is green.",
-			"document_index":0,"document_title":"notes","start_char_index":0,"end_char_index":15}]}]`, "content[0].citations"},
 		{"ServerToolUse", `[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}]`, "server_tool_use"},
 		{"CalledByCode", `[{"type":"tool_use","id":"toolu_1","name":"f","input":{},"caller":{"type":"code_execution_20250825","tool_id":"srvtoolu_2"}}]`, "caller"},
 	}

@@ -47,13 +47,19 @@ func ToStore(msgs []anthropic.MessageParam) ([]store.NewMessage, error) {
 	return out, nil
 }
 
+// systemToStore keeps a system message of one text block as Content, of
+// several (or of one with a cache_control breakpoint) as text Parts.
 func systemToStore(out []store.NewMessage, m *anthropic.SystemMessageParam) ([]store.NewMessage, error) {
-	if len(m.Content) == 1 {
-		return append(out, store.NewMessage{Role: store.RoleSystem, Content: m.Content[0].Text}), nil
-	}
 	n := store.NewMessage{Role: store.RoleSystem}
-	for _, b := range m.Content {
-		n.Parts = append(n.Parts, store.Part{Type: store.PartText, Text: b.Text})
+	for j := range m.Content {
+		p, err := blockToPart(j, anthropic.ContentBlockParamUnion{OfText: &m.Content[j]}, false)
+		if err != nil {
+			return nil, err
+		}
+		n.Parts = append(n.Parts, p)
+	}
+	if len(n.Parts) == 1 && n.Parts[0].Attributes == "" {
+		n.Content, n.Parts = n.Parts[0].Text, nil
 	}
 	return append(out, n), nil
 }
@@ -65,7 +71,7 @@ func userToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUni
 	var parts []store.Part
 	flush := func() {
 		switch {
-		case len(parts) == 1 && parts[0].Type == store.PartText:
+		case len(parts) == 1 && parts[0].Type == store.PartText && parts[0].Attributes == "":
 			out = append(out, store.NewMessage{Role: store.RoleUser, Content: parts[0].Text})
 		case len(parts) > 0:
 			out = append(out, store.NewMessage{Role: store.RoleUser, Parts: parts})
@@ -93,24 +99,18 @@ func userToStore(out []store.NewMessage, blocks []anthropic.ContentBlockParamUni
 }
 
 // toolResultToStore is a tool_result block as a RoleTool message: Content
-// alone for a result of one text block (or none); else Parts, a
-// tool_result part first (its is_error, and the first block when that is
-// text), then the result's other blocks.
+// alone for a result of one text block (or none) and nothing else; else
+// Parts, a tool_result part first (its is_error and cache_control, and the
+// first block's text when that is text of no attributes), then the
+// result's other blocks.
 func toolResultToStore(j int, r *anthropic.ToolResultBlockParam, toolName string) (store.NewMessage, error) {
 	n := store.NewMessage{Role: store.RoleTool, ToolCallID: r.ToolUseID, ToolName: toolName}
-	content := r.Content
-	if !r.IsError.Value && len(content) <= 1 && (len(content) == 0 || content[0].OfText != nil) {
-		if len(content) == 1 {
-			n.Content = content[0].OfText.Text
-		}
-		return n, nil
+	attrs, err := attributesOf(anthropic.ContentBlockParamUnion{OfToolResult: r})
+	if err != nil {
+		return n, err
 	}
-	head := store.Part{Type: store.PartToolResult, ToolCallID: r.ToolUseID, IsError: r.IsError.Value}
-	if len(content) > 0 && content[0].OfText != nil {
-		head.Text, content = content[0].OfText.Text, content[1:]
-	}
-	n.Parts = []store.Part{head}
-	for _, c := range content {
+	var parts []store.Part
+	for _, c := range r.Content {
 		b := anthropic.ContentBlockParamUnion{OfText: c.OfText, OfImage: c.OfImage, OfDocument: c.OfDocument}
 		if b.OfText == nil && b.OfImage == nil && b.OfDocument == nil {
 			return n, &UnsupportedError{Part: part(j, "a tool_result holding "+deref(c.GetType()))}
@@ -119,8 +119,20 @@ func toolResultToStore(j int, r *anthropic.ToolResultBlockParam, toolName string
 		if err != nil {
 			return n, err
 		}
-		n.Parts = append(n.Parts, p)
+		parts = append(parts, p)
 	}
+	plainText := len(parts) > 0 && parts[0].Type == store.PartText && parts[0].Attributes == ""
+	if attrs == "" && !r.IsError.Value && (len(parts) == 0 || len(parts) == 1 && plainText) {
+		if len(parts) == 1 {
+			n.Content = parts[0].Text
+		}
+		return n, nil
+	}
+	head := store.Part{Type: store.PartToolResult, ToolCallID: r.ToolUseID, IsError: r.IsError.Value, Attributes: attrs}
+	if plainText {
+		head.Text, parts = parts[0].Text, parts[1:]
+	}
+	n.Parts = append([]store.Part{head}, parts...)
 	return n, nil
 }
 
@@ -200,10 +212,11 @@ func thinkingAfterContent(blocks []anthropic.ContentBlockParamUnion) bool {
 }
 
 // textThenCalls reports whether parts are at most one text, first, then
-// tool calls: the shape Content and ToolCalls hold without Parts.
+// tool calls, none with attributes: the shape Content and ToolCalls hold
+// without Parts.
 func textThenCalls(parts []store.Part) bool {
 	for k, p := range parts {
-		if p.Type != store.PartToolUse && (p.Type != store.PartText || k > 0) {
+		if p.Attributes != "" || p.Type != store.PartToolUse && (p.Type != store.PartText || k > 0) {
 			return false
 		}
 	}

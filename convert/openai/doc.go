@@ -29,8 +29,12 @@
 // reasoning items kept as a JSON array in ReasoningDetails exactly as the
 // SDK encodes them (their rs_ ids and encrypted_content byte-exact), their
 // summary text in Reasoning; an output message (assistant text as the API
-// returned it) is text Parts each carrying its msg_ id as Part.ItemID; a
-// function call keeps its fc_ id as ToolCall.ItemID; a
+// returned it) is text Parts each carrying its msg_ id as Part.ItemID and,
+// in Part.Attributes (a JSON object), its phase, a status other than
+// completed (a message cut off by max_output_tokens) and the text's
+// annotations and logprobs; an assistant easy input message with a phase
+// is a text part of it; a function call keeps its fc_ id as
+// ToolCall.ItemID; a
 // function_call_output is a RoleTool message, its output list as parts as
 // for a chat tool message. ResponsesFromStore gives a turn back as
 // reasoning items, then the message, then the function calls, ids and
@@ -53,9 +57,9 @@
 //
 // ToStore refuses, with an *UnsupportedError matching store.ErrInvalidInput,
 // what the store does not model: the developer role, names, refusals,
-// annotations and logprobs, assistant audio, custom tool calls, an item's
-// status other than an output message's "completed", a message's phase, a
-// function call's namespace or caller, a function_call_output's id, an
+// chat annotations, assistant audio, custom tool calls, a user or system
+// message's phase, a function call's status, namespace or caller (a tool
+// call has no attributes), a function_call_output's id, an
 // assistant content list (the API takes assistant text as a string),
 // hosted tool calls, audio other than wav or mp3, file_data that is not a
 // data: URL. Each conversion is proved: its result is converted back (as
@@ -64,8 +68,9 @@
 //
 // The FromStore functions leave out what OpenAI cannot take back:
 // reasoning of another provider (Anthropic thinking blocks, in
-// ReasoningDetails or reasoning parts), a tool result's is_error, and, for
-// chat completions, all reasoning and item ids. An assistant message's
+// ReasoningDetails or reasoning parts), another provider's part
+// attributes (cache_control, citations), a tool result's is_error, and,
+// for chat completions, all reasoning, item ids and attributes. An assistant message's
 // parts are sent as its text (all text parts, before its calls; for
 // Responses, text parts with an item id as their output messages); a part
 // OpenAI has no place for — an image in a tool message or from the

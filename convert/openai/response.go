@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
@@ -16,10 +17,12 @@ import (
 // (Model) and the last with why the response stopped (FinishReason: its
 // incomplete_details reason, else its status). Output text logprobs, a
 // function call's "completed" status and the response's own id, usage and
-// settings are not part of the turn and are not kept. Annotations,
-// refusals, hosted tool calls, a call a program made and an item still in
-// progress or incomplete are refused with an *UnsupportedError whose
-// Message is the output item's index: the store does not model them.
+// settings are not part of the turn and are not kept. A message's phase,
+// status (a message cut off by max_output_tokens is incomplete) and
+// annotations are kept in its text parts' Attributes. Refusals, hosted
+// tool calls, a call a program made and a function call still in progress
+// or incomplete are refused with an *UnsupportedError whose Message is the
+// output item's index: the store does not model them.
 func ResponseToStore(r *responses.Response) ([]store.NewMessage, error) {
 	items := make(responses.ResponseInputParam, 0, len(r.Output))
 	for j, o := range r.Output {
@@ -59,14 +62,18 @@ func outputItem(o responses.ResponseOutputItemUnion) (responses.ResponseInputIte
 		m := o.AsMessage()
 		p := &responses.ResponseOutputMessageParam{ID: m.ID, Status: m.Status, Phase: m.Phase}
 		for k, c := range m.Content {
-			switch {
-			case c.Type != "output_text":
+			if c.Type != "output_text" {
 				return responses.ResponseInputItemUnionParam{}, &UnsupportedError{Part: fmt.Sprintf("content[%d] (a %s: the store has no refusals)", k, c.Type)}
-			case len(c.Annotations) > 0:
-				return responses.ResponseInputItemUnionParam{}, &UnsupportedError{Part: fmt.Sprintf("content[%d].annotations", k)}
 			}
-			p.Content = append(p.Content, responses.ResponseOutputMessageContentUnionParam{OfOutputText: &responses.ResponseOutputTextParam{
-				Text: c.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}})
+			text := &responses.ResponseOutputTextParam{Text: c.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}
+			for n, a := range c.Annotations {
+				var ap responses.ResponseOutputTextAnnotationUnionParam
+				if err := json.Unmarshal([]byte(a.RawJSON()), &ap); err != nil {
+					return responses.ResponseInputItemUnionParam{}, &UnsupportedError{Part: fmt.Sprintf("content[%d].annotations[%d] (%v)", k, n, err)}
+				}
+				text.Annotations = append(text.Annotations, ap)
+			}
+			p.Content = append(p.Content, responses.ResponseOutputMessageContentUnionParam{OfOutputText: text})
 		}
 		return responses.ResponseInputItemUnionParam{OfOutputMessage: p}, nil
 	case "function_call":

@@ -79,6 +79,51 @@ func TestResponseToStore_Stops(t *testing.T) {
 	}
 }
 
+// A codex model's turn keeps each message's phase; a response cut off by
+// max_output_tokens keeps its incomplete message; annotations stay with
+// their text. Each goes back as the API returned it.
+func TestResponseToStore_KeepsPhaseStatusAnnotations(t *testing.T) {
+	r := apiResponse(t, `[
+		{"id":"msg_1","type":"message","status":"completed","role":"assistant","phase":"commentary",
+			"content":[{"type":"output_text","text":"Reading the docs.","annotations":[],"logprobs":[]}]},
+		{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"fetch","arguments":"{}"},
+		{"id":"msg_2","type":"message","status":"incomplete","role":"assistant","phase":"final_answer",
+			"content":[{"type":"output_text","text":"Per the notes, upgr","logprobs":[],
+				"annotations":[{"type":"url_citation","start_index":4,"end_index":9,"title":"Notes","url":"https://go.dev/doc/go1.26"}]}]}]`)
+	r.Model = "gpt-5.3-codex"
+	r.Status, r.IncompleteDetails.Reason = responses.ResponseStatusIncomplete, "max_output_tokens"
+	got, err := convert.ResponseToStore(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.NewMessage{
+		{Role: store.RoleAssistant, Model: "gpt-5.3-codex",
+			Parts:     []store.Part{{Type: store.PartText, Text: "Reading the docs.", ItemID: "msg_1", Attributes: `{"phase":"commentary"}`}},
+			ToolCalls: []store.ToolCall{{ID: "call_1", Name: "fetch", Arguments: "{}", ItemID: "fc_1"}}},
+		{Role: store.RoleAssistant, Model: "gpt-5.3-codex", FinishReason: "max_output_tokens",
+			Parts: []store.Part{{Type: store.PartText, Text: "Per the notes, upgr", ItemID: "msg_2", Attributes: `{"phase":"final_answer","status":"incomplete",` +
+				`"annotations":[{"end_index":9,"start_index":4,"title":"Notes","url":"https://go.dev/doc/go1.26","type":"url_citation"}]}`}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ResponseToStore (-want +got):\n%s", diff)
+	}
+	cited := withPhase(outputMessage("msg_2", "Per the notes, upgr"), responses.ResponseOutputMessagePhaseFinalAnswer, responses.ResponseOutputMessageStatusIncomplete)
+	cited.OfOutputMessage.Content[0].OfOutputText.Annotations = []responses.ResponseOutputTextAnnotationUnionParam{{OfURLCitation: &responses.ResponseOutputTextAnnotationURLCitationParam{
+		StartIndex: 4, EndIndex: 9, Title: "Notes", URL: "https://go.dev/doc/go1.26"}}}
+	next := responses.ResponseInputParam{
+		withPhase(outputMessage("msg_1", "Reading the docs."), responses.ResponseOutputMessagePhaseCommentary, responses.ResponseOutputMessageStatusCompleted),
+		itemCall("fc_1", "call_1", "fetch", "{}"), cited}
+	for name, stored := range map[string][]store.Message{"in memory": asReturned(got), "through a store": throughStore(t, got)} {
+		out, err := convert.ResponsesFromStore(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wire(t, next), wire(t, out)); diff != "" {
+			t.Errorf("%s: next request's items (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
 // What the store does not model is refused, naming the output item.
 func TestResponseToStore_Refuses(t *testing.T) {
 	tests := []struct{ name, output, part string }{
@@ -86,12 +131,7 @@ func TestResponseToStore_Refuses(t *testing.T) {
 			{"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"x"}}]`, "web_search_call"},
 		{"Refusal", `[{"id":"msg_1","type":"message","status":"completed","role":"assistant",
 			"content":[{"type":"refusal","refusal":"I can't help with that."}]}]`, "refusal"},
-		{"Annotations", `[{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"See x.",
-			"annotations":[{"type":"url_citation","start_index":4,"end_index":5,"title":"X","url":"https://example.com"}]}]}]`, "content[0].annotations"},
-		{"IncompleteMessage", `[{"id":"msg_1","type":"message","status":"incomplete","role":"assistant",
-			"content":[{"type":"output_text","text":"Half","annotations":[]}]}]`, "status"},
-		{"Phase", `[{"id":"msg_1","type":"message","status":"completed","role":"assistant","phase":"commentary",
-			"content":[{"type":"output_text","text":"Looking.","annotations":[]}]}]`, "phase"},
+		{"CallIncomplete", `[{"id":"fc_1","type":"function_call","status":"incomplete","call_id":"call_1","name":"f","arguments":"{\"a\":"}]`, "status"},
 		{"CalledByProgram", `[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"f","arguments":"{}",
 			"caller":{"type":"program","caller_id":"prog_1"}}]`, "caller"},
 	}

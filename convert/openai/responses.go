@@ -85,7 +85,17 @@ func (c *responsesConverter) add(it responses.ResponseInputItemUnionParam) error
 			}
 		}
 		c.openTurn(inMessage)
-		c.turn.Content = it.OfMessage.Content.OfString.Value
+		text := it.OfMessage.Content.OfString.Value
+		if phase := it.OfMessage.Phase; phase != "" {
+			// Only a part has room for the phase.
+			attrs, err := textAttributes{Phase: string(phase)}.encode()
+			if err != nil {
+				return err
+			}
+			c.turn.Parts = []store.Part{{Type: store.PartText, Text: text, Attributes: attrs}}
+		} else {
+			c.turn.Content = text
+		}
 	case it.OfOutputMessage != nil:
 		parts, err := outputMessageParts(it.OfOutputMessage)
 		if err != nil {
@@ -253,7 +263,11 @@ func assistantItems(m store.Message) (responses.ResponseInputParam, error) {
 		}
 	}
 	calls := assistantCalls(m)
-	if messages := outputMessages(m.Parts); messages != nil {
+	messages, err := outputMessages(m.Parts)
+	if err != nil {
+		return nil, err
+	}
+	if messages != nil {
 		out = append(out, messages...)
 	} else if m.Content != "" || (len(out) == 0 && len(calls) == 0) {
 		// With parts, Content is their text: the store fills it.

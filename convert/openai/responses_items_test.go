@@ -24,6 +24,14 @@ func outputMessage(id string, texts ...string) responses.ResponseInputItemUnionP
 	return responses.ResponseInputItemUnionParam{OfOutputMessage: m}
 }
 
+// withPhase is an output message of a phase and a status, as gpt-5.3-codex
+// and later return them (and want them back).
+func withPhase(it responses.ResponseInputItemUnionParam, phase responses.ResponseOutputMessagePhase,
+	status responses.ResponseOutputMessageStatus) responses.ResponseInputItemUnionParam {
+	it.OfOutputMessage.Phase, it.OfOutputMessage.Status = phase, status
+	return it
+}
+
 // itemCall is a function call with its own fc_ item id besides its
 // call id.
 func itemCall(itemID, callID, name, arguments string) responses.ResponseInputItemUnionParam {
@@ -73,6 +81,41 @@ func itemsCases() []struct {
 			{Role: store.RoleAssistant, Reasoning: "Two lookups.", ReasoningDetails: details("rs_1", "Two lookups."),
 				ToolCalls: []store.ToolCall{{ID: "call_1", Name: "f", Arguments: `{}`, ItemID: "fc_1"}, {ID: "call_2", Name: "g", Arguments: `{"x":1}`, ItemID: "fc_2"}}},
 		}},
+		// A codex model's commentary before a call, and its final answer
+		// cut off by max_output_tokens: phase and status are kept on the
+		// text parts, as the item id is.
+		{"PhaseAndStatus", responses.ResponseInputParam{
+			reasoningItem("rs_1", "Look first."),
+			withPhase(outputMessage("msg_1", "Looking at the tests."), responses.ResponseOutputMessagePhaseCommentary, responses.ResponseOutputMessageStatusCompleted),
+			itemCall("fc_1", "call_1", "shell", `{"cmd":"go test"}`),
+			callOutput("call_1", "ok"),
+			withPhase(outputMessage("msg_2", "All green", ", and the"), responses.ResponseOutputMessagePhaseFinalAnswer, responses.ResponseOutputMessageStatusIncomplete),
+		}, []store.NewMessage{
+			{Role: store.RoleAssistant, Reasoning: "Look first.", ReasoningDetails: details("rs_1", "Look first."),
+				Parts:     []store.Part{{Type: store.PartText, Text: "Looking at the tests.", ItemID: "msg_1", Attributes: `{"phase":"commentary"}`}},
+				ToolCalls: []store.ToolCall{{ID: "call_1", Name: "shell", Arguments: `{"cmd":"go test"}`, ItemID: "fc_1"}}},
+			{Role: store.RoleTool, ToolCallID: "call_1", ToolName: "shell", Content: "ok"},
+			{Role: store.RoleAssistant, Parts: []store.Part{
+				{Type: store.PartText, Text: "All green", ItemID: "msg_2", Attributes: `{"phase":"final_answer","status":"incomplete"}`},
+				{Type: store.PartText, Text: ", and the", ItemID: "msg_2", Attributes: `{"phase":"final_answer","status":"incomplete"}`}}},
+		}},
+		// An assistant easy input message (no id) keeps its phase in a
+		// text part: Content has no room for it.
+		{"EasyMessagePhase", responses.ResponseInputParam{
+			reasoningItem("rs_1", "Say so."),
+			phased(responses.ResponseInputItemParamOfMessage("Done.", responses.EasyInputMessageRoleAssistant), responses.EasyInputMessagePhaseFinalAnswer),
+		}, []store.NewMessage{
+			{Role: store.RoleAssistant, Reasoning: "Say so.", ReasoningDetails: details("rs_1", "Say so."),
+				Parts: []store.Part{{Type: store.PartText, Text: "Done.", Attributes: `{"phase":"final_answer"}`}}},
+		}},
+		// Annotations and logprobs stay with the text they belong to.
+		{"AnnotationsAndLogprobs", responses.ResponseInputParam{annotated()}, []store.NewMessage{
+			{Role: store.RoleAssistant, Parts: []store.Part{
+				{Type: store.PartText, Text: "Go 1.26 is out.", ItemID: "msg_1", Attributes: `{"annotations":[` +
+					`{"end_index":14,"start_index":0,"title":"Go 1.26 Release Notes","url":"https://go.dev/doc/go1.26","type":"url_citation"},` +
+					`{"file_id":"file-9","filename":"notes.md","index":3,"type":"file_citation"}]}`},
+				{Type: store.PartText, Text: " Upgrade.", ItemID: "msg_1", Attributes: `{"logprobs":[{"token":" Upgrade","bytes":[32,85],"logprob":-0.25,"top_logprobs":[]}]}`}}},
+		}},
 		// Items out of the order one message holds (reasoning after a
 		// call, a message after a message) start the next message, so
 		// the order is kept.
@@ -92,6 +135,24 @@ func itemsCases() []struct {
 			{Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartText, Text: "Two.", ItemID: "msg_2"}}},
 		}},
 	}
+}
+
+// phased is an easy input message of a phase.
+func phased(it responses.ResponseInputItemUnionParam, phase responses.EasyInputMessagePhase) responses.ResponseInputItemUnionParam {
+	it.OfMessage.Phase = phase
+	return it
+}
+
+// annotated is an output message whose first text cites a page and a file
+// and whose second has its logprobs.
+func annotated() responses.ResponseInputItemUnionParam {
+	it := outputMessage("msg_1", "Go 1.26 is out.", " Upgrade.")
+	it.OfOutputMessage.Content[0].OfOutputText.Annotations = []responses.ResponseOutputTextAnnotationUnionParam{
+		{OfURLCitation: &responses.ResponseOutputTextAnnotationURLCitationParam{EndIndex: 14, Title: "Go 1.26 Release Notes", URL: "https://go.dev/doc/go1.26"}},
+		{OfFileCitation: &responses.ResponseOutputTextAnnotationFileCitationParam{FileID: "file-9", Filename: "notes.md", Index: 3}}}
+	it.OfOutputMessage.Content[1].OfOutputText.Logprobs = []responses.ResponseOutputTextLogprobParam{
+		{Token: " Upgrade", Bytes: []int64{32, 85}, Logprob: -0.25, TopLogprobs: []responses.ResponseOutputTextLogprobTopLogprobParam{}}}
+	return it
 }
 
 // Every case converts to the messages named and back — as the store
@@ -137,8 +198,10 @@ func TestResponsesItemIDsThroughStore(t *testing.T) {
 	}
 }
 
-// An output message or function call holding what the store has no field
-// for is refused, naming it.
+// An output message, message or function call holding what the store has
+// no field for is refused, naming it: a user message's phase (not an
+// assistant's), a function call's status or namespace (a tool call has no
+// attributes).
 func TestResponsesToStore_RefusesItemFields(t *testing.T) {
 	with := func(it responses.ResponseInputItemUnionParam, edit func(responses.ResponseInputItemUnionParam)) responses.ResponseInputItemUnionParam {
 		edit(it)
@@ -157,24 +220,13 @@ func TestResponsesToStore_RefusesItemFields(t *testing.T) {
 		item responses.ResponseInputItemUnionParam
 		part string
 	}{
-		{"MessageIncomplete", msg(func(m *responses.ResponseOutputMessageParam) {
-			m.Status = responses.ResponseOutputMessageStatusIncomplete
-		}), "status"},
-		{"MessagePhase", msg(func(m *responses.ResponseOutputMessageParam) {
-			m.Phase = responses.ResponseOutputMessagePhaseCommentary
-		}), "phase"},
 		{"MessageNoID", msg(func(m *responses.ResponseOutputMessageParam) { m.ID = "" }), "no id"},
 		{"MessageNoContent", msg(func(m *responses.ResponseOutputMessageParam) { m.Content = nil }), "no content"},
 		{"Refusal", msg(func(m *responses.ResponseOutputMessageParam) {
 			m.Content = append(m.Content, responses.ResponseOutputMessageContentUnionParam{OfRefusal: &responses.ResponseOutputRefusalParam{Refusal: "No."}})
 		}), "content[1] (a refusal"},
-		{"Annotations", msg(func(m *responses.ResponseOutputMessageParam) {
-			m.Content[0].OfOutputText.Annotations = []responses.ResponseOutputTextAnnotationUnionParam{
-				{OfURLCitation: &responses.ResponseOutputTextAnnotationURLCitationParam{EndIndex: 3, Title: "Example", URL: "https://example.com"}}}
-		}), "content[0].annotations"},
-		{"Logprobs", msg(func(m *responses.ResponseOutputMessageParam) {
-			m.Content[0].OfOutputText.Logprobs = []responses.ResponseOutputTextLogprobParam{{Token: "Hi", Logprob: -0.1}}
-		}), "content[0].logprobs"},
+		{"UserMessagePhase", phased(responses.ResponseInputItemParamOfMessage("Hi.", responses.EasyInputMessageRoleUser),
+			responses.EasyInputMessagePhaseCommentary), "phase"},
 		{"CallStatus", call(func(f *responses.ResponseFunctionToolCallParam) {
 			f.Status = responses.ResponseFunctionToolCallStatusCompleted
 		}), "status"},
@@ -241,5 +293,44 @@ func TestResponsesToStore_OutputTextWithoutAnnotations(t *testing.T) {
 	}
 	if diff := cmp.Diff(wire(t, responses.ResponseInputParam{outputMessage("msg_1", "Hi.")}), wire(t, out)); diff != "" {
 		t.Errorf("sent back (-want +got):\n%s", diff)
+	}
+}
+
+// Attributes OpenAI has no field for are left out: another provider's (an
+// Anthropic cache_control), and all of them for chat completions, which
+// take no phase. Attributes an easy input message cannot carry (a status
+// without an item id) or of the wrong type are an error, not a drop.
+func TestResponsesFromStore_PartAttributes(t *testing.T) {
+	cached := store.Message{ID: 1, Role: store.RoleAssistant, Content: "Hi.",
+		Parts: []store.Part{{Type: store.PartText, Text: "Hi.", Attributes: `{"cache_control":{"type":"ephemeral"}}`}}}
+	out, err := convert.ResponsesFromStore([]store.Message{cached})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := responses.ResponseInputParam{responses.ResponseInputItemParamOfMessage("Hi.", responses.EasyInputMessageRoleAssistant)}
+	if diff := cmp.Diff(wire(t, want), wire(t, out)); diff != "" {
+		t.Errorf("another provider's attributes (-want +got):\n%s", diff)
+	}
+
+	phased := store.Message{ID: 2, Role: store.RoleAssistant, Content: "Done.",
+		Parts: []store.Part{{Type: store.PartText, Text: "Done.", ItemID: "msg_1", Attributes: `{"phase":"final_answer"}`}}}
+	chat, err := convert.ChatFromStore([]store.Message{phased})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantChat := []openai.ChatCompletionMessageParamUnion{{OfAssistant: &openai.ChatCompletionAssistantMessageParam{
+		Content: openai.ChatCompletionAssistantMessageParamContentUnion{OfArrayOfContentParts: []openai.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{
+			{OfText: &openai.ChatCompletionContentPartTextParam{Text: "Done."}}}}}}}
+	if diff := cmp.Diff(wire(t, wantChat), wire(t, chat)); diff != "" {
+		t.Errorf("chat completions (-want +got):\n%s", diff)
+	}
+
+	for name, attrs := range map[string]string{"StatusWithoutItemID": `{"status":"incomplete"}`, "PhaseNotAString": `{"phase":1}`} {
+		t.Run(name, func(t *testing.T) {
+			m := store.Message{ID: 3, Role: store.RoleAssistant, Parts: []store.Part{{Type: store.PartText, Text: "x", Attributes: attrs}}}
+			if out, err := convert.ResponsesFromStore([]store.Message{m}); !errors.Is(err, store.ErrInvalidInput) {
+				t.Errorf("ResponsesFromStore = %+v, %v; want ErrInvalidInput", out, err)
+			}
+		})
 	}
 }

@@ -99,12 +99,14 @@ func optional(s string) param.Opt[string] {
 	return openai.String(s)
 }
 
-// The status an output message is sent back with: the store keeps only
-// finished messages (an item of another status is refused).
+// The status an output message is sent back with when its parts' attributes
+// name none: the status of a finished message.
 const messageCompleted = responses.ResponseOutputMessageStatusCompleted
 
 // outputMessageParts is an output message (an assistant message as the
-// API returned it) as text parts carrying its item id.
+// API returned it) as text parts carrying its item id, and in their
+// Attributes its phase, a status other than completed and each text's
+// annotations and logprobs.
 func outputMessageParts(m *responses.ResponseOutputMessageParam) ([]store.Part, error) {
 	if m.ID == "" {
 		return nil, &UnsupportedError{Part: "an output message with no id (send assistant text without one as an easy input message)"}
@@ -120,40 +122,68 @@ func outputMessageParts(m *responses.ResponseOutputMessageParam) ([]store.Part, 
 		case c.OfOutputText == nil:
 			return nil, &UnsupportedError{Part: fmt.Sprintf("content[%d] (an empty part)", j)}
 		}
-		parts = append(parts, store.Part{Type: store.PartText, Text: c.OfOutputText.Text, ItemID: m.ID})
+		a := textAttributes{Phase: string(m.Phase), Annotations: c.OfOutputText.Annotations, Logprobs: c.OfOutputText.Logprobs}
+		if m.Status != messageCompleted {
+			a.Status = string(m.Status)
+		}
+		attrs, err := a.encode()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, store.Part{Type: store.PartText, Text: c.OfOutputText.Text, ItemID: m.ID, Attributes: attrs})
 	}
 	return parts, nil
 }
 
 // outputMessages rebuilds the output messages of an assistant message's
 // text parts that carry item ids (consecutive parts of one id are one
-// message); nil when none carries one, the message then being its Content.
-// A text part with no id among them is an easy input message of its own.
-func outputMessages(parts []store.Part) responses.ResponseInputParam {
+// message, of the first one's phase and status); nil when none carries an
+// id or OpenAI attributes, the message then being its Content. A text part
+// with no id among them is an easy input message of its own, with its
+// phase.
+func outputMessages(parts []store.Part) (responses.ResponseInputParam, error) {
 	var out responses.ResponseInputParam
-	withIDs := false
+	items := false
 	lastID := ""
 	for _, p := range parts {
 		if p.Type != store.PartText {
 			continue
 		}
-		withIDs = withIDs || p.ItemID != ""
+		a, err := partAttributes(p)
+		if err != nil {
+			return nil, err
+		}
+		items = items || p.ItemID != "" || !a.empty()
+		annotations := a.Annotations
+		if annotations == nil {
+			annotations = []responses.ResponseOutputTextAnnotationUnionParam{} // the API wants the list
+		}
 		text := responses.ResponseOutputMessageContentUnionParam{OfOutputText: &responses.ResponseOutputTextParam{
-			Text: p.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}
+			Text: p.Text, Annotations: annotations, Logprobs: a.Logprobs}}
 		switch {
 		case p.ItemID == "":
-			out = append(out, responses.ResponseInputItemParamOfMessage(p.Text, responses.EasyInputMessageRoleAssistant))
+			if !a.onlyPhase() {
+				return nil, fmt.Errorf("assistant text with a status, annotations or logprobs but no item id (an output message needs one): %w", store.ErrInvalidInput)
+			}
+			easy := responses.ResponseInputItemParamOfMessage(p.Text, responses.EasyInputMessageRoleAssistant)
+			easy.OfMessage.Phase = responses.EasyInputMessagePhase(a.Phase)
+			out = append(out, easy)
 		case p.ItemID == lastID:
 			m := out[len(out)-1].OfOutputMessage
 			m.Content = append(m.Content, text)
 		default:
+			status := responses.ResponseOutputMessageStatus(a.Status)
+			if status == "" {
+				status = messageCompleted
+			}
 			out = append(out, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-				ID: p.ItemID, Status: messageCompleted, Content: []responses.ResponseOutputMessageContentUnionParam{text}}})
+				ID: p.ItemID, Status: status, Phase: responses.ResponseOutputMessagePhase(a.Phase),
+				Content: []responses.ResponseOutputMessageContentUnionParam{text}}})
 		}
 		lastID = p.ItemID
 	}
-	if !withIDs {
-		return nil
+	if !items {
+		return nil, nil
 	}
-	return out
+	return out, nil
 }
