@@ -186,7 +186,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	w.unlock()
 
 	if committed > 0 {
-		w.maintain()
+		w.maintain(true)
 	}
 	res := <-r.done
 	if res.panicked != nil {

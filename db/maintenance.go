@@ -13,19 +13,22 @@ import (
 
 // maintain runs post-commit maintenance: a checkpoint (see checkpoint)
 // every checkpointEvery batches and a bounded FTS merge every mergeEvery
-// batches. It counts batches, not writes: a group commit writes the WAL
-// and adds a full-text segment once for all its writes, so counting them
-// one by one checkpointed a batch of 16 every third transaction, a tenth
-// of the CPU at 16 appenders. It runs after COMMIT, so it can never fail
+// batches that added to the full-text index (segments says this one did:
+// the indexer's slices; an append only queues its rows, so merging after
+// appends would merge nothing new at a tenth of a serial append's CPU).
+// It counts batches, not writes: a group commit writes the WAL once for
+// all its writes, so counting them one by one checkpointed a batch of 16
+// every third transaction, a tenth of the CPU at 16 appenders. It runs
+// after COMMIT, so it can never fail
 // or replay the write it follows: errors and panics are logged and
 // counted, never returned. A WAL restart, which may wait seconds for
 // readers, runs in the background instead (see restartWAL), so the
 // caller that led the batch is not held up.
-func (w *writer) maintain() {
+func (w *writer) maintain(segments bool) {
 	step := w.afterCommit
 	if step == nil {
 		checkpoint := w.wal && w.checkpointEvery > 0 && due(&w.sinceCheckpoint, w.checkpointEvery)
-		merge := w.mergeEvery > 0 && !w.ftsOff.Load() && due(&w.sinceMerge, w.mergeEvery)
+		merge := segments && w.mergeEvery > 0 && !w.ftsOff.Load() && due(&w.sinceMerge, w.mergeEvery)
 		if !checkpoint && !merge {
 			return
 		}

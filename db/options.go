@@ -36,10 +36,10 @@ type Options struct {
 	ActivityPatience time.Duration
 	// ReadPoolSize is the number of read-only connections. Default 8.
 	ReadPoolSize int
-	// FTSMergeEvery runs a bounded FTS merge after every N write batches
-	// (a group commit, or one AppendMessages call: normally one
-	// transaction, which adds one segment to each full-text index).
-	// Default 1000; negative disables it.
+	// FTSMergeEvery runs a bounded FTS merge after every N transactions
+	// of the background indexer (each adds one segment to each full-text
+	// index; appends only queue their rows). Default 1000; negative
+	// disables it.
 	FTSMergeEvery int
 	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N batches
 	// (as for FTSMergeEvery). Default 50; negative disables it, and with

@@ -203,7 +203,7 @@ func (w *writer) tryLead(own *request) {
 // +checklocksrelease:w.mu
 func (w *writer) lead(own *request) {
 	if committed := w.leadBatch(own); committed > 0 {
-		w.maintain()
+		w.maintain(false)
 		w.kickIndexer() // the batch may have queued rows for the index
 	}
 }

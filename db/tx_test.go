@@ -164,7 +164,31 @@ func TestWrite_MaintenanceRuns(t *testing.T) {
 	}
 	st := s.Stats()
 	if st.MaintenanceRuns-before != 5 || st.MaintenanceFailures != 0 {
-		t.Errorf("maintenance ran %d times with %d failures after 5 serial appends; want 5 and 0 (a real FTS merge and checkpoint each time)",
+		t.Errorf("maintenance ran %d times with %d failures after 5 serial appends; want 5 and 0 (a real checkpoint each time)",
+			st.MaintenanceRuns-before, st.MaintenanceFailures)
+	}
+}
+
+// FTS merges follow the transactions that add index segments — the
+// indexer's — not appends, which only queue their rows.
+func TestWrite_MergesFollowIndexing(t *testing.T) {
+	s := openTestStore(t, Options{FTSMergeEvery: 1, CheckpointEvery: -1})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "s1")
+	before := s.Stats().MaintenanceRuns
+	for i := range 5 {
+		if _, err := s.AppendMessage(t.Context(), "s1", NewMessage{Role: RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if runs := s.Stats().MaintenanceRuns - before; runs != 0 {
+		t.Errorf("%d merges after 5 appends with no checkpoints; want none (appends add no segment)", runs)
+	}
+	if err := s.IndexNow(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.MaintenanceRuns-before != 1 || st.MaintenanceFailures != 0 {
+		t.Errorf("after indexing the queue in one slice: %d maintenance runs, %d failures; want 1 merge, 0 failures",
 			st.MaintenanceRuns-before, st.MaintenanceFailures)
 	}
 }

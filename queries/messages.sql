@@ -1,4 +1,4 @@
--- name: MessageInsert :one
+-- name: MessageInsert :execlastid
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
@@ -9,8 +9,7 @@ INSERT INTO messages (
     sqlc.narg(finish_reason), sqlc.narg(token_count), sqlc.arg(is_summary), sqlc.narg(idempotency_key),
     sqlc.arg(created_at), sqlc.narg(parts_json), sqlc.narg(model), sqlc.narg(platform_message_id),
     sqlc.narg(metadata_json)
-)
-RETURNING id;
+);
 
 -- name: MessageIDByIdempotencyKey :one
 SELECT id FROM messages

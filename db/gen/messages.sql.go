@@ -45,7 +45,7 @@ func (q *Queries) MessageIDByPlatformID(ctx context.Context, db DBTX, arg Messag
 	return id, err
 }
 
-const messageInsert = `-- name: MessageInsert :one
+const messageInsert = `-- name: MessageInsert :execlastid
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
@@ -57,7 +57,6 @@ INSERT INTO messages (
     ?14, ?15, ?16, ?17,
     ?18
 )
-RETURNING id
 `
 
 type MessageInsertParams struct {
@@ -82,7 +81,7 @@ type MessageInsertParams struct {
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
-	row := db.QueryRowContext(ctx, messageInsert,
+	result, err := db.ExecContext(ctx, messageInsert,
 		arg.SessionID,
 		arg.Role,
 		arg.Content,
@@ -102,9 +101,10 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.PlatformMessageID,
 		arg.MetadataJson,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	if err != nil {
+		return 0, err
+	}
+	return result.LastInsertId()
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
