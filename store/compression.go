@@ -36,7 +36,8 @@ type Compaction struct {
 	// active rows up to it are replaced.
 	Watermark int64
 	// Messages replace them: a summary (Summary set) and any turns kept
-	// verbatim. Idempotency keys are not allowed here.
+	// verbatim. Idempotency keys and platform message ids are not
+	// allowed here: a kept turn's original keeps its own.
 	Messages []NewMessage
 }
 
@@ -213,9 +214,16 @@ func checkCompression(sessionID, holder string, watermark int64, ms []NewMessage
 	if watermark < 0 {
 		return nil, invalid("negative watermark")
 	}
+	// A compressor's messages are new rows standing for turns already
+	// stored: a key or platform id on one would answer for the turn it
+	// stands for (a re-delivery of it) instead of inserting it, or claim
+	// a carried copy's id.
 	for i, m := range ms {
 		if m.IdempotencyKey != "" {
 			return nil, invalid("message %d: compression messages take no idempotency key", i)
+		}
+		if m.PlatformMessageID != "" {
+			return nil, invalid("message %d: compression messages take no platform message id (the turns they carry keep theirs)", i)
 		}
 	}
 	return prepareMessages(sessionID, ms)

@@ -399,8 +399,10 @@ func testCompression_CopiesKeepTheMessageShape(t *testing.T, open Opener) {
 		t.Errorf("re-delivery after the compaction = %d, %v; want the copy %d", got, err, cp.ID)
 	}
 
-	// A summary claiming a carried message's platform id would make two
-	// messages of the child hold it: refused, and nothing is written.
+	// A compressor's own messages take no platform id: a kept turn
+	// holding its original's would match the original just compacted (a
+	// "re-delivery", never inserted), a summary holding a carried one's
+	// would give the child two rows with it. Refused, nothing written.
 	w, _ = s.ActiveWatermark(ctx, "s")
 	late := NewMessage{Role: RoleUser, Content: "late", PlatformMessageID: "tg-late"}
 	if _, err := s.AppendMessage(ctx, "s", late); err != nil {
@@ -408,11 +410,24 @@ func testCompression_CopiesKeepTheMessageShape(t *testing.T, open Opener) {
 	}
 	_, err = s.PublishCompressionChild(ctx, "s", Continuation{Holder: h, Watermark: w, Child: NewSession{ID: "bad"},
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "summary", Summary: true, PlatformMessageID: "tg-late"}}})
-	if !errors.Is(err, ErrIdempotencyConflict) {
-		t.Errorf("a summary holding a carried message's platform id = %v, want ErrIdempotencyConflict", err)
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("a summary holding a carried message's platform id = %v, want ErrInvalidInput", err)
 	}
 	if _, err := s.Session(ctx, "bad"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the refused child exists: %v", err)
+	}
+	before, err := s.Messages(ctx, "s", MessageQuery{IncludeRewound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CompactSession(ctx, "s", Compaction{Holder: h, Watermark: w, Messages: []NewMessage{
+		{Role: RoleAssistant, Content: "summary", Summary: true},
+		{Role: RoleUser, Content: "late", PlatformMessageID: "tg-late"}}})
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("a kept turn holding its original's platform id = %v, want ErrInvalidInput", err)
+	}
+	if after, _ := s.Messages(ctx, "s", MessageQuery{IncludeRewound: true}); !cmp.Equal(before, after) {
+		t.Errorf("the refused compaction changed the session:\n%s", cmp.Diff(before, after))
 	}
 
 	// A continuation's copies keep it all too, the platform id included
