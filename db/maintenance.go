@@ -15,7 +15,9 @@ import (
 // every checkpointEvery batches and a bounded FTS merge every mergeEvery
 // batches that added to the full-text index (segments says this one did:
 // the indexer's slices; an append only queues its rows, so merging after
-// appends would merge nothing new at a tenth of a serial append's CPU).
+// appends would merge nothing new at a tenth of a serial append's CPU;
+// the few segments a delete or rewind of indexed rows adds are left to
+// FTS5's own automerge and the next indexer merge).
 // It counts batches, not writes: a group commit writes the WAL once for
 // all its writes, so counting them one by one checkpointed a batch of 16
 // every third transaction, a tenth of the CPU at 16 appenders. It runs

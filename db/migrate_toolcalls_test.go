@@ -45,6 +45,7 @@ func TestOpen_IndexesToolCallsOfAnOlderFile(t *testing.T) {
 		`[{"id":"f1","name":"fetch_url","arguments":"{\"url\":\"https://example.org/okapi\"}"}]`,
 		`[{"id":"f2","arguments":{"query": "narwhal tusk"}}]`, // no name, arguments an object
 		`[{"id":"f3","name":"shell","arguments":null},{"id":"f4","name":"shell","arguments":"ls"}]`,
+		`[{"id":"f5","name":"jot","arguments":"left\u0000ibex"}]`, // a NUL: a space in the text
 		`[]`,
 		`not json`,
 	} {
@@ -77,6 +78,12 @@ func TestOpen_IndexesToolCallsOfAnOlderFile(t *testing.T) {
 		if calls != nil {
 			want = searchtext.ToolText(*calls)
 		}
+		// SQLite's replace() cannot match a NUL, so a NUL stored before
+		// version 10 stays one in the migrated text (where ToolText writes
+		// a space); to both indexes it separates words all the same.
+		if text != nil {
+			*text = strings.ReplaceAll(*text, "\x00", " ")
+		}
 		if !cmp.Equal(want, text) {
 			t.Errorf("message %d (%s): tool text %q, the domain's %q", id, rules.Str(calls), rules.Str(text), rules.Str(want))
 		}
@@ -87,13 +94,13 @@ func TestOpen_IndexesToolCallsOfAnOlderFile(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if withText != 5 {
-		t.Errorf("%d rows have a tool text, want 5", withText)
+	if withText != 6 {
+		t.Errorf("%d rows have a tool text, want 6", withText)
 	}
 	ftsConsistent(t, s)
 	for q, want := range map[string]int{
 		"walrus": 1, "read_file": 1, "検索": 1, "日本語": 1, "okapi": 1, "fetch_url": 1, "narwhal": 1, `"narwhal tusk"`: 1,
-		"shell": 1, "noop": 1, "list_dir": 2,
+		"shell": 1, "noop": 1, "list_dir": 2, "ibex": 1,
 	} {
 		if got := len(searchContents(t, s, q)); got != want {
 			t.Errorf("Search(%q) after the migration: %d hits, want %d", q, got, want)

@@ -41,8 +41,9 @@ type Options struct {
 	// index; appends only queue their rows). Default 1000; negative
 	// disables it.
 	FTSMergeEvery int
-	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N batches
-	// (as for FTSMergeEvery). Default 50; negative disables it, and with
+	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N write
+	// batches (a group commit, one AppendMessages call or one indexer
+	// transaction). Default 50; negative disables it, and with
 	// it the WAL's bound: when a checkpoint finds the WAL past 256 MiB it
 	// starts a RESTART in the background (see Stats.WALRestarts).
 	CheckpointEvery int

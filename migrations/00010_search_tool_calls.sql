@@ -17,7 +17,9 @@
 -- arguments) and the trigram index (substrings, CJK in arguments). The
 -- indexes are recreated with the column and rebuilt from every row; the
 -- rows stored before this version get their tool text here, by the same
--- rule in SQL. The rebuild indexes every row, so the queue is emptied,
+-- rule in SQL (but for a NUL, which ToolText makes a space and SQLite's
+-- replace() cannot match: it stays, and separates words all the same).
+-- The rebuild indexes every row, so the queue is emptied,
 -- and an index marked stale is current again. It holds the write lock
 -- for the whole rebuild: 10 s for 100,000 messages without calls, 25 s
 -- for 100,000 a quarter of them calls (docs/PERFORMANCE.md), which is

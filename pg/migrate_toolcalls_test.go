@@ -30,6 +30,7 @@ func TestMigrate_ToolCallsOfAnOlderStore(t *testing.T) {
 		`[{"id":"c1","name":"list_dir","arguments":"{\"path\":\"/srv/walrus\"}"},{"id":"c2","name":"read_file","arguments":"{\"path\":\"日本語の検索.txt\"}"}]`,
 		`[{"id":"c3","name":"noop","arguments":""}]`,
 		`[{"id":"c4","arguments":null}]`,
+		`[{"id":"c5","name":"jot","arguments":"left\u0000narwhal"}]`,
 		`[]`,
 	}
 	if _, err := pool.Exec(ctx, "INSERT INTO sessions (id, source, started_at) VALUES ('a', 'cli', 1)"); err != nil {

@@ -152,11 +152,13 @@ func (r *sessionRecord) check() error {
 	if title != r.Title {
 		return invalid("title %q is not in its stored form", r.Title)
 	}
-	for what, v := range map[string]string{"source": r.Source, "user id": r.UserID, "model": r.Model,
-		"end reason": r.EndReason} {
-		if err := rules.CheckLabel(what, v); err != nil {
-			return err
-		}
+	if err := rules.CheckLabels([]rules.Field{
+		{Name: "source", Value: r.Source},
+		{Name: "user id", Value: r.UserID},
+		{Name: "model", Value: r.Model},
+		{Name: "end reason", Value: r.EndReason},
+	}); err != nil {
+		return err
 	}
 	switch {
 	case r.Source == "":
@@ -206,7 +208,33 @@ func (r *messageRecord) check() error {
 	default:
 		return invalid("state %q is not active, compacted or rewound", r.State)
 	}
-	return m.Validate()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	return r.normalize()
+}
+
+// normalize fills what the record's parts imply and it left out, as an
+// append does (normalizeParts): the plain-text content, and the tool calls
+// of its tool_use parts, so an imported call is counted and searched like
+// an appended one. The import's comparisons and inserts both see the
+// normalised record.
+func (r *messageRecord) normalize() error {
+	parts, err := r.parts()
+	if err != nil || len(parts) == 0 {
+		return err
+	}
+	if r.Content == "" {
+		r.Content = PlainText(parts)
+	}
+	if calls := partToolCalls(parts); len(r.ToolCalls) == 0 && len(calls) > 0 {
+		b, err := json.Marshal(calls)
+		if err != nil {
+			return invalid("tool calls: %v", err)
+		}
+		r.ToolCalls = b
+	}
+	return nil
 }
 
 func (r *usageRecord) check() error {

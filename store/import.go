@@ -240,6 +240,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				if err := decodeStrict(line, &rec); err != nil {
 					return err
 				}
+				if err := rec.normalize(); err != nil {
+					return err
+				}
 				if tu != nil {
 					m, ok, err := tu.next(ctx)
 					if err != nil {

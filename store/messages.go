@@ -155,12 +155,15 @@ func (m *NewMessage) Validate() error {
 			return invalid("created at %s is more than %v ahead of this machine's clock", m.CreatedAt.Format(time.RFC3339), MaxClockSkew)
 		}
 	}
-	for what, v := range map[string]string{"tool name": m.ToolName, "tool call id": m.ToolCallID,
-		"finish reason": m.FinishReason, "idempotency key": m.IdempotencyKey, "model": m.Model,
-		"platform message id": m.PlatformMessageID} {
-		if err := rules.CheckLabel(what, v); err != nil {
-			return err
-		}
+	if err := rules.CheckLabels([]rules.Field{
+		{Name: "tool name", Value: m.ToolName},
+		{Name: "tool call id", Value: m.ToolCallID},
+		{Name: "finish reason", Value: m.FinishReason},
+		{Name: "idempotency key", Value: m.IdempotencyKey},
+		{Name: "model", Value: m.Model},
+		{Name: "platform message id", Value: m.PlatformMessageID},
+	}); err != nil {
+		return err
 	}
 	for _, c := range m.ToolCalls {
 		if err := errors.Join(rules.CheckLabel("tool call id", c.ID), rules.CheckLabel("tool call name", c.Name),

@@ -89,18 +89,24 @@ func (p *Part) validate(i int) error {
 	fail := func(format string, args ...any) error {
 		return invalid("part %d (%s): "+format, append([]any{i, p.Type}, args...)...)
 	}
-	labels := map[string]string{"media type": p.MediaType, "detail": p.Detail, "name": p.Name,
-		"tool call id": p.ToolCallID, "item id": p.ItemID}
-	for what, v := range labels {
-		if err := rules.CheckLabel(what, v); err != nil {
-			return fail("%v", err)
-		}
+	if err := rules.CheckLabels([]rules.Field{
+		{Name: "media type", Value: p.MediaType},
+		{Name: "detail", Value: p.Detail},
+		{Name: "name", Value: p.Name},
+		{Name: "tool call id", Value: p.ToolCallID},
+		{Name: "item id", Value: p.ItemID},
+	}); err != nil {
+		return fail("%v", err)
 	}
-	for what, v := range map[string]string{"text": p.Text, "url": p.URL, "blob id": p.BlobID, "input": p.Input, "data": p.Data,
-		"attributes": p.Attributes} {
-		if err := rules.CheckText(what, v); err != nil {
-			return fail("%v", err)
-		}
+	if err := rules.CheckTexts([]rules.Field{
+		{Name: "text", Value: p.Text},
+		{Name: "url", Value: p.URL},
+		{Name: "blob id", Value: p.BlobID},
+		{Name: "input", Value: p.Input},
+		{Name: "data", Value: p.Data},
+		{Name: "attributes", Value: p.Attributes},
+	}); err != nil {
+		return fail("%v", err)
 	}
 	if p.Attributes != "" && !isJSONObject(p.Attributes) {
 		return fail("attributes are not a JSON object")

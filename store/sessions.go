@@ -155,15 +155,20 @@ func (n *NewSession) normalize() error {
 	if n.Title, err = rules.SanitizeTitle(n.Title); err != nil {
 		return err
 	}
-	for what, v := range map[string]string{"source": n.Source, "user id": n.UserID, "model": n.Model, "title": n.Title} {
-		if err := rules.CheckLabel(what, v); err != nil {
-			return err
-		}
+	if err := rules.CheckLabels([]rules.Field{
+		{Name: "source", Value: n.Source},
+		{Name: "user id", Value: n.UserID},
+		{Name: "model", Value: n.Model},
+		{Name: "title", Value: n.Title},
+	}); err != nil {
+		return err
 	}
-	for what, v := range map[string]string{"model config": n.ModelConfig, "system prompt": n.SystemPrompt, "cwd": n.Cwd} {
-		if err := rules.CheckText(what, v); err != nil {
-			return err
-		}
+	if err := rules.CheckTexts([]rules.Field{
+		{Name: "model config", Value: n.ModelConfig},
+		{Name: "system prompt", Value: n.SystemPrompt},
+		{Name: "cwd", Value: n.Cwd},
+	}); err != nil {
+		return err
 	}
 	return nil
 }

@@ -163,11 +163,14 @@ func checkUsageBilling(b Billing) error {
 	if b.PricingVersion != "" {
 		return invalid("pricing version %q: a usage row has none (it is the session's)", b.PricingVersion)
 	}
-	for what, v := range map[string]string{"billing provider": b.Provider, "billing base url": b.BaseURL,
-		"billing mode": b.Mode, "cost status": b.CostStatus, "cost source": b.CostSource} {
-		if err := rules.CheckLabel(what, v); err != nil {
-			return err
-		}
+	if err := rules.CheckLabels([]rules.Field{
+		{Name: "billing provider", Value: b.Provider},
+		{Name: "billing base url", Value: b.BaseURL},
+		{Name: "billing mode", Value: b.Mode},
+		{Name: "cost status", Value: b.CostStatus},
+		{Name: "cost source", Value: b.CostSource},
+	}); err != nil {
+		return err
 	}
 	return nil
 }

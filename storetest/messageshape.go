@@ -536,3 +536,37 @@ func testImport_ExportFromBeforeTheMessageShape(t *testing.T, open Opener) {
 		t.Errorf("root-2's conversation: %v (%d messages, want 3)", err, len(conv))
 	}
 }
+
+// An imported message given only as parts is filled in as an append
+// fills it: its plain text and the tool calls of its tool_use parts, so
+// the calls are counted and searchable; importing the file again finds
+// the same messages, not a divergence.
+func testImport_PartsFillContentAndToolCalls(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	file := []byte(`{"type":"header","format":"sessiondb-export","version":1}
+{"type":"session","id":"p","source":"cli","started_at":1796138909332,"title_rank":0,"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"api_call_count":0,"estimated_cost_usd":0,"actual_cost_usd":0,"archived":false,"pinned":false,"hidden":false,"rewind_count":0}
+{"type":"message","session_id":"p","seq":1,"role":"assistant","content":"","state":"active","created_at":1796138909333,"parts":[{"type":"text","text":"Looking."},{"type":"tool_use","name":"grep_repo","tool_call_id":"c1","input":"{\"q\":\"okapi\"}"}]}
+`)
+	if res, err := s.Import(ctx, bytes.NewReader(file), ImportOptions{}); err != nil || res.Imported != 1 {
+		t.Fatalf("import: %+v, %v", res, err)
+	}
+	ms, err := s.Messages(ctx, "p", MessageQuery{})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("messages: %v (%d)", err, len(ms))
+	}
+	want := []ToolCall{{ID: "c1", Name: "grep_repo", Arguments: `{"q":"okapi"}`}}
+	if ms[0].Content != "Looking." || !cmp.Equal(ms[0].ToolCalls, want) {
+		t.Errorf("imported message: content %q, tool calls %+v; want %q and %+v", ms[0].Content, ms[0].ToolCalls, "Looking.", want)
+	}
+	if sess, err := s.Session(ctx, "p"); err != nil || sess.ToolCallCount != 1 {
+		t.Errorf("session tool call count %d, %v; want 1", sess.ToolCallCount, err)
+	}
+	if hits, err := s.Search(ctx, "grep_repo", SearchOptions{}); err != nil || len(hits) != 1 {
+		t.Errorf("Search(grep_repo) = %v, %v; want the imported call", hits, err)
+	}
+	res, err := s.Import(ctx, bytes.NewReader(file), ImportOptions{})
+	if err != nil || res.Imported != 0 || len(res.Skips) != 0 {
+		t.Errorf("importing the same file again: %+v, %v; want nothing imported and no skip", res, err)
+	}
+}

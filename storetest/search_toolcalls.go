@@ -160,3 +160,25 @@ func testSearch_ToolCalls(t *testing.T, e Engine) {
 		t.Errorf("Search after the delete: %v, %v; want nothing", f.keys(hits), err)
 	}
 }
+
+// A NUL byte in a tool call's arguments is stored byte-exact and the call
+// stays findable: its searchable text holds a space there (PostgreSQL text
+// cannot hold a NUL; to a word index it separates words anyway).
+func testSearch_ToolCallWithNUL(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "s")
+	args := "{\"note\":\"left\x00narwhal\"}"
+	id, err := s.AppendMessage(ctx, "s", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "jot", Arguments: args}}})
+	if err != nil {
+		t.Fatalf("append a call with a NUL in its arguments: %v", err)
+	}
+	m, err := s.Message(ctx, id)
+	if err != nil || len(m.ToolCalls) != 1 || m.ToolCalls[0].Arguments != args {
+		t.Fatalf("stored call %+v, %v; want its arguments byte-exact", m.ToolCalls, err)
+	}
+	hits, err := s.Search(ctx, "narwhal", SearchOptions{})
+	if err != nil || len(hits) != 1 || hits[0].MessageID != id {
+		t.Fatalf("Search(narwhal) = %v, %v; want message %d", hits, err, id)
+	}
+}

@@ -273,6 +273,9 @@ func decodeParts(b []byte) ([]db.Part, error) {
 	if err := d.Decode(&parts); err != nil {
 		return nil, usagef("append: --parts-file is not a JSON array of parts: %v", err)
 	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, usagef("append: --parts-file has more than one JSON array of parts")
+	}
 	return parts, nil
 }
 

@@ -93,4 +93,9 @@ func TestAppendAndShowTheMessageShape(t *testing.T) {
 	if code, _, stderr := runCLI(t, path, "append", "s1", "--role", "user", "--parts-file", badParts); code != 2 || !strings.Contains(stderr, "txt") {
 		t.Errorf("a part with an unknown field = %d %s, want a usage error naming it", code, stderr)
 	}
+	trailing := filepath.Join(dir, "trailing.json")
+	os.WriteFile(trailing, []byte(`[{"type":"text","text":"a"}] [{"type":"text","text":"b"}]`), 0o600)
+	if code, _, stderr := runCLI(t, path, "append", "s1", "--role", "user", "--parts-file", trailing); code != 2 || !strings.Contains(stderr, "more than one") {
+		t.Errorf("parts with a second array after them = %d %s, want a usage error", code, stderr)
+	}
 }

@@ -38,6 +38,7 @@ type toolCallJSON struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	ItemID    string `json:"item_id,omitempty"`
 }
 
 type messageJSON struct {

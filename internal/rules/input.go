@@ -80,3 +80,27 @@ func B2I(b bool) int64 {
 	}
 	return 0
 }
+
+// Field is one named value to check. Checks take fields in order, so the
+// one reported among several bad ones is always the first.
+type Field struct{ Name, Value string }
+
+// CheckLabels is CheckLabel of each field, in order: the first error.
+func CheckLabels(fs []Field) error {
+	for _, f := range fs {
+		if err := CheckLabel(f.Name, f.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckTexts is CheckText of each field, in order: the first error.
+func CheckTexts(fs []Field) error {
+	for _, f := range fs {
+		if err := CheckText(f.Name, f.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}

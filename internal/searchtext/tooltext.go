@@ -13,12 +13,14 @@ import (
 // the tool name, with the same rules, so a search finds a call by its
 // function's name, a word or phrase of its arguments, or a substring.
 // Arguments are searched as written: a JSON escape inside them (\n,
-// \u00e9) is text, as it is to anyone reading the call. It returns nil
-// for no calls, or for text that is not such an array.
+// \u00e9) is text, as it is to anyone reading the call. A NUL byte is a
+// space: it separates words anyway, and PostgreSQL text cannot hold it. It
+// returns nil for no calls, or for text that is not such an array.
 //
-// Migration 10 computes the same text in SQL for the rows stored before
-// it (json_each: name, newline, arguments, newline between calls), so
-// both must change together.
+// Migration 10 (and PostgreSQL's 4) computes the same text in SQL for the
+// rows stored before it (json_each: name, newline, arguments, newline
+// between calls; SQLite leaves a NUL as it is), so they must change
+// together.
 func ToolText(toolCallsJSON string) *string {
 	var calls []struct {
 		Name      json.RawMessage `json:"name"`
@@ -36,7 +38,7 @@ func ToolText(toolCallsJSON string) *string {
 		b.WriteByte('\n')
 		b.WriteString(jsonText(c.Arguments))
 	}
-	s := b.String()
+	s := strings.ReplaceAll(b.String(), "\x00", " ")
 	return &s
 }
 

@@ -14,6 +14,7 @@ func TestToolText(t *testing.T) {
 		{"NullArguments", `[{"name":"n","arguments":null}]`, ptr("n\n")},
 		{"ArgumentsAnObject", `[{"name":"o","arguments":{"q": "narwhal"}}]`, ptr("o\n{\"q\":\"narwhal\"}")},
 		{"NoName", `[{"arguments":"only args"}]`, ptr("\nonly args")},
+		{"NULAsSpace", "[{\"name\":\"n\",\"arguments\":\"a\\u0000b\"}]", ptr("n\na b")},
 		{"Empty", `[]`, nil},
 		{"NotJSON", `not json`, nil},
 		{"NotAnArray", `{"name":"x"}`, nil},

@@ -3,7 +3,7 @@
 -- searchable text of a message's calls, computed by the domain
 -- (internal/searchtext.ToolText) on every insert; the rows stored before
 -- this version get it here by the same rule (a call's name, a newline,
--- its arguments; a newline between calls). The word index covers
+-- its arguments; a newline between calls; a NUL as a space). The word index covers
 -- content, tool name and tool text; the substring index gains the tool
 -- text beside the content (a term matches in either).
 
@@ -12,7 +12,9 @@ ALTER TABLE messages ADD COLUMN tool_text text;
 
 UPDATE messages SET tool_text = (
     SELECT string_agg(COALESCE(c.call ->> 'name', '') || E'\n' || COALESCE(c.call ->> 'arguments', ''), E'\n' ORDER BY c.n)
-    FROM json_array_elements(messages.tool_calls_json::json) WITH ORDINALITY AS c(call, n))
+    -- A NUL in a call is \u0000 in the JSON, which ->> cannot turn into
+    -- text: it is searched as a space, as ToolText makes it.
+    FROM json_array_elements(replace(messages.tool_calls_json, '\u0000', '\u0020')::json) WITH ORDINALITY AS c(call, n))
 WHERE tool_calls_json IS NOT NULL AND json_typeof(tool_calls_json::json) = 'array';
 
 DROP INDEX messages_words;
