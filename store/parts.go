@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 )
@@ -227,4 +228,18 @@ func partToolCalls(parts []Part) []ToolCall {
 		}
 	}
 	return calls
+}
+
+// Stored is the Message the store returns for m once appended, but for
+// what only the store assigns (id, session, state, a creation time m left
+// to it): m's fields, with Content and ToolCalls filled from its Parts as
+// AppendMessage fills them. A converter checks itself with it without a
+// round trip through a store.
+func (m NewMessage) Stored() Message {
+	normalizeParts(&m)
+	return Message{Role: m.Role, Content: m.Content, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
+		ToolCalls: m.ToolCalls, Reasoning: m.Reasoning, FinishReason: m.FinishReason, TokenCount: m.TokenCount,
+		Summary: m.Summary, IdempotencyKey: m.IdempotencyKey, CreatedAt: m.CreatedAt.Truncate(time.Millisecond),
+		ReasoningDetails: m.ReasoningDetails, PlatformMessageID: m.PlatformMessageID, Parts: m.Parts,
+		Model: m.Model, Metadata: m.Metadata}
 }

@@ -116,3 +116,16 @@ func TestNormalizeParts(t *testing.T) {
 		t.Errorf("a given content was replaced: %q", kept.Content)
 	}
 }
+
+// Stored is what the store returns: the fields as given, content and
+// tool calls filled from the parts, the caller's time to the millisecond.
+func TestNewMessageStored(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 678_901_234, time.UTC)
+	n := NewMessage{Role: RoleAssistant, Model: "m", Metadata: `{"a":1}`, CreatedAt: at, Parts: []Part{
+		{Type: PartText, Text: "hi"}, {Type: PartToolUse, ToolCallID: "c1", Name: "f", Input: "{}"}}}
+	want := Message{Role: RoleAssistant, Content: "hi", ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}},
+		Model: "m", Metadata: `{"a":1}`, CreatedAt: at.Truncate(time.Millisecond), Parts: n.Parts}
+	if diff := cmp.Diff(want, n.Stored()); diff != "" {
+		t.Errorf("Stored (-want +got):\n%s", diff)
+	}
+}

@@ -259,22 +259,12 @@ func checkLossless(msgs []anthropic.MessageParam, out []store.NewMessage) error 
 	return lossAt(path)
 }
 
-// asStored is what the store returns for messages appended as ns: their
-// fields as given, Content and ToolCalls filled from Parts.
+// asStored is what the store returns for messages appended as ns, for a
+// conversion's check of itself (store.NewMessage.Stored).
 func asStored(ns []store.NewMessage) []store.Message {
 	out := make([]store.Message, len(ns))
 	for i, n := range ns {
-		out[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
-			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails,
-			Parts: n.Parts, Model: n.Model, Metadata: n.Metadata, PlatformMessageID: n.PlatformMessageID}
-		if len(n.Parts) > 0 && out[i].Content == "" {
-			out[i].Content = store.PlainText(n.Parts)
-		}
-		for _, p := range n.Parts {
-			if p.Type == store.PartToolUse && len(n.ToolCalls) == 0 {
-				out[i].ToolCalls = append(out[i].ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
-			}
-		}
+		out[i] = n.Stored()
 	}
 	return out
 }

@@ -44,17 +44,11 @@ func lossless(want, got []byte) error {
 }
 
 // asStored is what the store returns for messages appended as ns, for a
-// conversion's check of itself: their fields as given, Content filled from
-// Parts (the converters read tool calls from the parts themselves).
+// conversion's check of itself (store.NewMessage.Stored).
 func asStored(ns []store.NewMessage) []store.Message {
 	out := make([]store.Message, len(ns))
 	for i, n := range ns {
-		out[i] = store.Message{Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
-			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails,
-			Parts: n.Parts, Model: n.Model, Metadata: n.Metadata, PlatformMessageID: n.PlatformMessageID}
-		if len(n.Parts) > 0 && out[i].Content == "" {
-			out[i].Content = store.PlainText(n.Parts)
-		}
+		out[i] = n.Stored()
 	}
 	return out
 }
