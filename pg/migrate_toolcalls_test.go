@@ -66,7 +66,7 @@ func TestMigrate_ToolCallsOfAnOlderStore(t *testing.T) {
 	}
 	for q, want := range map[string]int{"walrus": 1, "read_file": 1, "noop": 1} {
 		var got int
-		if err := pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE sessiondb_words(content, tool_name, tool_text) @@ sessiondb_phrase($1)", q).Scan(&got); err != nil || got != want {
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE sessiondb_words(content, tool_name, tool_text) @@ sessiondb_match($1)", q).Scan(&got); err != nil || got != want {
 			t.Errorf("words %q: %d, %v; want %d", q, got, err, want)
 		}
 	}

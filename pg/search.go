@@ -102,15 +102,20 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 	var match []string
 	var rank string
 	if byWords {
-		var query []string
+		// A term matches as a phrase within one field (sessiondb_match);
+		// its rank counts its words in every field alike, as SQLite's bm25
+		// weighs the columns alike (the vector's field weights all 0.1,
+		// the weight of a word without one).
+		var query, rankBy []string
 		for _, t := range req.Terms {
-			query = append(query, "sessiondb_phrase("+arg(t)+")")
+			p := arg(t)
+			query = append(query, "sessiondb_match("+p+")")
+			rankBy = append(rankBy, "sessiondb_phrase("+p+")")
 		}
-		tsq := "(" + strings.Join(query, " && ") + ")"
 		const words = "sessiondb_words(m.content, m.tool_name, m.tool_text)"
-		match = append(match, words+" @@ "+tsq)
+		match = append(match, words+" @@ ("+strings.Join(query, " && ")+")")
 		if ranked {
-			rank = "ts_rank(" + words + ", " + tsq + ")"
+			rank = "ts_rank('{0.1,0.1,0.1,0.1}', " + words + ", (" + strings.Join(rankBy, " && ") + "))"
 		}
 	} else {
 		// Each term in the content or in the tool text (SQLite's trigram

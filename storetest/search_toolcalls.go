@@ -182,3 +182,50 @@ func testSearch_ToolCallWithNUL(t *testing.T, open Opener) {
 		t.Fatalf("Search(narwhal) = %v, %v; want message %d", hits, err, id)
 	}
 }
+
+// A quoted phrase matches within one field — the content, a tool result's
+// tool name, or the tool text (calls' names and arguments) — never across
+// two, as SQLite's separate FTS5 columns keep it; each word alone matches
+// in any field.
+func testSearch_PhraseStaysInOneField(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "s")
+	call, err := s.AppendMessage(ctx, "s", NewMessage{Role: RoleAssistant, Content: "checking the alpha",
+		ToolCalls: []ToolCall{{ID: "c1", Name: "beta_probe", Arguments: "gamma delta"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := s.AppendMessage(ctx, "s", NewMessage{Role: RoleTool, ToolName: "omega_probe", ToolCallID: "c1", Content: "probed zeta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		query string
+		want  []int64
+	}{
+		{`"alpha beta"`, nil},              // content, then the call's name
+		{`"zeta omega"`, nil},              // content, then the tool name
+		{`"probe gamma"`, []int64{call}},   // within the tool text: name, then arguments
+		{`"gamma delta"`, []int64{call}},   // within the arguments
+		{`"probed zeta"`, []int64{result}}, // within the content
+		{"alpha beta", []int64{call}},      // two words, in two fields
+		{"zeta omega", []int64{result}},    // likewise
+		{"alpha", []int64{call}},           // each word alone
+		{"beta", []int64{call}},
+		{"omega", []int64{result}},
+	}
+	for _, tt := range tests {
+		hits, err := s.Search(ctx, tt.query, SearchOptions{Sort: SortOldest})
+		if err != nil {
+			t.Fatalf("Search(%q): %v", tt.query, err)
+		}
+		var got []int64
+		for _, h := range hits {
+			got = append(got, h.MessageID)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Search(%q) message ids (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}

@@ -111,6 +111,7 @@ var suite = []struct {
 	{"Search_HitFields", func(t *testing.T, e Engine) { testSearch_HitFields(t, e.Open) }},
 	{"Search_InvalidInput", func(t *testing.T, e Engine) { testSearch_InvalidInput(t, e.Open) }},
 	{"Search_Paging", func(t *testing.T, e Engine) { testSearch_Paging(t, e.Open) }},
+	{"Search_PhraseStaysInOneField", func(t *testing.T, e Engine) { testSearch_PhraseStaysInOneField(t, e.Open) }},
 	{"Search_ToolCallWithNUL", func(t *testing.T, e Engine) { testSearch_ToolCallWithNUL(t, e.Open) }},
 	{"Search_ToolCalls", testSearch_ToolCalls},
 	{"Session_NotFound", func(t *testing.T, e Engine) { testSession_NotFound(t, e.Open) }},
