@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,26 +9,13 @@ import (
 	"github.com/sessiondb/sessiondb/store"
 )
 
-// asReturned is what the store returns for messages appended as ns: every
-// field as given, and, for a message with parts, Content and ToolCalls
-// filled from them when the caller left them out (store.NewMessage.Parts).
+// asReturned is what the store returns for messages appended as ns
+// (store.NewMessage.Stored), numbered from 1 as a fresh session numbers them.
 func asReturned(ns []store.NewMessage) []store.Message {
 	out := make([]store.Message, len(ns))
 	for i, n := range ns {
-		m := store.Message{ID: int64(i + 1), Role: n.Role, Content: n.Content, ToolName: n.ToolName, ToolCallID: n.ToolCallID,
-			ToolCalls: n.ToolCalls, Reasoning: n.Reasoning, ReasoningDetails: n.ReasoningDetails, Parts: n.Parts,
-			Model: n.Model, Metadata: n.Metadata, PlatformMessageID: n.PlatformMessageID}
-		if len(n.Parts) > 0 && m.Content == "" {
-			m.Content = store.PlainText(n.Parts)
-		}
-		if len(n.Parts) > 0 && len(m.ToolCalls) == 0 {
-			for _, p := range n.Parts {
-				if p.Type == store.PartToolUse {
-					m.ToolCalls = append(m.ToolCalls, store.ToolCall{ID: p.ToolCallID, Name: p.Name, Arguments: p.Input, ItemID: p.ItemID})
-				}
-			}
-		}
-		out[i] = m
+		out[i] = n.Stored()
+		out[i].ID = int64(i + 1)
 	}
 	return out
 }
@@ -55,21 +41,6 @@ func throughStore(t *testing.T, msgs []store.NewMessage) []store.Message {
 		t.Fatal(err)
 	}
 	return stored
-}
-
-// needPartsStorage skips (failing under CI=true) when the store does not
-// yet keep a message's parts: the round trips of images, documents and
-// ordered content through a real file need it.
-func needPartsStorage(t *testing.T) {
-	t.Helper()
-	probe := []store.NewMessage{{Role: store.RoleUser, Parts: []store.Part{{Type: store.PartText, Text: "probe"}}}}
-	if got := throughStore(t, probe); len(got) == 1 && len(got[0].Parts) == 1 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("the store does not keep message parts (store.NewMessage.Parts): the converters' round trip through it loses them")
-	}
-	t.Skip("the store does not keep message parts yet (issue 18 item 4); run again once it does, or with CI=true to fail")
 }
 
 // wire is v as the SDK sends it, decoded, for go-cmp diffs of what the

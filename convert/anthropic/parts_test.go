@@ -159,7 +159,6 @@ func TestParts(t *testing.T) {
 // The same cases through a real SQLite store: images, documents, tool
 // errors and the order of text and tool calls survive the file.
 func TestPartsRoundTripThroughStore(t *testing.T) {
-	needPartsStorage(t)
 	for _, tt := range slices.Concat(partsCases(), attributesCases()) {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs, err := convert.ToStore(tt.in)

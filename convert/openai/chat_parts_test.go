@@ -94,7 +94,6 @@ func TestChatParts(t *testing.T) {
 
 // The same cases through a real SQLite store.
 func TestChatPartsRoundTripThroughStore(t *testing.T) {
-	needPartsStorage(t)
 	for _, tt := range chatPartsCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs, err := convert.ChatToStore(tt.in)

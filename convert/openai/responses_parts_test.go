@@ -98,7 +98,6 @@ func TestResponsesParts(t *testing.T) {
 
 // The same cases through a real SQLite store.
 func TestResponsesPartsRoundTripThroughStore(t *testing.T) {
-	needPartsStorage(t)
 	for _, tt := range responsesPartsCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			msgs, err := convert.ResponsesToStore(tt.in)
