@@ -211,7 +211,7 @@ func (r *messageRecord) check() error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	return r.normalize()
+	return r.fill(m.Parts)
 }
 
 // normalize fills what the record's parts imply and it left out, as an
@@ -221,8 +221,16 @@ func (r *messageRecord) check() error {
 // normalised record.
 func (r *messageRecord) normalize() error {
 	parts, err := r.parts()
-	if err != nil || len(parts) == 0 {
+	if err != nil {
 		return err
+	}
+	return r.fill(parts)
+}
+
+// fill is normalize with the record's parts already decoded.
+func (r *messageRecord) fill(parts []Part) error {
+	if len(parts) == 0 {
+		return nil
 	}
 	if r.Content == "" {
 		r.Content = PlainText(parts)
