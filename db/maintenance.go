@@ -12,20 +12,16 @@ import (
 )
 
 // maintain runs post-commit maintenance: a checkpoint (see checkpoint)
-// every checkpointEvery batches and a bounded FTS merge every mergeEvery
-// batches that added to the full-text index (segments says this one did:
-// the indexer's slices; an append only queues its rows, so merging after
-// appends would merge nothing new at a tenth of a serial append's CPU;
-// the few segments a delete or rewind of indexed rows adds are left to
-// FTS5's own automerge and the next indexer merge).
-// It counts batches, not writes: a group commit writes the WAL once for
-// all its writes, so counting them one by one checkpointed a batch of 16
-// every third transaction, a tenth of the CPU at 16 appenders. It runs
-// after COMMIT, so it can never fail
-// or replay the write it follows: errors and panics are logged and
-// counted, never returned. A WAL restart, which may wait seconds for
-// readers, runs in the background instead (see restartWAL), so the
-// caller that led the batch is not held up.
+// every checkpointEvery batches, and a bounded FTS merge every mergeEvery
+// batches that added index segments (segments: the indexer's slices; an
+// append only queues its rows, and the few segments a delete or rewind of
+// indexed rows adds are left to FTS5's own automerge). It counts batches,
+// not writes, because a group commit writes the WAL and the index once for
+// all of its writes. It runs after COMMIT, so it can never fail or replay
+// the write it follows: errors and panics are logged and counted, never
+// returned. A WAL restart, which may wait seconds for readers, runs in the
+// background instead (see restartWAL), so the caller that led the batch
+// is not held up.
 func (w *writer) maintain(segments bool) {
 	step := w.afterCommit
 	if step == nil {
