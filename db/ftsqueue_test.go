@@ -301,9 +301,10 @@ func TestFTSQueue_SalvageIndexesCopiedRows(t *testing.T) {
 }
 
 // Index damage that shows up as an ordinary error when the queue is
-// indexed (the word index's structure record lost: its next segment clashes
-// with rows it forgot) must not stop appends or indexing: the index is
-// marked stale, and the next open rebuilds it.
+// indexed (the word index's structure record zeroed reads as an empty
+// index, so its next segment takes id 1 and clashes with the segment 1 it
+// forgot, which filledStore's index always holds) must not stop appends or
+// indexing: the index is marked stale, and the next open rebuilds it.
 func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 	path := filledStore(t)
 	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
