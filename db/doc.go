@@ -151,7 +151,9 @@
 // SAVEPOINT, so one caller's failure never undoes another's write.
 // An append commits the message and an entry in the full-text index's
 // queue; a background indexer indexes the queue in transactions of its
-// own on the same connection, a fraction of a second later, and Search
+// own on the same connection, a fraction of a second later (committed with
+// synchronous=NORMAL: they hold nothing a power cut could lose but index
+// work, which the queue keeps; see indexsync.go), and Search
 // matches the still-queued messages by the same rules, so a message is
 // searchable — from any process — once its append returns (see
 // [Store.IndexNow], [Stats].IndexLag).

@@ -122,7 +122,7 @@ func (w *writer) guardCommit(ctx context.Context) error {
 		}
 		w.id.schema = v
 	}
-	return stampWAL(ctx, w.tx, w.id.appID)
+	return w.stampWAL(ctx)
 }
 
 // checkOpenSchema is Open's check, under the migration lock after the

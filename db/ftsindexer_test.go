@@ -258,3 +258,28 @@ func TestOpen_LongIndexBacklogWithShortPatience(t *testing.T) {
 		t.Errorf("Search behind the backlog = %d hits, %v; want the row", len(hits), err)
 	}
 }
+
+// An indexer transaction commits with synchronous=NORMAL (indexsync.go)
+// and leaves the connection at FULL for whatever runs on it next.
+func TestIndexer_LeavesTheConnectionDurable(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "a")
+	s.w.ix.paused.Store(true)
+	for i := range 20 {
+		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint("durable ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexNow(t, s)
+	if n := queued(t, s); n != 0 {
+		t.Fatalf("%d rows still queued", n)
+	}
+	s.w.mu.Lock()
+	var level int
+	err := s.w.conn.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&level)
+	relaxed := s.w.relaxedSync
+	s.w.mu.Unlock()
+	if err != nil || level != 2 || relaxed {
+		t.Errorf("after indexing: synchronous=%d (relaxed %v, %v), want 2 (FULL)", level, relaxed, err)
+	}
+}

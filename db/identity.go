@@ -33,6 +33,10 @@ type identity struct {
 	// see a file copied over this one. It is never closed while the Store
 	// is open: closing a descriptor can drop the process's POSIX locks.
 	header *os.File
+	// shm is the -shm file, opened at the first commit to read the
+	// wal-index (walMayRestart) and, like header, kept open.
+	shm      *os.File
+	shmTried bool
 	// wal is this store's WAL file: if the database is replaced, the WAL
 	// left at <path>-wal belongs to the old file and must never meet the
 	// new one (SQLite cannot tell whose WAL it is: it would corrupt it).

@@ -217,6 +217,7 @@ func (w *writer) lead(own *request) {
 func (w *writer) runAlone(r *request) (committed int) {
 	committed = w.runBatch(r, []*request{r})
 	w.closeStrayTransaction()
+	w.restoreSync()
 	return committed
 }
 
@@ -291,6 +292,10 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		last := batch[0].deadline
 		for _, r := range batch[1:] {
 			last = maxTime(last, r.deadline)
+		}
+		if err := w.syncLevel(batch); err != nil {
+			finish(batch, w.classify(err))
+			return committed
 		}
 		beginCtx, cancel := context.WithDeadline(context.Background(), minTime(maxTime(last, now.Add(time.Millisecond)), now.Add(beginSlice)))
 		err := w.begin(beginCtx)

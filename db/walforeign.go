@@ -2,7 +2,6 @@ package db
 
 import (
 	"bufio"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,10 +11,8 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/flock"
 )
 
@@ -30,8 +27,9 @@ import (
 // only when no connection has the database open — exactly when SQLite is
 // about to run that recovery, which reads the whole WAL too — so it costs
 // one more read of the WAL, from the page cache, and an Lstat when there
-// is none. Every commit sessiondb makes writes page 1 (stampWAL), so a WAL
-// sessiondb wrote always holds page 1, whose application_id decides.
+// is none. The first commit sessiondb makes after the WAL starts over
+// writes page 1 (stampWAL, walstamp.go), so a WAL sessiondb wrote always
+// holds page 1, whose application_id decides.
 //
 // What a WAL SQLite would replay must satisfy when it belongs to the main
 // file, and so what is detected (each rule below is a consequence of how
@@ -315,21 +313,4 @@ func moveSidecars(path string) (string, error) {
 		}
 	}
 	return dst + "-wal", nil
-}
-
-// stampWAL makes the transaction write page 1 with the file's
-// application_id, so every commit sessiondb adds to a WAL carries the
-// identity of the file it was written against and foreignWAL can tell
-// another file's WAL by it, whatever else the transaction changed. It
-// costs one page per commit (a group commit shares it); the commit's
-// fsync dominates. Hand-written: sqlc cannot express PRAGMA; appID is our
-// integer. A file not yet stamped (appID 0, during Open) is left alone.
-func stampWAL(ctx context.Context, tx gen.DBTX, appID int64) error {
-	if appID == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, "PRAGMA application_id = "+strconv.FormatInt(appID, 10)); err != nil {
-		return fmt.Errorf("stamp the commit: %w", err)
-	}
-	return nil
 }

@@ -111,7 +111,7 @@ func TestForeignWALIsRetired(t *testing.T) {
 			a := openAt(t, filepath.Join(t.TempDir(), "a.db"), &logs)
 			fillStore(t, a, "a", 3)
 			a.Close()
-			// Another tool (not sessiondb, whose commits all stamp page 1)
+			// Another tool (not sessiondb, whose WALs always hold page 1)
 			// rewrites a row in place in a fresh WAL.
 			other, err := openDB(a.Path(), kindRepair, 1, "")
 			if err != nil {

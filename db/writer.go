@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,7 +70,11 @@ type writer struct {
 	pageSize int64 // read at the first checkpoint that needs it
 	// lastBatch is how many requests the last batch took (see gather).
 	// +checklocks:mu
-	lastBatch   int
+	lastBatch int
+	// relaxedSync is set while the connection commits with
+	// synchronous=NORMAL, for an indexer transaction (indexsync.go).
+	// +checklocks:mu
+	relaxedSync bool
 	afterCommit func() error // replaces maintenance in tests
 
 	// restarting is set while a WAL restart runs in the background.
@@ -189,8 +194,10 @@ func (w *writer) close() error {
 		})
 	}
 	errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
-	if w.id.header != nil {
-		errs = append(errs, w.id.header.Close())
+	for _, f := range []*os.File{w.id.header, w.id.shm} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
 	}
 	if errors.Is(w.halted(), ErrReplaced) {
 		w.id.retireWAL(w.path, w.log)
