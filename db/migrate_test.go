@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 )
 
 // A file migrated by a newer sessiondb is refused, not written with older
@@ -45,5 +47,65 @@ func TestLatestMigration(t *testing.T) {
 	}
 	if got := latestMigration(); got != int64(len(files)) {
 		t.Errorf("latestMigration() = %d, want %d (one file per version)", got, len(files))
+	}
+}
+
+// fileAtVersion makes a database migrated up to version v only, as an
+// older sessiondb left it, runs stmts on it and returns its path.
+func fileAtVersion(t *testing.T, v int64, stmts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	pool, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, pool, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), v); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := pool.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return path
+}
+
+// The upgrade to version 10 rebuilds the full-text indexes; a damaged
+// index (its config rows gone or wrong, its config table dropped, its
+// segments zeroed) must not stop it, or every later Open: the upgrade
+// goes through, the old message is found, and the file verifies.
+func TestMigrate_Version10OverADamagedIndex(t *testing.T) {
+	damages := []struct{ name, stmt string }{
+		{"ConfigEmptied", "DELETE FROM messages_fts_config"},
+		{"ConfigVersionWrong", "UPDATE messages_fts_config SET v = 99 WHERE k = 'version'"},
+		{"ConfigDropped", "DROP TABLE messages_fts_config"},
+		{"TrigramConfigEmptied", "DELETE FROM messages_fts_trigram_config"},
+		{"SegmentsZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			path := fileAtVersion(t, 9,
+				"INSERT INTO sessions (id, source, started_at) VALUES ('a', 'test', 0)",
+				"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'an old turn about quince', 0)",
+				d.stmt)
+			s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
+			if err != nil {
+				t.Fatalf("Open over %s: %v", d.name, err)
+			}
+			defer s.Close()
+			if hits := searchContents(t, s, "quince"); len(hits) != 1 {
+				t.Errorf("search after the upgrade: %v, want the old message", hits)
+			}
+			ftsConsistent(t, s)
+			s.Close()
+			if rep, err := Verify(t.Context(), path); err != nil || rep.Health != HealthVerified {
+				t.Errorf("Verify after the upgrade = %s %q (%v)", rep.Health, rep.Details, err)
+			}
+		})
 	}
 }

@@ -35,6 +35,14 @@ WHERE tool_calls_json IS NOT NULL AND json_valid(tool_calls_json) AND json_type(
 
 DROP TRIGGER messages_fts_delete;
 DROP TRIGGER messages_fts_update;
+-- DROP TABLE connects to an FTS5 table first, which reads its config
+-- table: a damaged or missing version row would fail the upgrade, and
+-- every Open after it, over an index this migration rebuilds anyway. A
+-- valid version row (4, what FTS5 writes) lets the DROP go through.
+CREATE TABLE IF NOT EXISTS messages_fts_config (k PRIMARY KEY, v) WITHOUT ROWID;
+INSERT OR REPLACE INTO messages_fts_config (k, v) VALUES ('version', 4);
+CREATE TABLE IF NOT EXISTS messages_fts_trigram_config (k PRIMARY KEY, v) WITHOUT ROWID;
+INSERT OR REPLACE INTO messages_fts_trigram_config (k, v) VALUES ('version', 4);
 DROP TABLE messages_fts;
 DROP TABLE messages_fts_trigram;
 
