@@ -226,6 +226,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		pool:            pool,
 		path:            path,
 		wal:             wal,
+		vfs:             opts.VFS,
 		id:              id,
 		log:             opts.Logger,
 		mergeEvery:      uint64(max(opts.FTSMergeEvery, 0)),

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 )
 
@@ -54,13 +53,13 @@ const (
 
 // walMayRestart reports whether the transaction in progress on the
 // writer, which holds the write lock, may start the WAL over. It reads
-// the wal-index from the -shm file, which the driver maps into SQLite's
-// memory on the systems named below (elsewhere it answers true). Any
-// doubt answers true.
+// the wal-index from the -shm file, which the driver's own VFS maps into
+// SQLite's memory where shmFileBacked says so; on any other VFS (one an
+// Options.VFS names) or build it answers true, as it does to any doubt.
 //
 // +checklocks:w.mu
 func (w *writer) walMayRestart() bool {
-	if !w.wal || (runtime.GOOS != "linux" && runtime.GOOS != "darwin") {
+	if !w.wal || !shmFileBacked || w.vfs != "" {
 		return true
 	}
 	if w.id.shm == nil {

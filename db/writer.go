@@ -41,6 +41,7 @@ type writer struct {
 
 	path string
 	wal  bool
+	vfs  string // Options.VFS: "" is the driver's own
 	log  *slog.Logger
 	// id is the file this writer opened; its header descriptor is
 	// closed with the writer.
