@@ -34,9 +34,12 @@ type identity struct {
 	// is open: closing a descriptor can drop the process's POSIX locks.
 	header *os.File
 	// shm is the -shm file, opened at the first commit to read the
-	// wal-index (walMayRestart) and, like header, kept open.
-	shm      *os.File
-	shmTried bool
+	// wal-index (stampDue) and, like header, kept open. stampedSalts name
+	// the WAL generation this writer's last committed stamp went into;
+	// pendingSalts the one the transaction in progress stamps.
+	shm                        *os.File
+	shmTried                   bool
+	stampedSalts, pendingSalts string
 	// wal is this store's WAL file: if the database is replaced, the WAL
 	// left at <path>-wal belongs to the old file and must never meet the
 	// new one (SQLite cannot tell whose WAL it is: it would corrupt it).

@@ -361,6 +361,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		_, err = w.tx.ExecContext(context.Background(), "COMMIT")
 		switch {
 		case err == nil:
+			w.stampCommitted()
 			committed += len(ok)
 			if writes := len(ok) - countIndexing(ok); writes > 0 {
 				w.writes.Add(uint64(writes))

@@ -27,7 +27,7 @@ import (
 // only when no connection has the database open — exactly when SQLite is
 // about to run that recovery, which reads the whole WAL too — so it costs
 // one more read of the WAL, from the page cache, and an Lstat when there
-// is none. The first commit sessiondb makes after the WAL starts over
+// is none. A sessiondb writer's first commit into each WAL generation
 // writes page 1 (stampWAL, walstamp.go), so a WAL sessiondb wrote always
 // holds page 1, whose application_id decides.
 //

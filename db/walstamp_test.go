@@ -17,8 +17,9 @@ func appendN(t *testing.T, s *Store, n int, word string) {
 }
 
 // wantStampedOnce checks that the WAL's replayable frames hold page 1,
-// stamped with the store's application_id, from one commit of the
-// commits it holds: the first after the WAL started over.
+// stamped with the store's application_id, from fewer commits than the
+// WAL holds: the first the store made in this generation (and, when that
+// one started it, the next).
 func wantStampedOnce(t *testing.T, s *Store, commits int) {
 	t.Helper()
 	sum, err := readWAL(s.Path() + "-wal")
@@ -36,11 +37,11 @@ func wantStampedOnce(t *testing.T, s *Store, commits int) {
 	}
 }
 
-// The first commit after the WAL starts over writes page 1; the commits
-// after it do not (walstamp.go). Both ways the WAL starts over are
-// covered: this store's checkpoint, and another connection's, which the
-// writer learns of only through the wal-index.
-func TestStampWAL_FirstCommitOfEachWAL(t *testing.T) {
+// Each WAL generation gets the store's stamp once, not on every commit
+// (walstamp.go), however it started: after this store's checkpoint, after
+// another connection's (which the writer learns of only through the
+// wal-index), and when another writer's commit started it without page 1.
+func TestStampWAL_OncePerWALGeneration(t *testing.T) {
 	s := openTestStore(t, Options{CheckpointEvery: -1, FTSMergeEvery: -1})
 	s.w.ix.paused.Store(true) // the indexer's commits would be counted too
 	newTestSession(t, s, "a")
@@ -64,5 +65,20 @@ func TestStampWAL_FirstCommitOfEachWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendN(t, s, commits, "other")
+	wantStampedOnce(t, s, commits)
+
+	// Another writer starts the WAL, without page 1: the store's first
+	// commit into that generation stamps it.
+	if _, err := other.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	//sessiondb:allow txonly -- plays another tool writing the file
+	if _, err := other.ExecContext(context.Background(), "UPDATE sessions SET title = 'renamed' WHERE id = 'a'"); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := readWAL(s.Path() + "-wal"); err != nil || sum.frames == 0 || sum.page1 != 0 {
+		t.Fatalf("the other writer's WAL: %d frames, %d page 1 images (%v); the case needs frames without page 1", sum.frames, sum.page1, err)
+	}
+	appendN(t, s, commits, "after")
 	wantStampedOnce(t, s, commits)
 }

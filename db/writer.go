@@ -41,8 +41,11 @@ type writer struct {
 
 	path string
 	wal  bool
-	vfs  string // Options.VFS: "" is the driver's own
 	log  *slog.Logger
+	// vfs is Options.VFS ("" is the driver's own): set at open, read by
+	// stampDue.
+	// +checklocks:mu
+	vfs string
 	// id is the file this writer opened; its header descriptor is
 	// closed with the writer.
 	// +checklocks:mu
