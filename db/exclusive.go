@@ -23,6 +23,9 @@ func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *
 		}
 		return err
 	}
+	if err := w.syncLevel(nil); err != nil { // FULL, whatever the indexer left
+		return err
+	}
 	err := fn(ctx, w.conn)
 	w.haltOnSyncFailure(err) // VACUUM and its checkpoints sync too
 	if isLockError(err) {

@@ -283,3 +283,41 @@ func TestIndexer_LeavesTheConnectionDurable(t *testing.T) {
 		t.Errorf("after indexing: synchronous=%d (relaxed %v, %v), want 2 (FULL)", level, relaxed, err)
 	}
 }
+
+// Only a batch of the indexer's requests alone commits relaxed: an append
+// that joined an indexer's wait for the lock, or any other batch, makes
+// it FULL.
+func TestIndexer_SyncLevelOfABatch(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ix, app := &request{indexing: true}, &request{}
+	tests := []struct {
+		name  string
+		batch []*request
+		want  int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{
+		{"IndexerAlone", []*request{ix}, 1},
+		{"IndexerThenAppend", []*request{ix, app}, 2},
+		{"AppendThenIndexer", []*request{app, ix}, 2},
+		{"AppendAlone", []*request{app}, 2},
+		{"NoBatch", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s.w.mu.Lock()
+			defer s.w.mu.Unlock()
+			if err := s.w.syncLevel(tt.batch); err != nil {
+				t.Fatal(err)
+			}
+			var level int
+			if err := s.w.conn.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&level); err != nil {
+				t.Fatal(err)
+			}
+			if level != tt.want || s.w.relaxedSync != (tt.want == 1) {
+				t.Errorf("synchronous=%d (relaxed %v), want %d", level, s.w.relaxedSync, tt.want)
+			}
+		})
+	}
+	s.w.mu.Lock()
+	s.w.restoreSync()
+	s.w.mu.Unlock()
+}

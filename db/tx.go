@@ -293,12 +293,8 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		for _, r := range batch[1:] {
 			last = maxTime(last, r.deadline)
 		}
-		if err := w.syncLevel(batch); err != nil {
-			finish(batch, w.classify(err))
-			return committed
-		}
 		beginCtx, cancel := context.WithDeadline(context.Background(), minTime(maxTime(last, now.Add(time.Millisecond)), now.Add(beginSlice)))
-		err := w.begin(beginCtx)
+		err := w.begin(beginCtx, batch)
 		expired := beginCtx.Err() != nil
 		cancel()
 		if err != nil {
@@ -427,8 +423,11 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 // That reading needs no transaction open before: one is rolled back first.
 //
 // +checklocks:w.mu
-func (w *writer) begin(ctx context.Context) error {
+func (w *writer) begin(ctx context.Context, batch []*request) error {
 	w.closeStrayTransaction()
+	if err := w.syncLevel(batch); err != nil {
+		return err
+	}
 	_, err := w.tx.ExecContext(ctx, "BEGIN IMMEDIATE")
 	if err != nil && w.inTransaction() {
 		return nil

@@ -382,7 +382,7 @@ func TestWrite_BeginInterruptedAfterItTookEffect(t *testing.T) {
 	late := 0
 	for i := range 2000 {
 		ctx := &lateCtx{Context: context.Background()}
-		err := w.begin(ctx)
+		err := w.begin(ctx, nil)
 		open := w.inTransaction()
 		if (err == nil) != open {
 			t.Fatalf("run %d: begin returned %v with a transaction open: %v", i, err, open)

@@ -62,7 +62,8 @@ func (w *writer) stampCommitted() {
 
 // The wal-index header (walformat.html §2.1): two copies of a 48-byte
 // header, then the checkpoint information, whose first field is
-// nBackfill; all in the machine's byte order.
+// nBackfill; in the byte order of the machine SQLite runs on, which for
+// this driver's WebAssembly build is always little-endian.
 const (
 	walIndexHeaderBytes = 48
 	walIndexIsInit      = 12
@@ -103,8 +104,8 @@ func (w *writer) stampDue() (bool, string) {
 	if first[walIndexIsInit] == 0 || string(first) != string(second) {
 		return true, ""
 	}
-	ne := binary.NativeEndian
-	if ne.Uint32(first[walIndexMxFrame:]) <= ne.Uint32(b[walIndexNBackfill:]) {
+	le := binary.LittleEndian
+	if le.Uint32(first[walIndexMxFrame:]) <= le.Uint32(b[walIndexNBackfill:]) {
 		return true, "" // may start a new generation, whose salts are not known yet
 	}
 	salts := string(first[walIndexSalts : walIndexSalts+8])
