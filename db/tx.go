@@ -421,6 +421,8 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 // retried as a lock wait, it left a transaction open that failed the next
 // BEGIN with "cannot start a transaction within a transaction" (torture).
 // That reading needs no transaction open before: one is rolled back first.
+// Then the connection's synchronous level is set for batch (indexsync.go),
+// which SQLite allows only outside a transaction.
 //
 // +checklocks:w.mu
 func (w *writer) begin(ctx context.Context, batch []*request) error {
