@@ -5,8 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-
-	"github.com/pressly/goose/v3"
 )
 
 // A file migrated by a newer sessiondb is refused, not written with older
@@ -50,28 +48,16 @@ func TestLatestMigration(t *testing.T) {
 	}
 }
 
-// fileAtVersion makes a database migrated up to version v only, as an
-// older sessiondb left it, runs stmts on it and returns its path.
+// fileAtVersion makes a database at schema version v, as an older
+// sessiondb left it (migrated down with the migrations' own Down steps),
+// runs stmts on it and returns its path.
 func fileAtVersion(t *testing.T, v int64, stmts ...string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "state.db")
-	pool, err := openDB(path, kindRepair, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, pool, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), v); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range stmts {
-		if _, err := pool.ExecContext(t.Context(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	s := openTestStore(t, Options{})
+	path := s.Path()
+	s.Close()
+	migrateDownTo(t, path, v)
+	damage(t, path, stmts...)
 	return path
 }
 
@@ -85,7 +71,7 @@ func TestMigrate_Version10OverADamagedIndex(t *testing.T) {
 		{"ConfigVersionWrong", "UPDATE messages_fts_config SET v = 99 WHERE k = 'version'"},
 		{"ConfigDropped", "DROP TABLE messages_fts_config"},
 		{"TrigramConfigEmptied", "DELETE FROM messages_fts_trigram_config"},
-		{"SegmentsZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"},
+		{"SegmentsZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10"}, // passed before the fix too: a control
 	}
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {

@@ -6,6 +6,19 @@ import (
 	"testing"
 )
 
+// walStamps summarises the store's WAL and returns the store's
+// application_id, which a stamp carries.
+func walStamps(t *testing.T, s *Store) (walSummary, uint32) {
+	t.Helper()
+	sum, err := readWAL(s.Path() + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	return sum, uint32(s.w.id.appID)
+}
+
 // appendN appends n one-message commits to session "a", checking after
 // each that the WAL holds the store's stamp: a crash may follow any
 // commit.
@@ -15,36 +28,18 @@ func appendN(t *testing.T, s *Store, n int, word string) {
 		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint(word, " ", i)}); err != nil {
 			t.Fatal(err)
 		}
-		sum, err := readWAL(s.Path() + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.w.mu.Lock()
-		appID := uint32(s.w.id.appID)
-		s.w.mu.Unlock()
-		if !sum.appIDs[appID] {
-			t.Fatalf("%s %d: after this commit the WAL holds no page 1 stamped %d (page 1 images %d)", word, i, appID, sum.page1)
+		if sum, appID := walStamps(t, s); !sum.appIDs[appID] {
+			t.Fatalf("%s %d: after this commit the WAL holds no page 1 stamped %d (page 1 images %d): foreignWAL could not tell it", word, i, appID, sum.page1)
 		}
 	}
 }
 
-// wantStampedOnce checks that the WAL's replayable frames hold page 1,
-// stamped with the store's application_id, from fewer commits than the
-// WAL holds: the first the store made in this generation (and, when that
-// one started it, the next).
-func wantStampedOnce(t *testing.T, s *Store, commits int) {
+// wantFewerStamps checks that fewer of the WAL's commits than it holds
+// wrote page 1: the first the store made in this generation (and, when
+// that one started it, the next).
+func wantFewerStamps(t *testing.T, s *Store, commits int) {
 	t.Helper()
-	sum, err := readWAL(s.Path() + "-wal")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.w.mu.Lock()
-	appID := uint32(s.w.id.appID)
-	s.w.mu.Unlock()
-	if !sum.appIDs[appID] || sum.page1 == 0 {
-		t.Fatalf("the WAL holds no page 1 stamped %d (page 1 images %d, ids %v): foreignWAL could not tell it", appID, sum.page1, sum.appIDs)
-	}
-	if sum.page1 >= commits {
+	if sum, _ := walStamps(t, s); sum.page1 >= commits {
 		t.Errorf("%d page 1 images for %d commits: every commit still writes page 1", sum.page1, commits)
 	}
 }
@@ -67,7 +62,7 @@ func TestStampWAL_OncePerWALGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 		appendN(t, s, commits, "own "+mode)
-		wantStampedOnce(t, s, commits)
+		wantFewerStamps(t, s, commits)
 	}
 
 	other, err := openDB(s.Path(), kindRepair, 1, "")
@@ -79,7 +74,7 @@ func TestStampWAL_OncePerWALGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendN(t, s, commits, "other")
-	wantStampedOnce(t, s, commits)
+	wantFewerStamps(t, s, commits)
 
 	// Another writer starts the WAL, without page 1: the store's first
 	// commit into that generation stamps it.
@@ -94,5 +89,5 @@ func TestStampWAL_OncePerWALGeneration(t *testing.T) {
 		t.Fatalf("the other writer's WAL: %d frames, %d page 1 images (%v); the case needs frames without page 1", sum.frames, sum.page1, err)
 	}
 	appendN(t, s, commits, "after")
-	wantStampedOnce(t, s, commits)
+	wantFewerStamps(t, s, commits)
 }

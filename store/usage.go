@@ -163,16 +163,13 @@ func checkUsageBilling(b Billing) error {
 	if b.PricingVersion != "" {
 		return invalid("pricing version %q: a usage row has none (it is the session's)", b.PricingVersion)
 	}
-	if err := rules.CheckLabels([]rules.Field{
+	return rules.CheckLabels([]rules.Field{
 		{Name: "billing provider", Value: b.Provider},
 		{Name: "billing base url", Value: b.BaseURL},
 		{Name: "billing mode", Value: b.Mode},
 		{Name: "cost status", Value: b.CostStatus},
 		{Name: "cost source", Value: b.CostSource},
-	}); err != nil {
-		return err
-	}
-	return nil
+	})
 }
 
 func sessionUsageParams(id string, u Usage) driver.SessionUsageAddParams {
