@@ -43,26 +43,10 @@ func ftsConsistent(t *testing.T, s *Store) {
 		if err := s.readers.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM messages").Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
-		if docs := sqliteVarint(block); docs != uint64(rows) {
+		if docs, _ := sqliteVarint(block); docs != uint64(rows) {
 			t.Fatalf("%s counts %d documents, messages holds %d rows", index, docs, rows)
 		}
 	}
-}
-
-// sqliteVarint decodes SQLite's big-endian varint (7 bits a byte, the
-// ninth byte whole) at the start of b.
-func sqliteVarint(b []byte) uint64 {
-	var v uint64
-	for i, c := range b {
-		if i == 8 {
-			return v<<8 | uint64(c)
-		}
-		v = v<<7 | uint64(c&0x7f)
-		if c < 0x80 {
-			return v
-		}
-	}
-	return v
 }
 
 // queued counts the rows waiting in fts_pending.
@@ -304,14 +288,16 @@ func TestFTSQueue_SalvageIndexesCopiedRows(t *testing.T) {
 // indexed (the word index's structure record zeroed reads as an empty
 // index, so its next segment takes id 1 and clashes with the segment 1 it
 // forgot, which filledStore's index always holds) must not stop appends or
-// indexing: the index is marked stale, and the next open rebuilds it.
+// indexing: the index is marked stale, and the next open rebuilds it. The
+// damage comes while the store is open: at Open it would be found first
+// (TestFTSState_OpenRebuildsAnIndexThatForgotItsSegments).
 func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 	path := filledStore(t)
-	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
 	s, err := Open(t.Context(), path, Options{Logger: testLogger(new(bytes.Buffer))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10")
 	for i := range 3 {
 		if _, err := s.AppendMessage(t.Context(), "b", NewMessage{Role: RoleUser, Content: fmt.Sprint("zanzibar ", i)}); err != nil {
 			t.Fatalf("append %d over a damaged index: %v", i, err)

@@ -19,13 +19,23 @@ import (
 const metaFTSStale = "fts_stale"
 
 // reconcileFTS rebuilds the full-text indexes at open when a write
-// marked them damaged, and indexes rows that a writer which does not know
-// the index queue (the sqlite3 shell) or a process that ended before its
-// indexer ran left in it. The common case costs two reads, no write lock.
+// marked them damaged or one forgot its segments (ftsstructure.go), and
+// indexes rows that a writer which does not know the index queue (the
+// sqlite3 shell) or a process that ended before its indexer ran left in
+// it. The common case costs one read transaction, no write lock.
 func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
-	stale, queued, err := ftsState(ctx, w)
+	stale, queued, forgotten, err := ftsState(ctx, w)
 	if err != nil {
 		return err
+	}
+	if forgotten != "" && !stale {
+		// Before the queue: indexing it would write over the segments the
+		// index forgot (ftsstructure.go). The rebuild empties the queue.
+		if err := w.write(ctx, patience, markFTSStaleAndRebuild); err != nil {
+			return err
+		}
+		w.log.Warn("sessiondb: the full-text index was rebuilt: its structure record listed none of its segments", "path", w.path, "index", forgotten)
+		return nil
 	}
 	if queued && !stale {
 		// Index what was left, within part of Open's patience: a long
@@ -38,7 +48,7 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 		// A read of two rows: not bound by what is left of the patience,
 		// which the indexing may have used up (a slow machine overruns).
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		stale, _, err = ftsState(sctx, w)
+		stale, _, _, err = ftsState(sctx, w)
 		cancel()
 		if err != nil {
 			return err
@@ -54,19 +64,22 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 	return nil
 }
 
-// ftsState reads whether the full-text index is marked stale and whether
-// rows wait in its queue.
-func ftsState(ctx context.Context, w *writer) (stale, queued bool, err error) {
+// ftsState reads whether the full-text index is marked stale, whether
+// rows wait in its queue, and which index, if any, forgot its segments.
+func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten string, err error) {
 	err = w.read(ctx, func(q gen.DBTX) error {
 		_, err := queries.MetaGet(ctx, q, metaFTSStale)
 		stale = err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		queued, err = queries.FTSPendingAny(ctx, q)
+		if queued, err = queries.FTSPendingAny(ctx, q); err != nil {
+			return err
+		}
+		forgotten, err = ftsForgotten(ctx, q)
 		return err
 	})
-	return stale, queued, err
+	return stale, queued, forgotten, err
 }
 
 // rebuildFTSIfStale rebuilds both full-text indexes from the messages table

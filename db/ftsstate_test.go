@@ -11,15 +11,16 @@ import (
 
 func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 	path := filledStore(t)
-	// The structure record (id 10) too: indexing reads it on every insert,
-	// while the segments (above 10) are read only by a merge that may or
-	// may not come.
-	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id >= 10")
 	var logs bytes.Buffer
 	s, err := Open(t.Context(), path, Options{FTSMergeEvery: 1, Logger: testLogger(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The structure record (id 10) too: indexing reads it on every insert,
+	// while the segments (above 10) are read only by a merge that may or
+	// may not come. Damaged while the store is open: Open would find it
+	// (ftsstructure.go) and rebuild the index.
+	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id >= 10")
 	for i := range 50 {
 		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint("zanzibar ", i)}); err != nil {
 			t.Fatalf("append %d with a damaged index: %v", i, err)
@@ -58,5 +59,78 @@ func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 	}
 	if r, _ := Verify(t.Context(), path); r.Health != HealthVerified {
 		t.Errorf("verify after the rebuild: %s %v", r.Health, r.Details)
+	}
+}
+
+// An index whose structure record lists no segment while its segment
+// pages are there reads as empty, without an error: Open finds it, rebuilds
+// the index (one warning), and searches answer through it again. A healthy
+// index, an empty one and one damaged otherwise are left to the other
+// checks: no rebuild, no warning.
+func TestFTSState_OpenRebuildsAnIndexThatForgotItsSegments(t *testing.T) {
+	tests := []struct {
+		name    string
+		stmt    string // "" leaves the file alone
+		index   string // the index Open names, "" for no rebuild
+		q       string
+		route   searchRoute
+		rebuilt bool
+	}{
+		{"Healthy", "", "", "fado", routeWords, false},
+		{"WordsStructureZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10", "messages_fts", "fado", routeWords, true},
+		{"WordsStructureDeleted", "DELETE FROM messages_fts_data WHERE id = 10", "messages_fts", "fado", routeWords, true},
+		{"WordsStructureTruncated", "UPDATE messages_fts_data SET block = X'00000001' WHERE id = 10", "messages_fts", "fado", routeWords, true},
+		{"TrigramStructureZeroed", "UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id = 10", "messages_fts_trigram", "lfam", routeTrigram, true},
+		// Segments gone with their pages: FTS5 reports the damage itself.
+		{"SegmentsDeleted", "DELETE FROM messages_fts_data WHERE id > 10", "", "", 0, false},
+	}
+	filled := filledStore(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := copyStore(t, filled)
+			if tt.stmt != "" {
+				damage(t, path, tt.stmt)
+			}
+			var logs bytes.Buffer
+			s, err := Open(t.Context(), path, Options{Logger: testLogger(&logs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			warned := strings.Contains(logs.String(), "structure record listed none of its segments")
+			if warned != tt.rebuilt || tt.rebuilt && !strings.Contains(logs.String(), "index="+tt.index+"\n") {
+				t.Errorf("Open logged %q; want a rebuild of %q: %v", logs.String(), tt.index, tt.rebuilt)
+			}
+			if !tt.rebuilt {
+				return
+			}
+			hits, route, err := s.search(t.Context(), tt.q, SearchOptions{Limit: MaxSearchLimit})
+			if err != nil || route != tt.route || len(hits) != MaxSearchLimit {
+				t.Errorf("search %q after the rebuild: %d hits by route %d, %v; want %d by route %d", tt.q, len(hits), route, err, MaxSearchLimit, tt.route)
+			}
+			ftsConsistent(t, s)
+		})
+	}
+}
+
+func TestStructureSegments(t *testing.T) {
+	tests := []struct {
+		name string
+		rec  []byte
+		want uint64
+	}{
+		{"Nil", nil, 0},
+		{"CookieOnly", []byte{0, 0, 0, 7}, 0},
+		{"NoSegmentCount", []byte{0, 0, 0, 7, 1}, 0},
+		{"Empty", []byte{0, 0, 0, 7, 0, 0, 0}, 0},
+		{"ThreeSegments", []byte{0, 0, 0, 7, 2, 3, 9}, 3},
+		{"V2Marker", []byte{0, 0, 0, 7, 0xff, 0, 0, 1, 1, 2, 0}, 2},
+		{"TwoByteCount", []byte{0, 0, 0, 7, 5, 0x81, 0x00, 0}, 128},
+		{"CountCutShort", []byte{0, 0, 0, 7, 5, 0x81}, 0},
+	}
+	for _, tt := range tests {
+		if got := structureSegments(tt.rec); got != tt.want {
+			t.Errorf("%s: structureSegments(% x) = %d, want %d", tt.name, tt.rec, got, tt.want)
+		}
 	}
 }

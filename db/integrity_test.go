@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,23 @@ func filledStore(t *testing.T) string {
 
 // damage runs SQL on a closed database through a repair-kind connection,
 // the way a buggy tool would.
+// copyStore copies a closed store's file (and its WAL, if one is left) to
+// a new directory, for a test to damage its own copy.
+func copyStore(t *testing.T, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + suffix)
+		if errors.Is(err, os.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil || os.WriteFile(path+suffix, b, 0o600) != nil {
+			t.Fatalf("copy the store: %v", err)
+		}
+	}
+	return path
+}
+
 func damage(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	d, err := openDB(path, kindRepair, 1, "")

@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,16 +206,7 @@ func TestSearch_DamagedIndexKindsScan(t *testing.T) {
 	filled := filledStore(t)
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "state.db")
-			for _, suffix := range []string{"", "-wal"} { // a closed store: the WAL is normally gone
-				b, err := os.ReadFile(filled + suffix)
-				if errors.Is(err, os.ErrNotExist) && suffix != "" {
-					continue
-				}
-				if err != nil || os.WriteFile(path+suffix, b, 0o600) != nil {
-					t.Fatalf("copy the filled store: %v", err)
-				}
-			}
+			path := copyStore(t, filled)
 			damage(t, path, k.stmt)
 			var logs bytes.Buffer
 			s, err := Open(t.Context(), path, Options{Logger: testLogger(&logs)})
