@@ -7,15 +7,42 @@ package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
 )
+
+// contentBytes lengthens the appended messages: the default benchmark
+// message is 55 bytes, a real agent turn hundreds to thousands, and the
+// full-text indexes' cost grows with the text (the trigram index's with
+// every character).
+var contentBytes = flag.Int("bench.content", 0, "pad each appended message's content to about this many bytes (0: the 55-byte default)")
+
+// appendedMessage is the i-th message the append benchmarks write:
+// benchMessage, padded to -bench.content bytes with text that varies with
+// i, so that the indexes see new terms as real turns bring them.
+func appendedMessage(i int) db.NewMessage {
+	m := benchMessage(i)
+	if *contentBytes <= len(m.Content) {
+		return m
+	}
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for k := 0; b.Len() < *contentBytes; k++ {
+		fmt.Fprintf(&b, " %s call%d returned %d rows from table_%d;", padWords[(i+k)%len(padWords)], (i*7+k)%997, (i+k*13)%10007, k%41)
+	}
+	m.Content = b.String()[:*contentBytes]
+	return m
+}
+
+var padWords = strings.Fields("the agent ran the tool search index message session lineage lease handoff compression title gateway postgres sqlite commit durable fsync writer reader cluster network request response error retry timeout function argument result file path directory build test deploy config")
 
 func benchStore(b *testing.B) *db.Store {
 	b.Helper()
@@ -37,7 +64,7 @@ func BenchmarkAppendMessage_Serial(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := s.AppendMessage(ctx, "bench", benchMessage(i)); err != nil {
+		if _, err := s.AppendMessage(ctx, "bench", appendedMessage(i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -78,7 +105,7 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 			lag := sampleIndexLag(s)
 			b.ResetTimer()
 			r, err := timeOps(b.Name(), b.N, n, func(i int) error {
-				_, err := s.AppendMessage(ctx, "bench", benchMessage(i))
+				_, err := s.AppendMessage(ctx, "bench", appendedMessage(i))
 				return err
 			})
 			b.StopTimer()

@@ -23,7 +23,7 @@ func BenchmarkPythonPeer(b *testing.B) {
 				b.Fatal("python3 is required for the peer benchmark")
 			}
 			out, err := exec.Command(py, "python_peer.py", "../schema/schema.sql",
-				filepath.Join(b.TempDir(), "peer.db"), fmt.Sprint(b.N), fmt.Sprint(threads)).Output()
+				filepath.Join(b.TempDir(), "peer.db"), fmt.Sprint(b.N), fmt.Sprint(threads), fmt.Sprint(*contentBytes)).Output()
 			if err != nil {
 				b.Fatalf("python peer: %v", err)
 			}
@@ -40,5 +40,27 @@ func BenchmarkPythonPeer(b *testing.B) {
 			b.ReportMetric(r.P99, "p99-ms")
 			b.ReportMetric(0, "ns/op") // the peer's time is its own, above
 		})
+	}
+}
+
+// The Python peer pads its messages as appendedMessage does, so that a
+// run with -bench.content compares the same texts.
+func TestPythonPeer_PadsAsTheGoBenchmarks(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required for the peer benchmark (.ci/run installs it)")
+	}
+	defer func(was int) { *contentBytes = was }(*contentBytes)
+	for _, size := range []int{0, 20, 55, 56, 1000} {
+		*contentBytes = size
+		for _, i := range []int{0, 7, 12345} {
+			out, err := exec.Command(py, "-c", fmt.Sprintf("import python_peer, sys; sys.stdout.write(python_peer.content(%d, %d))", i, size)).Output()
+			if err != nil {
+				t.Fatalf("python peer content(%d, %d): %v", i, size, err)
+			}
+			if want := appendedMessage(i).Content; string(out) != want {
+				t.Errorf("content(%d, %d):\n python %q\n     go %q", i, size, out, want)
+			}
+		}
 	}
 }

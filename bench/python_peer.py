@@ -8,7 +8,8 @@ Python store's insert trigger, which indexes each row as it is inserted
 (sessiondb's queues the row and indexes the queue once per transaction,
 which a writer that does not know the queue never does).
 
-usage: python_peer.py SCHEMA DB_PATH APPENDS THREADS
+usage: python_peer.py SCHEMA DB_PATH APPENDS THREADS [CONTENT_BYTES]
+CONTENT_BYTES pads each message as the Go benchmarks' -bench.content does.
 prints one JSON object: {"msgs_per_s": ..., "p50_ms": ..., "p99_ms": ...}
 """
 import json
@@ -28,8 +29,28 @@ END;
 """
 
 
+PAD_WORDS = ("the agent ran the tool search index message session lineage lease handoff compression "
+             "title gateway postgres sqlite commit durable fsync writer reader cluster network request "
+             "response error retry timeout function argument result file path directory build test "
+             "deploy config").split()
+
+
+def content(i, size):
+    """The i-th message, padded to size bytes as bench_test.go's appendedMessage pads it."""
+    text = "message %d: the quick brown fox jumps over the lazy dog" % i
+    if size <= len(text):
+        return text
+    k = 0
+    while len(text) < size:
+        text += " %s call%d returned %d rows from table_%d;" % (
+            PAD_WORDS[(i + k) % len(PAD_WORDS)], (i * 7 + k) % 997, (i + k * 13) % 10007, k % 41)
+        k += 1
+    return text[:size]
+
+
 def main():
     schema, path, appends, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    size = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=1.0)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
@@ -52,7 +73,7 @@ def main():
                     raise RuntimeError("no session")
                 conn.execute(
                     "INSERT INTO messages (session_id, role, content, created_at) VALUES (?, ?, ?, ?)",
-                    ("bench", "user", "message %d: the quick brown fox jumps over the lazy dog" % i,
+                    ("bench", "user", content(i, size),
                      int(time.time() * 1000)))
                 conn.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = 'bench'")
                 conn.execute("COMMIT")

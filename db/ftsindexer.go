@@ -9,7 +9,8 @@ package db
 // the writer for about indexSliceBudget, from the measured cost of a row,
 // so that an append arriving meanwhile waits little. It yields: a slice
 // starts only when no append is queued, unless a row has waited
-// indexMaxLag, and then it runs one slice and yields again. Rows other
+// indexMaxLag; then it lets one batch of the queued appends commit before
+// each slice, so slices and batches alternate until the index catches up. Rows other
 // processes queue are found by polling every indexPoll; the indexer of
 // any open store indexes whatever is queued, whoever appended it.
 
@@ -156,8 +157,13 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		return 0, err
 	}
 	if yield {
+		// Until a row has waited indexMaxLag the slice waits while appends
+		// are queued; after, it lets one batch of them go first, so that an
+		// append waits for at most one slice however far behind the index
+		// is (slices back to back held appends for hundreds of ms at
+		// 1000-byte messages: docs/PERFORMANCE.md).
 		overdue := time.UnixMilli(state.OldestQueuedAt).Add(indexMaxLag)
-		for w.queueLen() > 0 && time.Now().Before(overdue) {
+		for once := true; w.queueLen() > 0 && (once || time.Now().Before(overdue)); once = false {
 			tx := w.transactions.Load()
 			w.unlock() // wakes a queued append to lead its batch
 			for deadline := time.Now().Add(yieldWait); w.transactions.Load() == tx && w.queueLen() > 0 && time.Now().Before(deadline); {

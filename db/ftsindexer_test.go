@@ -321,3 +321,43 @@ func TestIndexer_SyncLevelOfABatch(t *testing.T) {
 	s.w.restoreSync()
 	s.w.mu.Unlock()
 }
+
+// An index far behind — a backlog of long messages the paused indexer
+// left, as a burst of agents' turns leaves one — is caught up in slices
+// that alternate with the appends: an append made while the catch-up runs
+// commits with most of the backlog still queued, not after all of it.
+func TestIndexer_AppendsGoBetweenCatchUpSlices(t *testing.T) {
+	s := openTestStore(t, Options{})
+	s.w.ix.paused.Store(true)
+	newTestSession(t, s, "b")
+	const backlog = 4000
+	turn := strings.Repeat("a long agent turn with many words to index ", 24) // ~1 KB
+	for range backlog / 500 {
+		batch := make([]NewMessage, 500)
+		for i := range batch {
+			batch[i] = NewMessage{Role: RoleUser, Content: turn}
+		}
+		if _, err := s.AppendMessages(t.Context(), "b", batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(indexMaxLag) // every queued row is overdue
+	s.w.ix.paused.Store(false)
+	s.w.kickIndexer()
+	for deadline := time.Now().Add(30 * time.Second); s.Stats().IndexSlices == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the indexer did not start on the backlog")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 5 {
+		if _, err := s.AppendMessage(t.Context(), "b", NewMessage{Role: RoleUser, Content: fmt.Sprint("meanwhile ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.IndexQueued < backlog/4 {
+		t.Errorf("5 appends during the catch-up returned with %d of %d rows queued (%d slices): they waited for most of the catch-up", st.IndexQueued, backlog, st.IndexSlices)
+	}
+	indexNow(t, s)
+	ftsConsistent(t, s)
+}
