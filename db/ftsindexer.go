@@ -10,9 +10,10 @@ package db
 // so that an append arriving meanwhile waits little. It yields: a slice
 // starts only when no append is queued, unless a row has waited
 // indexMaxLag; then it lets one batch of the queued appends commit before
-// each slice, so slices and batches alternate until the index catches up. Rows other
-// processes queue are found by polling every indexPoll; the indexer of
-// any open store indexes whatever is queued, whoever appended it.
+// each slice, so slices and batches alternate until the index catches up.
+// Rows other processes queue are found by polling every indexPoll; the
+// indexer of any open store indexes whatever is queued, whoever appended
+// it.
 
 import (
 	"context"
@@ -160,8 +161,8 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		// Until a row has waited indexMaxLag the slice waits while appends
 		// are queued; after, it lets one batch of them go first, so that an
 		// append waits for at most one slice however far behind the index
-		// is (slices back to back held appends for hundreds of ms at
-		// 1000-byte messages: docs/PERFORMANCE.md).
+		// is. Slices back to back would hold every append until the index
+		// caught up: a queued append's TryLock loses to the next slice.
 		overdue := time.UnixMilli(state.OldestQueuedAt).Add(indexMaxLag)
 		for once := true; w.queueLen() > 0 && (once || time.Now().Before(overdue)); once = false {
 			tx := w.transactions.Load()
