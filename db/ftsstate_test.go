@@ -65,32 +65,38 @@ func TestWrite_FTSDamageKeepsWritesGoing(t *testing.T) {
 // An index whose structure record lists no segment while its segment
 // pages are there reads as empty, without an error: Open finds it, rebuilds
 // the index (one warning), and searches answer through it again. A healthy
-// index, an empty one and one damaged otherwise are left to the other
-// checks: no rebuild, no warning.
+// index, an emptied one, a dropped one and one damaged otherwise are left
+// to the other checks: no rebuild, no warning.
 func TestFTSState_OpenRebuildsAnIndexThatForgotItsSegments(t *testing.T) {
 	tests := []struct {
 		name    string
-		stmt    string // "" leaves the file alone
-		index   string // the index Open names, "" for no rebuild
+		stmts   []string // none leaves the file alone
+		index   string   // the index Open names, "" for no rebuild
 		q       string
 		route   searchRoute
 		rebuilt bool
 	}{
-		{"Healthy", "", "", "fado", routeWords, false},
-		{"WordsStructureZeroed", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10", "messages_fts", "fado", routeWords, true},
-		{"WordsStructureDeleted", "DELETE FROM messages_fts_data WHERE id = 10", "messages_fts", "fado", routeWords, true},
-		{"WordsStructureTruncated", "UPDATE messages_fts_data SET block = X'00000001' WHERE id = 10", "messages_fts", "fado", routeWords, true},
-		{"TrigramStructureZeroed", "UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id = 10", "messages_fts_trigram", "lfam", routeTrigram, true},
+		{"Healthy", nil, "", "fado", routeWords, false},
+		{"WordsStructureZeroed", []string{"UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10"}, "messages_fts", "fado", routeWords, true},
+		{"WordsStructureDeleted", []string{"DELETE FROM messages_fts_data WHERE id = 10"}, "messages_fts", "fado", routeWords, true},
+		{"WordsStructureTruncated", []string{"UPDATE messages_fts_data SET block = X'00000001' WHERE id = 10"}, "messages_fts", "fado", routeWords, true},
+		{"TrigramStructureZeroed", []string{"UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id = 10"}, "messages_fts_trigram", "lfam", routeTrigram, true},
 		// Segments gone with their pages: FTS5 reports the damage itself.
-		{"SegmentsDeleted", "DELETE FROM messages_fts_data WHERE id > 10", "", "", 0, false},
+		{"SegmentsDeleted", []string{"DELETE FROM messages_fts_data WHERE id > 10"}, "", "", 0, false},
+		// Emptied by FTS5 itself: no segment pages left, a consistent empty
+		// index (out of step with the messages: Verify's to report).
+		{"WordsDeleteAll", []string{"INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')"}, "", "", 0, false},
+		// An index dropped whole: Open goes on (Search scans, Verify
+		// reports), and rebuilds neither, which needs both.
+		{"WordsIndexDropped", []string{"DROP TABLE messages_fts"}, "", "", 0, false},
+		{"TrigramIndexDropped", []string{"DROP TABLE messages_fts_trigram"}, "", "", 0, false},
+		{"WordsDroppedTrigramZeroed", []string{"DROP TABLE messages_fts", "UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id = 10"}, "", "", 0, false},
 	}
 	filled := filledStore(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := copyStore(t, filled)
-			if tt.stmt != "" {
-				damage(t, path, tt.stmt)
-			}
+			damage(t, path, tt.stmts...)
 			var logs bytes.Buffer
 			s, err := Open(t.Context(), path, Options{Logger: testLogger(&logs)})
 			if err != nil {

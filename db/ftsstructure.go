@@ -22,6 +22,11 @@ var ftsIndexes = []string{"messages_fts", "messages_fts_trigram"}
 // segment although its segment pages are there ("" when none did).
 func ftsForgotten(ctx context.Context, q gen.DBTX) (string, error) {
 	for _, table := range ftsIndexes {
+		// A dropped index is not this check's, and the rebuild needs both:
+		// Open goes on, Search scans without it, Verify reports it.
+		if ok, err := hasTable(ctx, q, table+"_data"); err != nil || !ok {
+			return "", err
+		}
 		// Hand-written: sqlc cannot see FTS5's shadow tables. A segment
 		// page's row id is its segment id shifted past the page and height
 		// bits (fts5_index.c: FTS5_SEGMENT_ROWID), so every one is above
