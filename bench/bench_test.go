@@ -19,11 +19,12 @@ import (
 	"github.com/sessiondb/sessiondb/db"
 )
 
-// contentBytes lengthens the appended messages: the default benchmark
-// message is 55 bytes, a real agent turn hundreds to thousands, and the
-// full-text indexes' cost grows with the text (the trigram index's with
-// every character).
-var contentBytes = flag.Int("bench.content", 0, "pad each appended message's content to about this many bytes (0: the 55-byte default)")
+// contentBytes lengthens the messages of the AppendMessage benchmarks and
+// the Python peer (not the raw driver's or the batches'): the default
+// benchmark message is 55 bytes, a real agent turn hundreds to thousands,
+// and the full-text indexes' cost grows with the text (the trigram
+// index's with every character).
+var contentBytes = flag.Int("bench.content", 0, "pad the content of the messages BenchmarkAppendMessage_Serial, BenchmarkAppendMessage_Concurrent and the Python peer append to this many bytes (0: the 55-byte default)")
 
 // appendedMessage is the i-th message the append benchmarks write:
 // benchMessage, padded to -bench.content bytes with text that varies with

@@ -54,7 +54,7 @@ func TestPythonPeer_PadsAsTheGoBenchmarks(t *testing.T) {
 	for _, size := range []int{0, 20, 55, 56, 1000} {
 		*contentBytes = size
 		for _, i := range []int{0, 7, 12345} {
-			out, err := exec.Command(py, "-c", fmt.Sprintf("import python_peer, sys; sys.stdout.write(python_peer.content(%d, %d))", i, size)).Output()
+			out, err := exec.Command(py, "-B", "-c", fmt.Sprintf("import python_peer, sys; sys.stdout.write(python_peer.content(%d, %d))", i, size)).Output()
 			if err != nil {
 				t.Fatalf("python peer content(%d, %d): %v", i, size, err)
 			}

@@ -163,7 +163,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		// append waits for at most one slice however far behind the index
 		// is. Slices back to back would hold every append until the index
 		// caught up: a queued append's TryLock loses to the next slice.
-		overdue := time.UnixMilli(state.OldestQueuedAt).Add(indexMaxLag)
+		overdue := overdueAt(time.UnixMilli(state.OldestQueuedAt), time.Now())
 		for once := true; w.queueLen() > 0 && (once || time.Now().Before(overdue)); once = false {
 			tx := w.transactions.Load()
 			w.unlock() // wakes a queued append to lead its batch
@@ -212,6 +212,16 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		w.ix.perRowNanos.Store(perRow)
 	}
 	return indexed, nil
+}
+
+// overdueAt is when a slice stops waiting for queued appends: indexMaxLag
+// after its oldest row was queued, and no later than indexMaxLag from now.
+// The queue time may be another clock's (the process that appended, or
+// this one stepped back): a row stamped ahead would otherwise make the
+// indexer give way to appends until the stamp came, and the index would
+// stop advancing under steady load.
+func overdueAt(queued, now time.Time) time.Time {
+	return minTime(queued, now).Add(indexMaxLag)
 }
 
 // sliceLimit is how many rows a slice takes: about indexSliceBudget of

@@ -361,3 +361,24 @@ func TestIndexer_AppendsGoBetweenCatchUpSlices(t *testing.T) {
 	indexNow(t, s)
 	ftsConsistent(t, s)
 }
+
+// A slice is overdue indexMaxLag after its oldest row was queued, and no
+// later than indexMaxLag from now: a row stamped ahead of this clock
+// (another process's clock, or this one stepped back) must not make the
+// indexer give way to appends until the stamp comes.
+func TestIndexer_OverdueAt(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name   string
+		queued time.Time
+		want   time.Time
+	}{
+		{"JustQueued", now, now.Add(indexMaxLag)},
+		{"QueuedBefore", now.Add(-time.Second), now.Add(-time.Second + indexMaxLag)},
+		{"StampedAhead", now.Add(time.Hour), now.Add(indexMaxLag)},
+	} {
+		if got := overdueAt(tc.queued, now); !got.Equal(tc.want) {
+			t.Errorf("%s: overdueAt = %v from now, want %v", tc.name, got.Sub(now), tc.want.Sub(now))
+		}
+	}
+}

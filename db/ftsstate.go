@@ -31,11 +31,15 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 	if forgotten != "" && !stale {
 		// Before the queue: indexing it would write over the segments the
 		// index forgot (ftsstructure.go). The rebuild empties the queue.
-		if err := w.write(ctx, patience, markFTSStaleAndRebuild); err != nil {
+		var rebuilt string
+		if err := w.write(ctx, patience, rebuildForgotten(&rebuilt)); err != nil {
 			return err
 		}
-		w.log.Warn("sessiondb: the full-text index was rebuilt: its structure record listed none of its segments", "path", w.path, "index", forgotten)
-		return nil
+		if rebuilt != "" {
+			w.log.Warn("sessiondb: the full-text index was rebuilt: its structure record listed none of its segments", "path", w.path, "index", rebuilt)
+			return nil
+		}
+		// Mended by another process meanwhile: the queue is as it was.
 	}
 	if queued && !stale {
 		// Index what was left, within part of Open's patience: a long

@@ -90,6 +90,7 @@ func TestFTSState_OpenRebuildsAnIndexThatForgotItsSegments(t *testing.T) {
 		// reports), and rebuilds neither, which needs both.
 		{"WordsIndexDropped", []string{"DROP TABLE messages_fts"}, "", "", 0, false},
 		{"TrigramIndexDropped", []string{"DROP TABLE messages_fts_trigram"}, "", "", 0, false},
+		{"WordsZeroedTrigramDropped", []string{"DROP TABLE messages_fts_trigram", "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = 10"}, "", "", 0, false},
 		{"WordsDroppedTrigramZeroed", []string{"DROP TABLE messages_fts", "UPDATE messages_fts_trigram_data SET block = zeroblob(length(block)) WHERE id = 10"}, "", "", 0, false},
 	}
 	filled := filledStore(t)

@@ -21,16 +21,20 @@ var ftsIndexes = []string{"messages_fts", "messages_fts_trigram"}
 // ftsForgotten reports the first index whose structure record lists no
 // segment although its segment pages are there ("" when none did).
 func ftsForgotten(ctx context.Context, q gen.DBTX) (string, error) {
+	// A dropped index is not this check's, and the rebuild needs both:
+	// Open goes on, Search scans without it, Verify reports it.
 	for _, table := range ftsIndexes {
-		// A dropped index is not this check's, and the rebuild needs both:
-		// Open goes on, Search scans without it, Verify reports it.
 		if ok, err := hasTable(ctx, q, table+"_data"); err != nil || !ok {
 			return "", err
 		}
-		// Hand-written: sqlc cannot see FTS5's shadow tables. A segment
-		// page's row id is its segment id shifted past the page and height
-		// bits (fts5_index.c: FTS5_SEGMENT_ROWID), so every one is above
-		// row 10, the structure record; row 1 holds the averages.
+	}
+	for _, table := range ftsIndexes {
+		// Hand-written: sqlc cannot see FTS5's shadow tables. Every row
+		// above 10 (the structure record; 1 holds the averages) belongs to
+		// a segment: its leaf and doclist-index pages and its tombstone
+		// pages carry the segment id shifted past their page bits
+		// (fts5_index.c: FTS5_SEGMENT_ROWID, FTS5_DLIDX_ROWID,
+		// FTS5_TOMBSTONE_ROWID), and FTS5 deletes them with the segment.
 		var (
 			block []byte
 			pages bool
@@ -84,11 +88,20 @@ func sqliteVarint(b []byte) (v uint64, n int) {
 	return 0, 0
 }
 
-// markFTSStaleAndRebuild marks the index stale and rebuilds it, in one
-// transaction: what Open does about an index that forgot its segments.
-func markFTSStaleAndRebuild(ctx context.Context, tx gen.DBTX) error {
-	if err := markFTSStale(ctx, tx); err != nil {
-		return err
+// rebuildForgotten is the write that mends an index that forgot its
+// segments: it looks again inside the transaction (another process opening
+// the same file may have mended it since the read that found it), then
+// marks the index stale and rebuilds it. rebuilt says whether it did.
+func rebuildForgotten(rebuilt *string) txFunc {
+	return func(ctx context.Context, tx gen.DBTX) error {
+		table, err := ftsForgotten(ctx, tx)
+		*rebuilt = table
+		if err != nil || table == "" {
+			return err
+		}
+		if err := markFTSStale(ctx, tx); err != nil {
+			return err
+		}
+		return rebuildFTSIfStale(ctx, tx)
 	}
-	return rebuildFTSIfStale(ctx, tx)
 }

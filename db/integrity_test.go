@@ -47,8 +47,6 @@ func filledStore(t *testing.T) string {
 	return path
 }
 
-// damage runs SQL on a closed database through a repair-kind connection,
-// the way a buggy tool would.
 // copyStore copies a closed store's file (and its WAL, if one is left) to
 // a new directory, for a test to damage its own copy.
 func copyStore(t *testing.T, src string) string {
@@ -59,13 +57,18 @@ func copyStore(t *testing.T, src string) string {
 		if errors.Is(err, os.ErrNotExist) && suffix != "" {
 			continue
 		}
-		if err != nil || os.WriteFile(path+suffix, b, 0o600) != nil {
+		if err == nil {
+			err = os.WriteFile(path+suffix, b, 0o600)
+		}
+		if err != nil {
 			t.Fatalf("copy the store: %v", err)
 		}
 	}
 	return path
 }
 
+// damage runs SQL on a closed database through a repair-kind connection,
+// the way a buggy tool would.
 func damage(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	d, err := openDB(path, kindRepair, 1, "")
