@@ -34,7 +34,7 @@ func ftsConsistent(t *testing.T, s *Store) {
 	// index never held leaves its postings alone but miscounts the
 	// documents bm25 divides by (the averages record, id 1, starts with
 	// the document count as a varint).
-	for _, index := range []string{"messages_fts", "messages_fts_trigram"} {
+	for _, index := range ftsIndexes {
 		var block []byte
 		var rows int64
 		if err := s.readers.QueryRowContext(t.Context(), "SELECT block FROM "+index+"_data WHERE id = 1").Scan(&block); err != nil {

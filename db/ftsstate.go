@@ -18,6 +18,19 @@ import (
 // stand down (migration 2) and the next writable open rebuilds it.
 const metaFTSStale = "fts_stale"
 
+// ftsIndexes are the two full-text indexes, by table name.
+var ftsIndexes = []string{"messages_fts", "messages_fts_trigram"}
+
+// ftsMarkedStale reports whether a write marked the full-text index
+// damaged (metaFTSStale).
+func ftsMarkedStale(ctx context.Context, q gen.DBTX) (bool, error) {
+	_, err := queries.MetaGet(ctx, q, metaFTSStale)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // reconcileFTS rebuilds the full-text indexes at open when a write
 // marked them damaged or one forgot its segments (ftsstructure.go), and
 // indexes rows that a writer which does not know the index queue (the
@@ -52,7 +65,10 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 		// A read of two rows: not bound by what is left of the patience,
 		// which the indexing may have used up (a slow machine overruns).
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		stale, _, _, err = ftsState(sctx, w)
+		err = w.read(sctx, func(q gen.DBTX) (err error) {
+			stale, err = ftsMarkedStale(sctx, q)
+			return err
+		})
 		cancel()
 		if err != nil {
 			return err
@@ -72,9 +88,8 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 // rows wait in its queue, and which index, if any, forgot its segments.
 func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten string, err error) {
 	err = w.read(ctx, func(q gen.DBTX) error {
-		_, err := queries.MetaGet(ctx, q, metaFTSStale)
-		stale = err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if stale, err = ftsMarkedStale(ctx, q); err != nil {
 			return err
 		}
 		if queued, err = queries.FTSPendingAny(ctx, q); err != nil {
@@ -89,9 +104,7 @@ func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten str
 // rebuildFTSIfStale rebuilds both full-text indexes from the messages table
 // when a write marked them damaged, and clears the mark.
 func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
-	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); errors.Is(err, sql.ErrNoRows) {
-		return nil
-	} else if err != nil {
+	if stale, err := ftsMarkedStale(ctx, tx); err != nil || !stale {
 		return err
 	}
 	// Hand-written: sqlc's parser rejects FTS5's command column.

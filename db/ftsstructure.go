@@ -15,9 +15,6 @@ import (
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
-// ftsIndexes are the two full-text indexes, by table name.
-var ftsIndexes = []string{"messages_fts", "messages_fts_trigram"}
-
 // ftsForgotten reports the first index whose structure record lists no
 // segment although its segment pages are there ("" when none did).
 func ftsForgotten(ctx context.Context, q gen.DBTX) (string, error) {

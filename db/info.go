@@ -62,12 +62,8 @@ func (s *Store) Info(ctx context.Context) (Info, error) {
 			}
 			*dst = v
 		}
-		_, err = queries.MetaGet(ctx, q, metaFTSStale)
-		in.FTSStale = err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		return nil
+		in.FTSStale, err = ftsMarkedStale(ctx, q)
+		return err
 	})
 	if in.PageCount > 0 {
 		in.FreelistRatio = float64(in.FreePages) / float64(in.PageCount)

@@ -217,10 +217,10 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 		return "", err
 	}
 	defer tx.Rollback()
-	if _, err := queries.MetaGet(ctx, tx, metaFTSStale); err == nil {
-		return "stale: marked damaged by a write; the next writable open rebuilds it", nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
+	if stale, err := ftsMarkedStale(ctx, tx); err != nil {
 		return "", err
+	} else if stale {
+		return "stale: marked damaged by a write; the next writable open rebuilds it", nil
 	}
 	queue, err := hasTable(ctx, tx, "fts_pending")
 	if err != nil {
@@ -230,7 +230,7 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	if queue {
 		notQueued = "AND NOT EXISTS (SELECT 1 FROM fts_pending p WHERE p.id = m.id)"
 	}
-	for _, index := range []string{"messages_fts", "messages_fts_trigram"} {
+	for _, index := range ftsIndexes {
 		// Hand-written: sqlc cannot see FTS5's shadow tables.
 		var missing, extra int64
 		err := tx.QueryRowContext(ctx, `SELECT

@@ -456,7 +456,7 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 			return err
 		}
 	}
-	for _, t := range []string{"messages_fts", "messages_fts_trigram"} {
+	for _, t := range ftsIndexes {
 		if _, err := c.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 			if _, err := c.ExecContext(ctx, "PRAGMA writable_schema=ON"); err != nil {
 				return err

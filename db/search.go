@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/ncruces/go-sqlite3"
@@ -65,12 +64,12 @@ func (s sqliteDriver) Search(ctx context.Context, req driver.SearchRequest, with
 		hits, route = nil, routeNone
 		var reason string
 		var cause error
-		_, err := queries.MetaGet(ctx, q, metaFTSStale)
+		stale, err := ftsMarkedStale(ctx, q)
 		switch {
-		case err == nil:
-			reason = "the full-text index is marked stale (it is rebuilt at the next open)"
-		case !errors.Is(err, sql.ErrNoRows):
+		case err != nil:
 			return err
+		case stale:
+			reason = "the full-text index is marked stale (it is rebuilt at the next open)"
 		default:
 			hits, route, err = p.indexed(ctx, q)
 			if s.scanInstead(ctx, err) {
