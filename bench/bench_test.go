@@ -27,19 +27,23 @@ import (
 var contentBytes = flag.Int("bench.content", 0, "pad the content of the messages BenchmarkAppendMessage_Serial, BenchmarkAppendMessage_Concurrent and the Python peer append to this many bytes (0: the 55-byte default)")
 
 // appendedMessage is the i-th message the append benchmarks write:
-// benchMessage, padded to -bench.content bytes with text that varies with
-// i, so that the indexes see new terms as real turns bring them.
-func appendedMessage(i int) db.NewMessage {
+// benchMessage, padded to -bench.content bytes.
+func appendedMessage(i int) db.NewMessage { return paddedMessage(i, *contentBytes) }
+
+// paddedMessage is benchMessage(i) padded to size bytes with text that
+// varies with i, so that the indexes see new terms as real turns bring
+// them.
+func paddedMessage(i, size int) db.NewMessage {
 	m := benchMessage(i)
-	if *contentBytes <= len(m.Content) {
+	if size <= len(m.Content) {
 		return m
 	}
 	var b strings.Builder
 	b.WriteString(m.Content)
-	for k := 0; b.Len() < *contentBytes; k++ {
+	for k := 0; b.Len() < size; k++ {
 		fmt.Fprintf(&b, " %s call%d returned %d rows from table_%d;", padWords[(i+k)%len(padWords)], (i*7+k)%997, (i+k*13)%10007, k%41)
 	}
-	m.Content = b.String()[:*contentBytes]
+	m.Content = b.String()[:size]
 	return m
 }
 

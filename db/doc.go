@@ -156,7 +156,10 @@
 // work, which the queue keeps; see indexsync.go), and Search
 // matches the still-queued messages by the same rules, so a message is
 // searchable — from any process — once its append returns (see
-// [Store.IndexNow], [Stats].IndexLag).
+// [Store.IndexNow], [Stats].IndexLag). Deletes and edits are queued too
+// (the old text a contentless index must be told to forget, and the row
+// to index again): a deleted message is never found, an edited one only
+// by its new text, and the writer does no index work for either.
 // Reads use a separate pool of read-only connections and never touch the
 // writer.
 //

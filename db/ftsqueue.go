@@ -1,10 +1,12 @@
 package db
 
-// ftsqueue.go indexes queued messages, a slice at a time (migrations 4
-// and 5).
+// ftsqueue.go indexes queued messages, a slice at a time (migrations 4,
+// 5 and 11).
 //
-// The insert trigger only queues a new row's id in fts_pending; appends
-// commit the row and its queue entry and nothing else. The background
+// The insert and update triggers only queue the row's id in fts_pending,
+// the update and delete triggers its old text in fts_deleted; appends
+// (and deletes, and edits) commit the row and its queue entries and
+// nothing else. The background
 // indexer (ftsindexer.go) indexes the queue, oldest first, in write
 // transactions of its own through the one writer (tx.go): indexing was
 // 69–79% of a serial append's CPU, and it costs far less a row when many
@@ -15,64 +17,145 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
-// indexSlice is the write that indexes the oldest rows of the queue, at
-// most limit of them, and empties the queue up to the last one; *indexed
-// is set to how many it took (0: the queue was empty). With the index
-// marked stale it only empties them: the rebuild that clears the mark
-// indexes everything. It is replayed like any write, and sets *indexed
-// again on each run.
+// indexSlice is the write that applies the oldest entries of a queue, at
+// most limit of them, and empties it up to the last one: deleted and
+// edited rows first (fts_deleted: their old text forgotten), and only
+// when none are left, rows to index (fts_pending: new or edited, each
+// indexed from its current text once). The order matters: a queued edit
+// of a row the index holds must first forget the old text, which only
+// fts_deleted has. *indexed is set to how many entries it took (0: both
+// queues were empty). With the index marked stale it only empties them:
+// the rebuild that clears the mark indexes everything. It is replayed
+// like any write, and sets *indexed again on each run.
 func indexSlice(limit int, indexed *int) txFunc {
 	return func(ctx context.Context, tx gen.DBTX) error {
-		slice, err := queries.FTSPendingSliceEnd(ctx, tx, int64(limit))
+		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(limit))
 		if err != nil {
 			return fmt.Errorf("index new messages: %w", err)
 		}
-		*indexed = int(slice.Queued)
-		if slice.Queued == 0 {
+		stmts, last, clear := forgetSliceSQL, deleted.LastSeq, queries.FTSDeletedClearThrough
+		*indexed = int(deleted.Queued)
+		if deleted.Queued == 0 {
+			pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(limit))
+			if err != nil {
+				return fmt.Errorf("index new messages: %w", err)
+			}
+			stmts, last, clear = indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough
+			*indexed = int(pending.Queued)
+		}
+		if *indexed == 0 {
 			return nil
 		}
-		// One error text for both statements: the trigram statement's
+		// One error text for every statement: the trigram statement's
 		// savepoint is where the word index's pending data reaches disk, so
 		// a failure there may be either index's.
-		for _, stmt := range indexSliceSQL {
-			if _, err := tx.ExecContext(ctx, stmt, slice.LastID); err != nil {
+		for _, stmt := range stmts {
+			if _, err := tx.ExecContext(ctx, stmt, last); err != nil {
 				return fmt.Errorf("index new messages: %w", err)
 			}
 		}
-		return queries.FTSPendingClearThrough(ctx, tx, slice.LastID)
+		return clear(ctx, tx, last)
 	}
 }
 
 // markFTSStaleAndDropQueue switches indexing off after the indexer found
-// the index damaged: the mark, and the queue emptied (the rebuild at the
+// the index damaged: the mark, and the queues emptied (the rebuild at the
 // next open indexes every row).
 func markFTSStaleAndDropQueue(ctx context.Context, tx gen.DBTX) error {
 	if err := markFTSStale(ctx, tx); err != nil {
 		return err
 	}
-	return queries.FTSPendingClear(ctx, tx)
+	if err := queries.FTSPendingClear(ctx, tx); err != nil {
+		return err
+	}
+	return queries.FTSDeletedClear(ctx, tx)
 }
 
-// indexSliceSQL indexes the queued rows up to an id into each index,
-// skipping a row the index already holds (a rebuild run by hand that left
-// the queue alone) and doing nothing while the index is marked stale.
+// forgetSliceSQL makes each index forget the rows queued in fts_deleted
+// up to a seq, by their old text, where it holds them: a row deleted or
+// edited before it was ever indexed is not in it, and a contentless
+// index told to forget a row it never held would count its documents
+// wrong. Nothing is done while the index is marked stale.
 // Hand-written: sqlc cannot see FTS5's shadow tables (*_docsize, one row
-// per indexed message).
+// per indexed message), and its parser rejects FTS5's command column.
+var forgetSliceSQL = []string{
+	`INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
+	 SELECT 'delete', d.id, d.content, d.tool_name, d.tool_text FROM fts_deleted d
+	 WHERE d.seq <= ?1
+	   AND EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = d.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+	 ORDER BY d.seq`,
+	`INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
+	 SELECT 'delete', d.id, d.content, d.tool_text FROM fts_deleted d
+	 WHERE d.seq <= ?1
+	   AND EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = d.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+	 ORDER BY d.seq`,
+}
+
+// indexSliceSQL indexes the rows queued in fts_pending up to a seq from
+// their current text, once however often each was queued. A row the index
+// already holds with no old text queued (indexed by hand, behind the
+// queue's back) holds its current text: that is forgotten first, so it is
+// not indexed twice. Nothing is done while the index is marked stale.
+// Hand-written, as forgetSliceSQL.
 var indexSliceSQL = []string{
+	`INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
+	 SELECT 'delete', m.id, m.content, m.tool_name, m.tool_text FROM messages m
+	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	   AND EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
+	`INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
+	 SELECT 'delete', m.id, m.content, m.tool_text FROM messages m
+	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	   AND EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
-	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM fts_pending p JOIN messages m ON m.id = p.id
-	 WHERE p.id <= ?1
-	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id)`,
+	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
+	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
-	 SELECT m.id, m.content, m.tool_text FROM fts_pending p JOIN messages m ON m.id = p.id
-	 WHERE p.id <= ?1
-	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)`,
+	 SELECT m.id, m.content, m.tool_text FROM messages m
+	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
+}
+
+// rebuildFTS empties both indexes and indexes every message again, in
+// the schema named by prefix ("" or an attached schema's "name."). A
+// contentless index (content = ”, migration 11) has no content to
+// 'rebuild' itself from: it is emptied and filled from the messages. A file from before
+// that version keeps its external-content index, which 'rebuild' reads
+// from the messages table by its own columns. Hand-written: sqlc cannot
+// see sqlite_schema, and its parser rejects FTS5's command column.
+func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
+	var def string
+	err := q.QueryRowContext(ctx, "SELECT sql FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = 'messages_fts'").Scan(&def)
+	if err != nil {
+		return fmt.Errorf("rebuild full-text index: %w", err)
+	}
+	stmts := []string{
+		"INSERT INTO " + prefix + "messages_fts (messages_fts) VALUES ('rebuild')",
+		"INSERT INTO " + prefix + "messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')",
+	}
+	if strings.Contains(def, "content = ''") {
+		stmts = []string{
+			"INSERT INTO " + prefix + "messages_fts (messages_fts) VALUES ('delete-all')",
+			"INSERT INTO " + prefix + "messages_fts_trigram (messages_fts_trigram) VALUES ('delete-all')",
+			"INSERT INTO " + prefix + "messages_fts (rowid, content, tool_name, tool_text) SELECT id, content, tool_name, tool_text FROM " + prefix + "messages",
+			"INSERT INTO " + prefix + "messages_fts_trigram (rowid, content, tool_text) SELECT id, content, tool_text FROM " + prefix + "messages",
+		}
+	}
+	for _, stmt := range stmts {
+		if _, err := q.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("rebuild full-text index: %w", err)
+		}
+	}
+	return nil
 }
 
 // hasTable reports whether the file has a table or virtual table of that

@@ -12,8 +12,9 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-// ftsConsistent runs FTS5's integrity check of both indexes against the
-// messages table (rank 1: compare with the external content).
+// ftsConsistent runs FTS5's integrity check of both indexes (a
+// contentless index is checked against itself: its postings, its
+// structure) and checks that each counts one document per message.
 func ftsConsistent(t *testing.T, s *Store) {
 	t.Helper()
 	err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
@@ -49,11 +50,12 @@ func ftsConsistent(t *testing.T, s *Store) {
 	}
 }
 
-// queued counts the rows waiting in fts_pending.
+// queued counts the entries waiting in both queues: fts_pending (rows to
+// index) and fts_deleted (rows to forget).
 func queued(t *testing.T, s *Store) int {
 	t.Helper()
 	var n int
-	if err := s.readers.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM fts_pending").Scan(&n); err != nil {
+	if err := s.readers.QueryRowContext(t.Context(), "SELECT (SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted)").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -73,20 +75,23 @@ func searchContents(t *testing.T, s *Store, q string) []string {
 }
 
 // Rows inserted, updated and deleted inside one transaction, before the
-// indexer reaches the queue: Search finds the queued row's current text at
-// once, and once indexed the index is exactly in step.
+// indexer reaches the queue: the insert and each update queue the row in
+// fts_pending, the first update or delete its old text in fts_deleted;
+// Search finds the queued row's current text at once, and once indexed
+// the index is exactly in step.
 func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		sql      []string // after inserting message 1 ('alpha') in the same transaction
-		findOld  bool
-		findNew  bool
-		wantRows int
+		name        string
+		sql         []string // after inserting message 1 ('alpha') in the same transaction
+		findOld     bool
+		findNew     bool
+		wantEntries int
 	}{
 		{"insert only", nil, true, false, 1},
-		{"insert then update", []string{"UPDATE messages SET content = 'omega' WHERE id = 1"}, false, true, 1},
-		{"insert then delete", []string{"DELETE FROM messages WHERE id = 1"}, false, false, 0},
-		{"insert, update, delete", []string{"UPDATE messages SET content = 'omega' WHERE id = 1", "DELETE FROM messages WHERE id = 1"}, false, false, 0},
+		{"insert then update", []string{"UPDATE messages SET content = 'omega' WHERE id = 1"}, false, true, 3},
+		{"insert then an update that changes nothing", []string{"UPDATE messages SET content = 'alpha' WHERE id = 1"}, true, false, 1},
+		{"insert then delete", []string{"DELETE FROM messages WHERE id = 1"}, false, false, 2},
+		{"insert, update, delete", []string{"UPDATE messages SET content = 'omega' WHERE id = 1", "DELETE FROM messages WHERE id = 1"}, false, false, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTestStore(t, Options{})
@@ -106,8 +111,8 @@ func TestFTSQueue_ChangesBeforeCommit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := queued(t, s); n != tc.wantRows {
-				t.Errorf("%d rows queued after the commit, want %d", n, tc.wantRows)
+			if n := queued(t, s); n != tc.wantEntries {
+				t.Errorf("%d entries queued after the commit, want %d", n, tc.wantEntries)
 			}
 			for _, stage := range []string{"queued", "indexed"} {
 				if stage == "indexed" {
@@ -321,44 +326,49 @@ func TestFTSQueue_IndexDamageAtCommitKeepsAppendsGoing(t *testing.T) {
 	ftsConsistent(t, s)
 }
 
-// A rebuild run by hand that leaves the queue alone must not make the
-// next commit index a queued row a second time.
-func TestFTSQueue_HandRebuildThenCommitIndexesOnce(t *testing.T) {
+// A row indexed by hand that leaves the queue alone must not be indexed a
+// second time when the indexer reaches its queue entry.
+func TestFTSQueue_HandIndexedRowIsIndexedOnce(t *testing.T) {
 	s := reopenAfterForeignSQL(t,
-		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'rebuilt by hand mango', 0)",
-		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
-		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')")
+		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', 'indexed by hand mango', 0)",
+		"INSERT INTO messages_fts (rowid, content, tool_name, tool_text) SELECT id, content, tool_name, tool_text FROM messages",
+		"INSERT INTO messages_fts_trigram (rowid, content, tool_text) SELECT id, content, tool_text FROM messages")
 	indexNow(t, s)
 	wantForeignRowIndexed(t, s, "mango")
 }
 
-// A file from before migration 4 (no queue) that Repair mends by
-// rebuilding its index keeps its own triggers and gets no queue.
+// A file from before migration 4 (no queue), or from before migration 11
+// (a queue, no fts_deleted, an external-content index), that Repair mends
+// by rebuilding its index keeps its own triggers and tables.
 func TestFTSQueue_RepairOfAnOlderFile(t *testing.T) {
-	path := filledStore(t)
-	d, err := openDB(path, kindRepair, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(t.Context(), 3); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
-	damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
-	r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Strategy == "salvage" || r.Strategy == "none" {
-		t.Errorf("Repair of a version-3 file used %q; want an index rebuild", r.Strategy)
-	}
-	v, err := Verify(t.Context(), path)
-	if err != nil || v.Health != HealthVerified {
-		t.Errorf("after repair: %s %v %s %v", v.Health, v.Details, v.FTS, err)
+	for _, version := range []int64{3, 10} {
+		t.Run(fmt.Sprint("version ", version), func(t *testing.T) {
+			path := filledStore(t)
+			d, err := openDB(path, kindRepair, 1, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.DownTo(t.Context(), version); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			damage(t, path, "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id > 10")
+			r, err := Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Strategy == "salvage" || r.Strategy == "none" {
+				t.Errorf("Repair of a version-%d file used %q; want an index rebuild", version, r.Strategy)
+			}
+			v, err := Verify(t.Context(), path)
+			if err != nil || v.Health != HealthVerified {
+				t.Errorf("after repair: %s %v %s %v", v.Health, v.Details, v.FTS, err)
+			}
+		})
 	}
 }
 

@@ -107,21 +107,22 @@ func rebuildFTSIfStale(ctx context.Context, tx gen.DBTX) error {
 	if stale, err := ftsMarkedStale(ctx, tx); err != nil || !stale {
 		return err
 	}
-	// Hand-written: sqlc's parser rejects FTS5's command column.
-	for _, stmt := range []string{
-		"INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
-		"INSERT INTO messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')",
-	} {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("rebuild full-text index: %w", err)
-		}
+	if err := rebuildFTS(ctx, tx, ""); err != nil {
+		return err
 	}
-	// The rebuild indexed every row: a queued one would be indexed twice.
-	if queue, err := hasTable(ctx, tx, "fts_pending"); err != nil {
-		return fmt.Errorf("rebuild full-text index: %w", err)
-	} else if queue {
-		if err := queries.FTSPendingClear(ctx, tx); err != nil {
+	// The rebuild indexed every row: a queued one would be indexed twice,
+	// a deleted one forgotten again. A file from before migration 4 has no
+	// queue, one from before migration 11 no fts_deleted.
+	for _, queue := range []struct {
+		table string
+		clear func(context.Context, gen.DBTX) error
+	}{{"fts_pending", queries.FTSPendingClear}, {"fts_deleted", queries.FTSDeletedClear}} {
+		if ok, err := hasTable(ctx, tx, queue.table); err != nil {
 			return fmt.Errorf("rebuild full-text index: %w", err)
+		} else if ok {
+			if err := queue.clear(ctx, tx); err != nil {
+				return fmt.Errorf("rebuild full-text index: %w", err)
+			}
 		}
 	}
 	_, err := queries.MetaDelete(ctx, tx, metaFTSStale)

@@ -62,13 +62,17 @@ func repairSalvage(ctx context.Context, damaged *sql.DB, damagedPath string) (st
 		                      FROM fresh.messages m WHERE m.session_id = sessions.id)`,
 		`UPDATE fresh.sessions SET parent_session_id = NULL
 		 WHERE parent_session_id NOT IN (SELECT id FROM fresh.sessions)`,
-		// The copied rows sit in the index queue (migration 4): index
-		// them all at once and empty it.
-		"INSERT INTO fresh.messages_fts (messages_fts) VALUES ('rebuild')",
-		"INSERT INTO fresh.messages_fts_trigram (messages_fts_trigram) VALUES ('rebuild')",
-		"DELETE FROM fresh.fts_pending",
-		"DETACH DATABASE fresh",
 	} {
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			return "", fmt.Errorf("salvage: %w", err)
+		}
+	}
+	// The copied rows sit in the index queue (migration 4): index them all
+	// at once and empty it.
+	if err := rebuildFTS(ctx, c, "fresh."); err != nil {
+		return "", fmt.Errorf("salvage: %w", err)
+	}
+	for _, stmt := range []string{"DELETE FROM fresh.fts_pending", "DETACH DATABASE fresh"} {
 		if _, err := c.ExecContext(ctx, stmt); err != nil {
 			return "", fmt.Errorf("salvage: %w", err)
 		}

@@ -45,6 +45,9 @@ type searchPlan struct {
 	source  *string
 	session *string
 	roles   *string // JSON array
+	// The queued rows each index still holds (JSON arrays of ids, set
+	// from the tail): the page queries leave them out (requeued).
+	requeuedWords, requeuedTrigram string
 }
 
 // Search answers from the full-text indexes (words, then trigrams), each
@@ -132,6 +135,7 @@ func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]driver.SearchHi
 	if err != nil {
 		return nil, routeNone, err
 	}
+	p.requeuedWords, p.requeuedTrigram = requeued(queued, true), requeued(queued, false)
 	if match := p.terms.WordMatch(); match != "" {
 		tail := p.wordTail(queued)
 		hits, err := p.words(ctx, q, match, p.page(p.opts.Limit, p.opts.Offset), tail)

@@ -56,7 +56,7 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 // it would match (newest first).
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
-		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match,
+		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match, Requeued: p.requeuedWords,
 			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
@@ -66,13 +66,13 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		rows, err = mergeByID(a, tail, newerFirst, newest)
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match,
+			return convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match, Requeued: p.requeuedWords,
 				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
-				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match,
+				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, Requeued: p.requeuedWords,
 					Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
@@ -85,45 +85,31 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	if err != nil || len(missed) == 0 {
 		return hits, err
 	}
-	// Go found no term where the index did (it folds diacritics, Go does
-	// not): ask the index to mark them.
+	// The quick snippet found no term where the index did (the index folds
+	// diacritics, WordSnippet does not): mark them by the index's own rules
+	// (a contentless index has no text of its own to highlight).
 	ids := make([]driver.SearchHit, len(missed))
 	for k, i := range missed {
 		ids[k] = hits[i]
 	}
-	marked, err := queries.MessageSearchHighlight(ctx, q, gen.MessageSearchHighlightParams{Query: match, Ids: hitIDs(ids)})
+	texts, err := queries.MessageSearchTexts(ctx, q, hitIDs(ids))
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]gen.MessageSearchHighlightRow, len(marked))
-	for _, m := range marked {
-		byID[m.ID] = m
-	}
-	var unmarked []driver.SearchHit // queued rows: the index cannot mark them yet
-	for _, i := range missed {
-		if _, ok := byID[hits[i].MessageID]; !ok {
-			unmarked = append(unmarked, hits[i])
-		}
-	}
-	if len(unmarked) > 0 {
-		texts, err := queries.MessageSearchTexts(ctx, q, hitIDs(unmarked))
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range texts {
-			m := gen.MessageSearchHighlightRow{ID: t.ID}
-			m.Content, _ = searchtext.WordHighlight(t.Content, p.terms)
-			m.ToolName, _ = searchtext.WordHighlight(t.ToolName, p.terms)
-			m.ToolText, _ = searchtext.WordHighlight(t.ToolText, p.terms)
-			byID[t.ID] = m
-		}
+	byID := make(map[int64][3]string, len(texts))
+	for _, t := range texts {
+		var m [3]string
+		m[0], _ = searchtext.WordHighlight(t.Content, p.terms)
+		m[1], _ = searchtext.WordHighlight(t.ToolName, p.terms)
+		m[2], _ = searchtext.WordHighlight(t.ToolText, p.terms)
+		byID[t.ID] = m
 	}
 	for _, i := range missed {
 		m, ok := byID[hits[i].MessageID]
 		if !ok {
 			continue
 		}
-		for _, marked := range []string{m.Content, m.ToolName, m.ToolText} {
+		for _, marked := range m {
 			if snip, ok := searchtext.HighlightSnippet(marked); ok {
 				hits[i].Snippet, hits[i].Marks = searchtext.PublishSnippet(snip)
 				break
@@ -138,7 +124,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 // a trigram, checked by instr.
 func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
-		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match,
+		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match, Requeued: p.requeuedTrigram,
 			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
@@ -148,13 +134,13 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 		rows, err = mergeByID(a, tail, newerFirst, newest)
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match,
+			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match, Requeued: p.requeuedTrigram,
 				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
-				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match,
+				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match, Requeued: p.requeuedTrigram,
 					Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})

@@ -12,6 +12,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -24,20 +25,23 @@ import (
 type tailRow struct {
 	searchRow
 	content, toolName, toolText string
-	// Whether the word or the trigram index already holds the row (a
-	// rebuild run by hand that left the queue alone): the index finds it.
+	// Whether the word or the trigram index still holds the row, with
+	// the text it had when it was indexed (an edit queues the row again;
+	// so may a rebuild run by hand that left the queue alone): the tail
+	// answers for it, and the index's hits leave it out (requeued).
 	inWords, inTrigram bool
 }
 
 // searchTailSQL reads the queued rows through the page queries' filters,
-// newest first. Hand-written: sqlc cannot see FTS5's shadow tables
-// (*_docsize, one row per indexed message).
+// newest first, each once (a row edited twice is queued twice).
+// Hand-written: sqlc cannot see FTS5's shadow tables (*_docsize, one row
+// per indexed message).
 const searchTailSQL = `
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at,
        m.content, CAST(COALESCE(m.tool_text, '') AS TEXT),
        EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id),
        EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)
-FROM fts_pending p
+FROM (SELECT DISTINCT id FROM fts_pending) p
 JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
@@ -45,6 +49,23 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR m.session_id = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?3)))
 ORDER BY p.id DESC`
+
+// requeued returns, as a JSON array for the page queries, the ids of the
+// queued rows that the word index (words) or the trigram index still
+// holds: their hits come from the tail.
+func requeued(tail []tailRow, words bool) string {
+	var ids []int64
+	for _, t := range tail {
+		if (words && t.inWords) || (!words && t.inTrigram) {
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
 
 // loadTail reads the queued rows the search's filters let through.
 func (p *searchPlan) loadTail(ctx context.Context, q gen.DBTX) ([]tailRow, error) {
@@ -87,9 +108,6 @@ func (p *searchPlan) wordTail(tail []tailRow) []searchRow {
 	var cols [3]strings.Builder
 	var tokens [3]string
 	for _, t := range tail {
-		if t.inWords {
-			continue
-		}
 		for i, text := range [3]string{t.content, t.toolName, t.toolText} {
 			cols[i].Reset()
 			searchtext.WordTokens(&cols[i], text)
@@ -127,9 +145,6 @@ func (p *searchPlan) trigramTail(tail []tailRow) []searchRow {
 	var hits []searchRow
 	var folded, foldedTool strings.Builder
 	for _, t := range tail {
-		if t.inTrigram {
-			continue
-		}
 		folded.Reset()
 		foldedTool.Reset()
 		searchtext.TrigramText(&folded, t.content)

@@ -7,24 +7,40 @@ SELECT COUNT(*) FROM messages_fts(CAST(sqlc.arg(query) AS TEXT));
 SELECT COUNT(*) FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT));
 
 -- name: FTSPendingAny :one
-SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued;
+-- Whether anything waits for the indexes: rows to index (fts_pending) or
+-- deleted rows to forget (fts_deleted).
+SELECT EXISTS (SELECT 1 FROM fts_pending UNION ALL SELECT 1 FROM fts_deleted) AS queued;
 
 -- name: FTSPendingClear :exec
 DELETE FROM fts_pending;
 
+-- name: FTSDeletedClear :exec
+DELETE FROM fts_deleted;
+
 -- name: FTSPendingSliceEnd :one
--- The last id of the oldest row_limit queued rows, and how many they are:
--- one index transaction's slice (db/ftsqueue.go). 0 rows: nothing queued.
-SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) AS last_id, COUNT(*) AS queued
-FROM (SELECT id FROM fts_pending ORDER BY id LIMIT sqlc.arg(row_limit));
+-- The last seq of the oldest row_limit rows queued for indexing, and how
+-- many they are: part of one index transaction's slice (db/ftsqueue.go).
+-- 0 rows: nothing queued.
+SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) AS last_seq, COUNT(*) AS queued
+FROM (SELECT seq FROM fts_pending ORDER BY seq LIMIT sqlc.arg(row_limit));
+
+-- name: FTSDeletedSliceEnd :one
+-- The same for the oldest row_limit deleted rows the indexes still hold.
+SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) AS last_seq, COUNT(*) AS queued
+FROM (SELECT seq FROM fts_deleted ORDER BY seq LIMIT sqlc.arg(row_limit));
 
 -- name: FTSPendingClearThrough :exec
--- Empties the queue up to and including last_id (the slice just indexed).
-DELETE FROM fts_pending WHERE id <= sqlc.arg(last_id);
+-- Empties the queue up to and including last_seq (the slice just indexed).
+DELETE FROM fts_pending WHERE seq <= sqlc.arg(last_seq);
+
+-- name: FTSDeletedClearThrough :exec
+DELETE FROM fts_deleted WHERE seq <= sqlc.arg(last_seq);
 
 -- name: FTSPendingState :one
--- The queue's length and when its longest-waiting row was queued (Unix ms;
--- 0 when the queue is empty or holds only rows queued before migration 5),
--- for Stats and the indexer.
-SELECT COUNT(*) AS queued, CAST(COALESCE(MIN(NULLIF(queued_at, 0)), 0) AS INTEGER) AS oldest_queued_at
-FROM fts_pending;
+-- The length of both queues and when their longest-waiting entry was
+-- queued (Unix ms; 0 when both are empty), for Stats and the indexer.
+SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted) AS INTEGER) AS queued,
+       CAST(COALESCE(MIN((SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
+                         (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted)),
+                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
+                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted), 0) AS INTEGER) AS oldest_queued_at;

@@ -15,6 +15,10 @@
 -- SortRelevance), which is why the window is counted over exactly the rows
 -- the newest-first query returns.
 --
+-- requeued (a JSON array of ids) names the queued rows an index still
+-- holds, with the text they had before an edit: the tail answers for them
+-- (db/search_tail.go), so the index must not.
+--
 -- The window reads every match's row, and state lies after content,
 -- tool_calls_json and reasoning: on a message of kilobytes SQLite would
 -- walk its overflow pages to reach it (a 40 KB message, ten pages). So a
@@ -41,6 +45,7 @@ WITH w AS (
     AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   ORDER BY f.rowid DESC
   LIMIT sqlc.arg(window_size)
 )
@@ -61,6 +66,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
 ORDER BY f.rowid DESC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
@@ -74,6 +80,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
 ORDER BY f.rowid ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
@@ -98,6 +105,7 @@ WITH w AS (
     AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
     AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
@@ -124,6 +132,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
@@ -143,6 +152,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
@@ -186,20 +196,6 @@ WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id ASC
 LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
-
--- name: MessageSearchHighlight :many
--- The matches of the word index in content, tool name and tool text, between the bytes
--- FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
--- bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
--- JOINs keep SQLite from walking every match: the ids drive.
-SELECT m.id,
-       CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name,
-       CAST(COALESCE(highlight(messages_fts, 2, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_text
-FROM json_each(CAST(sqlc.arg(ids) AS TEXT)) j
-CROSS JOIN messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
-CROSS JOIN messages m
-WHERE f.rowid = j.value AND m.id = f.rowid;
 
 -- name: MessageSearchTexts :many
 -- Content, tool name and tool text of one page of hits (ids: a JSON

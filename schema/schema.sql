@@ -121,10 +121,6 @@ CREATE TABLE session_model_usage (
 
 CREATE INDEX session_model_usage_model ON session_model_usage (model);
 
-CREATE TABLE fts_pending (
-    id INTEGER PRIMARY KEY NOT NULL
-, queued_at INTEGER NOT NULL DEFAULT 0);
-
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
     INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
@@ -165,30 +161,43 @@ WHERE platform_message_id IS NOT NULL;
 
 CREATE VIRTUAL TABLE messages_fts USING fts5 (
     content, tool_name, tool_text,
-    content = 'messages', content_rowid = 'id', tokenize = 'unicode61'
+    content = '', tokenize = 'unicode61'
 );
 
 CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
     content, tool_text,
-    content = 'messages', content_rowid = 'id', tokenize = 'trigram'
+    content = '', tokenize = 'trigram'
 );
 
+CREATE TABLE fts_pending (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    id        INTEGER NOT NULL,
+    queued_at INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE fts_deleted (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    id        INTEGER NOT NULL,
+    content   TEXT    NOT NULL,
+    tool_name TEXT,
+    tool_text TEXT,
+    queued_at INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE INDEX fts_deleted_id ON fts_deleted (id);
+
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
-        SELECT 'delete', old.id, old.content, old.tool_name, old.tool_text
-        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
-        SELECT 'delete', old.id, old.content, old.tool_text
-        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
-    DELETE FROM fts_pending WHERE id = old.id;
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+ AND NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id) BEGIN
+    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
+        VALUES (old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;
 
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name, tool_text ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
- AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
-    INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text) VALUES ('delete', old.id, old.content, old.tool_name, old.tool_text);
-    INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text) VALUES ('delete', old.id, old.content, old.tool_text);
-    INSERT INTO messages_fts (rowid, content, tool_name, tool_text) VALUES (new.id, new.content, new.tool_name, new.tool_text);
-    INSERT INTO messages_fts_trigram (rowid, content, tool_text) VALUES (new.id, new.content, new.tool_text);
+ AND (old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR old.tool_text IS NOT new.tool_text) BEGIN
+    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
+        SELECT old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER)
+        WHERE NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id);
+    INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;

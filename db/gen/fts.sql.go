@@ -9,10 +9,48 @@ import (
 	"context"
 )
 
-const fTSPendingAny = `-- name: FTSPendingAny :one
-SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued
+const fTSDeletedClear = `-- name: FTSDeletedClear :exec
+DELETE FROM fts_deleted
 `
 
+func (q *Queries) FTSDeletedClear(ctx context.Context, db DBTX) error {
+	_, err := db.ExecContext(ctx, fTSDeletedClear)
+	return err
+}
+
+const fTSDeletedClearThrough = `-- name: FTSDeletedClearThrough :exec
+DELETE FROM fts_deleted WHERE seq <= ?1
+`
+
+func (q *Queries) FTSDeletedClearThrough(ctx context.Context, db DBTX, lastSeq int64) error {
+	_, err := db.ExecContext(ctx, fTSDeletedClearThrough, lastSeq)
+	return err
+}
+
+const fTSDeletedSliceEnd = `-- name: FTSDeletedSliceEnd :one
+SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) AS last_seq, COUNT(*) AS queued
+FROM (SELECT seq FROM fts_deleted ORDER BY seq LIMIT ?1)
+`
+
+type FTSDeletedSliceEndRow struct {
+	LastSeq int64
+	Queued  int64
+}
+
+// The same for the oldest row_limit deleted rows the indexes still hold.
+func (q *Queries) FTSDeletedSliceEnd(ctx context.Context, db DBTX, rowLimit int64) (FTSDeletedSliceEndRow, error) {
+	row := db.QueryRowContext(ctx, fTSDeletedSliceEnd, rowLimit)
+	var i FTSDeletedSliceEndRow
+	err := row.Scan(&i.LastSeq, &i.Queued)
+	return i, err
+}
+
+const fTSPendingAny = `-- name: FTSPendingAny :one
+SELECT EXISTS (SELECT 1 FROM fts_pending UNION ALL SELECT 1 FROM fts_deleted) AS queued
+`
+
+// Whether anything waits for the indexes: rows to index (fts_pending) or
+// deleted rows to forget (fts_deleted).
 func (q *Queries) FTSPendingAny(ctx context.Context, db DBTX) (bool, error) {
 	row := db.QueryRowContext(ctx, fTSPendingAny)
 	var queued bool
@@ -30,37 +68,41 @@ func (q *Queries) FTSPendingClear(ctx context.Context, db DBTX) error {
 }
 
 const fTSPendingClearThrough = `-- name: FTSPendingClearThrough :exec
-DELETE FROM fts_pending WHERE id <= ?1
+DELETE FROM fts_pending WHERE seq <= ?1
 `
 
-// Empties the queue up to and including last_id (the slice just indexed).
-func (q *Queries) FTSPendingClearThrough(ctx context.Context, db DBTX, lastID int64) error {
-	_, err := db.ExecContext(ctx, fTSPendingClearThrough, lastID)
+// Empties the queue up to and including last_seq (the slice just indexed).
+func (q *Queries) FTSPendingClearThrough(ctx context.Context, db DBTX, lastSeq int64) error {
+	_, err := db.ExecContext(ctx, fTSPendingClearThrough, lastSeq)
 	return err
 }
 
 const fTSPendingSliceEnd = `-- name: FTSPendingSliceEnd :one
-SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) AS last_id, COUNT(*) AS queued
-FROM (SELECT id FROM fts_pending ORDER BY id LIMIT ?1)
+SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) AS last_seq, COUNT(*) AS queued
+FROM (SELECT seq FROM fts_pending ORDER BY seq LIMIT ?1)
 `
 
 type FTSPendingSliceEndRow struct {
-	LastID int64
-	Queued int64
+	LastSeq int64
+	Queued  int64
 }
 
-// The last id of the oldest row_limit queued rows, and how many they are:
-// one index transaction's slice (db/ftsqueue.go). 0 rows: nothing queued.
+// The last seq of the oldest row_limit rows queued for indexing, and how
+// many they are: part of one index transaction's slice (db/ftsqueue.go).
+// 0 rows: nothing queued.
 func (q *Queries) FTSPendingSliceEnd(ctx context.Context, db DBTX, rowLimit int64) (FTSPendingSliceEndRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingSliceEnd, rowLimit)
 	var i FTSPendingSliceEndRow
-	err := row.Scan(&i.LastID, &i.Queued)
+	err := row.Scan(&i.LastSeq, &i.Queued)
 	return i, err
 }
 
 const fTSPendingState = `-- name: FTSPendingState :one
-SELECT COUNT(*) AS queued, CAST(COALESCE(MIN(NULLIF(queued_at, 0)), 0) AS INTEGER) AS oldest_queued_at
-FROM fts_pending
+SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted) AS INTEGER) AS queued,
+       CAST(COALESCE(MIN((SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
+                         (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted)),
+                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
+                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted), 0) AS INTEGER) AS oldest_queued_at
 `
 
 type FTSPendingStateRow struct {
@@ -68,9 +110,8 @@ type FTSPendingStateRow struct {
 	OldestQueuedAt int64
 }
 
-// The queue's length and when its longest-waiting row was queued (Unix ms;
-// 0 when the queue is empty or holds only rows queued before migration 5),
-// for Stats and the indexer.
+// The length of both queues and when their longest-waiting entry was
+// queued (Unix ms; 0 when both are empty), for Stats and the indexer.
 func (q *Queries) FTSPendingState(ctx context.Context, db DBTX) (FTSPendingStateRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingState)
 	var i FTSPendingStateRow

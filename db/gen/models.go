@@ -11,7 +11,17 @@ type CompressionLock struct {
 	ExpiresAt  int64
 }
 
+type FtsDeleted struct {
+	Seq      int64
+	ID       int64
+	Content  string
+	ToolName *string
+	ToolText *string
+	QueuedAt int64
+}
+
 type FtsPending struct {
+	Seq      int64
 	ID       int64
 	QueuedAt int64
 }

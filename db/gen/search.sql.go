@@ -122,61 +122,6 @@ func (q *Queries) MessageMaxID(ctx context.Context, db DBTX) (int64, error) {
 	return column_1, err
 }
 
-const messageSearchHighlight = `-- name: MessageSearchHighlight :many
-SELECT m.id,
-       CAST(COALESCE(highlight(messages_fts, 0, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS content,
-       CAST(COALESCE(highlight(messages_fts, 1, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_name,
-       CAST(COALESCE(highlight(messages_fts, 2, CAST(X'FF' AS TEXT), CAST(X'FE' AS TEXT)), '') AS TEXT) AS tool_text
-FROM json_each(CAST(?1 AS TEXT)) j
-CROSS JOIN messages_fts(CAST(?2 AS TEXT)) f
-CROSS JOIN messages m
-WHERE f.rowid = j.value AND m.id = f.rowid
-`
-
-type MessageSearchHighlightParams struct {
-	Ids   string
-	Query string
-}
-
-type MessageSearchHighlightRow struct {
-	ID       int64
-	Content  string
-	ToolName string
-	ToolText string
-}
-
-// The matches of the word index in content, tool name and tool text, between the bytes
-// FF and FE, for the snippets of one page of hits (ids: a JSON array). Those
-// bytes never occur in UTF-8, so stored text cannot fake a mark. The CROSS
-// JOINs keep SQLite from walking every match: the ids drive.
-func (q *Queries) MessageSearchHighlight(ctx context.Context, db DBTX, arg MessageSearchHighlightParams) ([]MessageSearchHighlightRow, error) {
-	rows, err := db.QueryContext(ctx, messageSearchHighlight, arg.Ids, arg.Query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []MessageSearchHighlightRow{}
-	for rows.Next() {
-		var i MessageSearchHighlightRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Content,
-			&i.ToolName,
-			&i.ToolText,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const messageSearchScanNewest = `-- name: MessageSearchScanNewest :many
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM messages m
@@ -396,11 +341,12 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?5 AS TEXT)) t
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
-LIMIT ?7 OFFSET ?6
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchTrigramNewestParams struct {
@@ -408,6 +354,7 @@ type MessageSearchTrigramNewestParams struct {
 	Source    *string
 	SessionID *string
 	Roles     *string
+	Requeued  string
 	Terms     string
 	RowOffset int64
 	RowLimit  int64
@@ -434,6 +381,7 @@ func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg M
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.Terms,
 		arg.RowOffset,
 		arg.RowLimit,
@@ -477,11 +425,12 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?5 AS TEXT)) t
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
-LIMIT ?7 OFFSET ?6
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchTrigramOldestParams struct {
@@ -489,6 +438,7 @@ type MessageSearchTrigramOldestParams struct {
 	Source    *string
 	SessionID *string
 	Roles     *string
+	Requeued  string
 	Terms     string
 	RowOffset int64
 	RowLimit  int64
@@ -515,6 +465,7 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.Terms,
 		arg.RowOffset,
 		arg.RowLimit,
@@ -565,11 +516,12 @@ WITH w AS (
     AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
-    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
-  LIMIT ?8
+  LIMIT ?9
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -586,6 +538,7 @@ type MessageSearchTrigramRankParams struct {
 	Source     *string
 	SessionID  *string
 	Roles      *string
+	Requeued   string
 	Terms      string
 	WindowSize int64
 }
@@ -614,6 +567,7 @@ func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.Terms,
 		arg.WindowSize,
 	)
@@ -656,8 +610,9 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
 ORDER BY f.rowid DESC
-LIMIT ?6 OFFSET ?5
+LIMIT ?7 OFFSET ?6
 `
 
 type MessageSearchWordsNewestParams struct {
@@ -665,6 +620,7 @@ type MessageSearchWordsNewestParams struct {
 	Source    *string
 	SessionID *string
 	Roles     *string
+	Requeued  string
 	RowOffset int64
 	RowLimit  int64
 }
@@ -687,6 +643,7 @@ func (q *Queries) MessageSearchWordsNewest(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.RowOffset,
 		arg.RowLimit,
 	)
@@ -729,8 +686,9 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
 ORDER BY f.rowid ASC
-LIMIT ?6 OFFSET ?5
+LIMIT ?7 OFFSET ?6
 `
 
 type MessageSearchWordsOldestParams struct {
@@ -738,6 +696,7 @@ type MessageSearchWordsOldestParams struct {
 	Source    *string
 	SessionID *string
 	Roles     *string
+	Requeued  string
 	RowOffset int64
 	RowLimit  int64
 }
@@ -760,6 +719,7 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.RowOffset,
 		arg.RowLimit,
 	)
@@ -810,8 +770,9 @@ WITH w AS (
     AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
   ORDER BY f.rowid DESC
-  LIMIT ?7
+  LIMIT ?8
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -828,6 +789,7 @@ type MessageSearchWordsRankParams struct {
 	Source     *string
 	SessionID  *string
 	Roles      *string
+	Requeued   string
 	WindowSize int64
 }
 
@@ -859,6 +821,10 @@ type MessageSearchWordsRankRow struct {
 // SortRelevance), which is why the window is counted over exactly the rows
 // the newest-first query returns.
 //
+// requeued (a JSON array of ids) names the queued rows an index still
+// holds, with the text they had before an edit: the tail answers for them
+// (db/search_tail.go), so the index must not.
+//
 // The window reads every match's row, and state lies after content,
 // tool_calls_json and reasoning: on a message of kilobytes SQLite would
 // walk its overflow pages to reach it (a 40 KB message, ten pages). So a
@@ -876,6 +842,7 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 		arg.Source,
 		arg.SessionID,
 		arg.Roles,
+		arg.Requeued,
 		arg.WindowSize,
 	)
 	if err != nil {

@@ -1,0 +1,221 @@
+package db
+
+// Deletes and edits of rows the indexes already hold (migration 11): they
+// commit without touching the indexes, Search answers from the rows as
+// they are now, and the indexer brings the indexes in step.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// idsFound returns the message ids a search returns, in its order.
+func idsFound(t *testing.T, s *Store, query string, opts SearchOptions) []int64 {
+	t.Helper()
+	hits, err := s.Search(t.Context(), query, opts)
+	if err != nil {
+		t.Fatalf("search %q: %v", query, err)
+	}
+	ids := []int64{}
+	for _, h := range hits {
+		ids = append(ids, h.MessageID)
+	}
+	return ids
+}
+
+// appendMessage appends a user message and returns its id.
+func appendMessage(t *testing.T, s *Store, session, content string) int64 {
+	t.Helper()
+	id, err := s.AppendMessage(t.Context(), session, NewMessage{Role: RoleUser, Content: content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// docsizeIDs lists the rows an index holds.
+func docsizeIDs(t *testing.T, s *Store, index string) []int64 {
+	t.Helper()
+	rows, err := s.readers.QueryContext(t.Context(), "SELECT id FROM "+index+"_docsize ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func wantVerified(t *testing.T, s *Store, stage string) {
+	t.Helper()
+	r, err := Verify(t.Context(), s.Path())
+	if err != nil || r.Health != HealthVerified || r.FTS != "ok" {
+		t.Errorf("%s: Verify = %s %v %q, %v; want verified, ok", stage, r.Health, r.Details, r.FTS, err)
+	}
+}
+
+// An indexed row edited twice, each time before the indexer runs: Search
+// finds it by its new text at once — by words and by substrings, in every
+// sort, once — and never by the text the index still holds; Verify counts
+// it as queued; and once indexed, the index holds the new text only.
+func TestFTSQueue_EditOfAnIndexedRow(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "q")
+	edited := appendMessage(t, s, "q", "alpha shared kumquat")
+	other := appendMessage(t, s, "q", "alpha shared other")
+	indexNow(t, s)
+	s.w.ix.paused.Store(true)
+	sorts := map[string]SearchOptions{"relevance": {}, "newest": {Sort: SortNewest}, "oldest": {Sort: SortOldest}}
+	old := "kumquat"
+	for round, word := range []string{"zucchini", "rhubarb"} {
+		text := "omega shared " + word
+		err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+			_, err := tx.ExecContext(ctx, "UPDATE messages SET content = ? WHERE id = ?", text, edited)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stage := range []string{"queued", "indexed"} {
+			if stage == "indexed" {
+				indexNow(t, s)
+				ftsConsistent(t, s)
+				if n := queued(t, s); n != 0 {
+					t.Errorf("round %d: %d entries still queued after IndexNow", round, n)
+				}
+			}
+			wantVerified(t, s, fmt.Sprintf("round %d, %s", round, stage))
+			for name, opts := range sorts {
+				for _, tc := range []struct {
+					query string
+					want  []int64
+				}{
+					{old, []int64{}},                   // the index's old words
+					{old[1:5], []int64{}},              // and its old trigrams
+					{word, []int64{edited}},            // the new text, by words
+					{word[1:6], []int64{edited}},       // and by substrings
+					{"shared", []int64{edited, other}}, // in both texts: found once
+				} {
+					got := idsFound(t, s, tc.query, opts) // compared oldest first
+					if opts.Sort == SortRelevance {
+						slices.Sort(got)
+					}
+					if opts.Sort == SortNewest {
+						slices.Reverse(got)
+					}
+					if diff := cmp.Diff(tc.want, got); diff != "" {
+						t.Errorf("round %d, %s, %s: search %q (-want +got):\n%s", round, stage, name, tc.query, diff)
+					}
+				}
+			}
+		}
+		old = word
+	}
+}
+
+// A session of indexed messages deleted: the delete queues their old
+// text and touches neither index; Search never returns them, Verify
+// counts them as queued, and the indexer makes both indexes forget them.
+func TestFTSQueue_DeleteOfIndexedRows(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "gone")
+	newTestSession(t, s, "kept")
+	for i := range 50 {
+		appendMessage(t, s, "gone", fmt.Sprint("papaya gone ", i))
+	}
+	kept := appendMessage(t, s, "kept", "papaya kept")
+	indexNow(t, s)
+	s.w.ix.paused.Store(true)
+	before := docsizeIDs(t, s, "messages_fts")
+	if _, err := s.DeleteSession(t.Context(), "gone", DeleteOptions{ExpectedIDs: []string{"gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := queued(t, s); n != 50 {
+		t.Errorf("%d entries queued by the delete, want 50", n)
+	}
+	for _, index := range ftsIndexes {
+		if diff := cmp.Diff(before, docsizeIDs(t, s, index)); diff != "" {
+			t.Errorf("%s changed at the delete (-before +after):\n%s", index, diff)
+		}
+	}
+	for _, stage := range []string{"queued", "indexed"} {
+		if stage == "indexed" {
+			indexNow(t, s)
+			ftsConsistent(t, s)
+			for _, index := range ftsIndexes {
+				if diff := cmp.Diff([]int64{kept}, docsizeIDs(t, s, index)); diff != "" {
+					t.Errorf("%s after indexing (-want +got):\n%s", index, diff)
+				}
+			}
+		}
+		wantVerified(t, s, stage)
+		for _, q := range []string{"papaya", "apay", "gone"} {
+			want := []int64{kept}
+			if q == "gone" {
+				want = []int64{}
+			}
+			if diff := cmp.Diff(want, idsFound(t, s, q, SearchOptions{Sort: SortNewest})); diff != "" {
+				t.Errorf("%s: search %q (-want +got):\n%s", stage, q, diff)
+			}
+		}
+	}
+}
+
+// A file from version 10 — external-content indexes, rows left queued by
+// an older build, a row deleted while queued — is carried forward: the
+// indexes are recreated contentless and filled from every row, both queues
+// start empty, and deletes and edits from then on go through them.
+func TestOpen_MigratesTheIndexesToContentless(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "a")
+	for i := range 20 {
+		appendMessage(t, s, "a", fmt.Sprint("walrus indexed ", i))
+	}
+	indexNow(t, s)
+	path := s.Path()
+	s.Close()
+	migrateDownTo(t, path, 10)
+	damage(t, path,
+		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'walrus queued by an older build', 0)",
+		"DELETE FROM messages WHERE id = 3")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var def string
+	if err := s.readers.QueryRowContext(t.Context(), "SELECT sql FROM sqlite_schema WHERE name = 'messages_fts_trigram'").Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(def, "content = ''") {
+		t.Errorf("after the migration the trigram index is %q, want it contentless", def)
+	}
+	if n := queued(t, s); n != 0 {
+		t.Errorf("%d entries queued after the migration, want 0", n)
+	}
+	ftsConsistent(t, s)
+	wantVerified(t, s, "migrated")
+	if got := idsFound(t, s, "walrus", SearchOptions{}); len(got) != 20 {
+		t.Errorf("walrus: %d hits, want the 19 rows left and the queued one", len(got))
+	}
+	if _, err := s.DeleteSession(t.Context(), "a", DeleteOptions{ExpectedIDs: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	indexNow(t, s)
+	for _, index := range ftsIndexes {
+		if ids := docsizeIDs(t, s, index); len(ids) != 0 {
+			t.Errorf("%s still holds %v after the session was deleted", index, ids)
+		}
+	}
+}
