@@ -107,7 +107,7 @@ func (w *writer) runIndexer() {
 		if w.ix.paused.Load() {
 			continue
 		}
-		for ctx.Err() == nil {
+		for ctx.Err() == nil && !w.ix.paused.Load() {
 			n, err := w.indexOnce(ctx, true)
 			if err != nil {
 				w.indexFailed(err)

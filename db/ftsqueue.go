@@ -22,45 +22,65 @@ import (
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
-// indexSlice is the write that applies the oldest entries of a queue, at
-// most limit of them, and empties it up to the last one: deleted and
-// edited rows first (fts_deleted: their old text forgotten), and only
-// when none are left, rows to index (fts_pending: new or edited, each
-// indexed from its current text once). The order matters: a queued edit
-// of a row the index holds must first forget the old text, which only
-// fts_deleted has. *indexed is set to how many entries it took (0: both
-// queues were empty). With the index marked stale it only empties them:
-// the rebuild that clears the mark indexes everything. It is replayed
-// like any write, and sets *indexed again on each run.
+// indexSlice is the write that applies the oldest entries of the queues,
+// at most limit of them, and takes them out of the queues: deleted and
+// edited rows' old text forgotten (fts_deleted), then rows indexed
+// (fts_pending: new or edited, each from its current text once) — half
+// the slice each while both queues hold entries, so a large delete does
+// not keep new messages out of the index. A queued row whose old text
+// still waits in fts_deleted is not indexed until that is forgotten:
+// only fts_deleted has the text the index holds. *indexed is set to how
+// many entries it took (0: both queues were empty). With the index marked
+// stale it only empties them: the rebuild that clears the mark indexes
+// everything. It is replayed like any write, and sets *indexed again on
+// each run.
 func indexSlice(limit int, indexed *int) txFunc {
 	return func(ctx context.Context, tx gen.DBTX) error {
-		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(limit))
+		pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(limit))
 		if err != nil {
 			return fmt.Errorf("index new messages: %w", err)
 		}
-		stmts, last, clear := forgetSliceSQL, deleted.LastSeq, queries.FTSDeletedClearThrough
-		*indexed = int(deleted.Queued)
-		if deleted.Queued == 0 {
-			pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(limit))
-			if err != nil {
+		forgetLimit := limit
+		if pending.Queued > 0 {
+			forgetLimit = max(limit/2, 1)
+		}
+		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(forgetLimit))
+		if err != nil {
+			return fmt.Errorf("index new messages: %w", err)
+		}
+		*indexed = 0
+		if deleted.Queued > 0 {
+			if err := applySlice(ctx, tx, forgetSliceSQL, deleted.LastSeq, queries.FTSDeletedClearThrough); err != nil {
+				return err
+			}
+			*indexed = int(deleted.Queued)
+		}
+		if rest := limit - *indexed; rest > 0 && pending.Queued > 0 {
+			// Again: the rows just forgotten may be indexed now.
+			if pending, err = queries.FTSPendingSliceEnd(ctx, tx, int64(rest)); err != nil {
 				return fmt.Errorf("index new messages: %w", err)
 			}
-			stmts, last, clear = indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough
-			*indexed = int(pending.Queued)
-		}
-		if *indexed == 0 {
-			return nil
-		}
-		// One error text for every statement: the trigram statement's
-		// savepoint is where the word index's pending data reaches disk, so
-		// a failure there may be either index's.
-		for _, stmt := range stmts {
-			if _, err := tx.ExecContext(ctx, stmt, last); err != nil {
-				return fmt.Errorf("index new messages: %w", err)
+			if err := applySlice(ctx, tx, indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough); err != nil {
+				return err
 			}
+			*indexed += int(pending.Queued)
 		}
-		return clear(ctx, tx, last)
+		return nil
 	}
+}
+
+// applySlice runs a slice's statements over a queue's entries up to
+// last, then takes them out of the queue (clear).
+func applySlice(ctx context.Context, tx gen.DBTX, stmts []string, last int64, clear func(context.Context, gen.DBTX, int64) error) error {
+	// One error text for every statement: the trigram statement's
+	// savepoint is where the word index's pending data reaches disk, so a
+	// failure there may be either index's.
+	for _, stmt := range stmts {
+		if _, err := tx.ExecContext(ctx, stmt, last); err != nil {
+			return fmt.Errorf("index new messages: %w", err)
+		}
+	}
+	return clear(ctx, tx, last)
 }
 
 // markFTSStaleAndDropQueue switches indexing off after the indexer found
@@ -99,7 +119,9 @@ var forgetSliceSQL = []string{
 }
 
 // indexSliceSQL indexes the rows queued in fts_pending up to a seq from
-// their current text, once however often each was queued. A row the index
+// their current text, once however often each was queued, but for those
+// whose old text still waits in fts_deleted (FTSPendingSliceEnd leaves
+// them out too, and they stay queued). A row the index
 // already holds with no old text queued (indexed by hand, behind the
 // queue's back) holds its current text: that is forgotten first, so it is
 // not indexed twice. Nothing is done while the index is marked stale.
@@ -107,28 +129,29 @@ var forgetSliceSQL = []string{
 var indexSliceSQL = []string{
 	`INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
 	 SELECT 'delete', m.id, m.content, m.tool_name, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
 	   AND EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
 	 SELECT 'delete', m.id, m.content, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
 	   AND EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT id FROM fts_pending WHERE seq <= ?1)
+	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
 
 // rebuildFTS empties both indexes and indexes every message again, in
 // the schema named by prefix ("" or an attached schema's "name."). A
-// contentless index (content = ”, migration 11) has no content to
-// 'rebuild' itself from: it is emptied and filled from the messages. A file from before
+// contentless index (its content option the empty string, migration 11)
+// has no content to 'rebuild' itself from: it is emptied and filled from
+// the messages. A file from before
 // that version keeps its external-content index, which 'rebuild' reads
 // from the messages table by its own columns. Hand-written: sqlc cannot
 // see sqlite_schema, and its parser rejects FTS5's command column.

@@ -70,12 +70,11 @@ func wantVerified(t *testing.T, s *Store, stage string) {
 // sort, once — and never by the text the index still holds; Verify counts
 // it as queued; and once indexed, the index holds the new text only.
 func TestFTSQueue_EditOfAnIndexedRow(t *testing.T) {
-	s := openTestStore(t, Options{})
+	s := openTestStore(t, Options{ManualIndexing: true})
 	newTestSession(t, s, "q")
 	edited := appendMessage(t, s, "q", "alpha shared kumquat")
 	other := appendMessage(t, s, "q", "alpha shared other")
 	indexNow(t, s)
-	s.w.ix.paused.Store(true)
 	sorts := map[string]SearchOptions{"relevance": {}, "newest": {Sort: SortNewest}, "oldest": {Sort: SortOldest}}
 	old := "kumquat"
 	for round, word := range []string{"zucchini", "rhubarb"} {
@@ -128,7 +127,7 @@ func TestFTSQueue_EditOfAnIndexedRow(t *testing.T) {
 // text and touches neither index; Search never returns them, Verify
 // counts them as queued, and the indexer makes both indexes forget them.
 func TestFTSQueue_DeleteOfIndexedRows(t *testing.T) {
-	s := openTestStore(t, Options{})
+	s := openTestStore(t, Options{ManualIndexing: true})
 	newTestSession(t, s, "gone")
 	newTestSession(t, s, "kept")
 	for i := range 50 {
@@ -136,7 +135,6 @@ func TestFTSQueue_DeleteOfIndexedRows(t *testing.T) {
 	}
 	kept := appendMessage(t, s, "kept", "papaya kept")
 	indexNow(t, s)
-	s.w.ix.paused.Store(true)
 	before := docsizeIDs(t, s, "messages_fts")
 	if _, err := s.DeleteSession(t.Context(), "gone", DeleteOptions{ExpectedIDs: []string{"gone"}}); err != nil {
 		t.Fatal(err)
@@ -177,7 +175,7 @@ func TestFTSQueue_DeleteOfIndexedRows(t *testing.T) {
 // indexes are recreated contentless and filled from every row, both queues
 // start empty, and deletes and edits from then on go through them.
 func TestOpen_MigratesTheIndexesToContentless(t *testing.T) {
-	s := openTestStore(t, Options{})
+	s := openTestStore(t, Options{ManualIndexing: true})
 	newTestSession(t, s, "a")
 	for i := range 20 {
 		appendMessage(t, s, "a", fmt.Sprint("walrus indexed ", i))
@@ -217,5 +215,59 @@ func TestOpen_MigratesTheIndexesToContentless(t *testing.T) {
 		if ids := docsizeIDs(t, s, index); len(ids) != 0 {
 			t.Errorf("%s still holds %v after the session was deleted", index, ids)
 		}
+	}
+}
+
+// While a large delete's old text is forgotten, slice by slice, new
+// messages are indexed in the same slices (half of each), and a row edited
+// behind the delete waits, queued, until its old text is forgotten first.
+func TestFTSQueue_NewRowsIndexedWhileADeleteIsForgotten(t *testing.T) {
+	s := openTestStore(t, Options{ManualIndexing: true})
+	newTestSession(t, s, "gone")
+	newTestSession(t, s, "kept")
+	for i := range indexMaxSlice {
+		appendMessage(t, s, "gone", fmt.Sprint("papaya gone ", i))
+	}
+	edited := appendMessage(t, s, "kept", "kumquat before the edit")
+	indexNow(t, s)
+	if _, err := s.DeleteSession(t.Context(), "gone", DeleteOptions{ExpectedIDs: []string{"gone"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.w.write(t.Context(), s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+		_, err := tx.ExecContext(ctx, "UPDATE messages SET content = 'rhubarb after the edit' WHERE id = ?", edited)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := []int64{appendMessage(t, s, "kept", "fresh one"), appendMessage(t, s, "kept", "fresh two")}
+	// Half the slice forgets, the other half takes the two new rows (the
+	// edited row waits behind its old text, queued last).
+	if n, err := s.w.indexOnce(t.Context(), false); err != nil || n != indexMaxSlice/2+len(fresh) {
+		t.Fatalf("one slice took %d entries, %v; want %d", n, err, indexMaxSlice/2+len(fresh))
+	}
+	indexed := docsizeIDs(t, s, "messages_fts")
+	for _, id := range fresh {
+		if !slices.Contains(indexed, id) {
+			t.Errorf("new message %d not indexed by the first slice of the delete's", id)
+		}
+	}
+	if !slices.Contains(indexed, edited) {
+		t.Errorf("the edited row %d left the index before its old text was forgotten", edited)
+	}
+	for _, q := range []string{"kumquat", "rhubarb"} {
+		want := []int64{}
+		if q == "rhubarb" {
+			want = []int64{edited}
+		}
+		if diff := cmp.Diff(want, idsFound(t, s, q, SearchOptions{})); diff != "" {
+			t.Errorf("between slices, search %q (-want +got):\n%s", q, diff)
+		}
+	}
+	indexNow(t, s)
+	ftsConsistent(t, s)
+	wantVerified(t, s, "indexed")
+	if diff := cmp.Diff([]int64{edited}, idsFound(t, s, "rhubarb", SearchOptions{})); diff != "" {
+		t.Errorf("indexed, search rhubarb (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -388,4 +389,36 @@ func TestFTSQueue_OpenRebuildsWhenTheQueueFindsDamage(t *testing.T) {
 		t.Error("Open left the index marked stale")
 	}
 	wantForeignRowIndexed(t, s, "quince")
+}
+
+// Repair's drop-and-vacuum strategy on a version-10 file recreates the
+// file's own external-content indexes, which its triggers and its own
+// build expect (a contentless index refuses 'rebuild'), and fills them.
+func TestFTSQueue_DropFTSVacuumKeepsAnOlderFilesIndexes(t *testing.T) {
+	path := filledStore(t)
+	migrateDownTo(t, path, 10)
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := repairDropFTSVacuum(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	for _, index := range ftsIndexes {
+		var def string
+		if err := d.QueryRowContext(t.Context(), "SELECT sql FROM sqlite_schema WHERE name = ?", index).Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(def, "content = 'messages'") {
+			t.Errorf("%s recreated as %q, want the version-10 external-content index", index, def)
+		}
+		if _, err := d.ExecContext(t.Context(), "INSERT INTO "+index+" ("+index+") VALUES ('rebuild')"); err != nil {
+			t.Errorf("%s: the version-10 rebuild: %v", index, err)
+		}
+	}
+	d.Close()
+	if v, err := Verify(t.Context(), path); err != nil || v.Health != HealthVerified || v.FTS != "ok" {
+		t.Errorf("after the strategy: %s %v %q %v", v.Health, v.Details, v.FTS, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -435,17 +436,36 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	}
 	defer c.Close()
 	isFTS := func(name string) bool { return strings.HasPrefix(name, "messages_fts") }
-	// The file's own triggers come back, not the newest ones: a file from
-	// before migration 4 has no index queue for them to fill.
-	triggers, err := ftsTriggers(ctx, c)
-	if err != nil || len(triggers) == 0 {
-		triggers = nil
-		for _, o := range fresh {
-			if isFTS(o.name) && o.kind == "trigger" {
-				triggers = append(triggers, o)
+	// The file's own indexes and triggers come back, not the newest ones:
+	// a file from before migration 4 has no index queue for its triggers to
+	// fill, one from before migration 11 external-content indexes that its
+	// triggers and its own build expect. The newest stand in for what the
+	// file lacks.
+	own, err := ftsSchema(ctx, c)
+	if err != nil {
+		own = nil
+	}
+	// pick returns the file's own objects of a kind when it has at least
+	// want of them, else the newest.
+	pick := func(kind string, want int) []schemaObject {
+		var objs []schemaObject
+		for _, o := range own {
+			if o.kind == kind {
+				objs = append(objs, o)
 			}
 		}
+		if len(objs) >= want {
+			return objs
+		}
+		objs = nil
+		for _, o := range fresh {
+			if isFTS(o.name) && o.kind == kind {
+				objs = append(objs, o)
+			}
+		}
+		return objs
 	}
+	tables, triggers := pick("table", len(ftsIndexes)), pick("trigger", 1)
 	// Drop the indexes and their triggers; a vtable too damaged to drop is
 	// removed from the schema with its shadow tables.
 	for _, stmt := range []string{
@@ -472,15 +492,8 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	if _, err := c.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("vacuum: %w", err)
 	}
-	// Recreate them as a new database has them, and fill them.
-	for _, o := range fresh {
-		if isFTS(o.name) && o.kind == "table" {
-			if _, err := c.ExecContext(ctx, o.sql); err != nil {
-				return fmt.Errorf("recreate %s: %w", o.name, err)
-			}
-		}
-	}
-	for _, o := range triggers {
+	// Recreate them, and fill them.
+	for _, o := range slices.Concat(tables, triggers) {
 		if _, err := c.ExecContext(ctx, o.sql); err != nil {
 			return fmt.Errorf("recreate %s: %w", o.name, err)
 		}
@@ -488,10 +501,11 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	return rebuildFTSIfStaleOrForced(ctx, c)
 }
 
-// ftsTriggers reads the full-text triggers a file has.
-func ftsTriggers(ctx context.Context, c *sql.Conn) ([]schemaObject, error) {
+// ftsSchema reads the full-text indexes and triggers a file has.
+func ftsSchema(ctx context.Context, c *sql.Conn) ([]schemaObject, error) {
 	return querySchemaObjects(ctx, c, `SELECT type, name, sql FROM sqlite_schema
-		WHERE type = 'trigger' AND name LIKE 'messages\_fts\_%' ESCAPE '\' AND sql IS NOT NULL ORDER BY name`)
+		WHERE ((type = 'trigger' AND name LIKE 'messages\_fts\_%' ESCAPE '\') OR (type = 'table' AND name IN ('messages_fts', 'messages_fts_trigram')))
+		  AND sql IS NOT NULL ORDER BY type, name`)
 }
 
 // rebuildFTSIfStaleOrForced rebuilds both full-text indexes and clears

@@ -46,16 +46,18 @@ type Stats struct {
 	// before a BEGIN or after a batch, and rolled back. Never expected
 	// (see the error it logs); anything but 0 is a bug to report.
 	StrayTransactions uint64
-	// IndexQueued is how many messages wait for the full-text indexes
-	// (appended by any process; Search finds them all the same), and
-	// IndexLag how long the longest-waiting of them has waited: the
-	// background indexer's lag behind the appends (0 with none waiting).
-	// Both are read from the file when Stats is called (zero if that read
-	// fails, as after Close).
+	// IndexQueued is how many changes wait for the full-text indexes
+	// (made by any process; Search answers from the rows as they are all
+	// the same): a message appended or edited, one deleted or edited
+	// whose old text is still to be forgotten (a message edited twice
+	// counts more than once). IndexLag is how long the longest-waiting of
+	// them has waited: the background indexer's lag behind the writes (0
+	// with none waiting). Both are read from the file when Stats is called
+	// (zero if that read fails, as after Close).
 	IndexQueued int64
 	IndexLag    time.Duration
-	// IndexSlices counts the indexer's transactions that indexed rows, and
-	// MessagesIndexed the rows they indexed (neither counts in
+	// IndexSlices counts the indexer's transactions that applied changes,
+	// and MessagesIndexed the changes they applied (neither counts in
 	// WritesCommitted or Transactions).
 	IndexSlices     uint64
 	MessagesIndexed uint64

@@ -23,7 +23,8 @@
 -- Both queues are ordered by seq, which never goes back (AUTOINCREMENT:
 -- messages already writes sqlite_sequence in every append). A row may be
 -- queued in fts_pending more than once (edited twice): the indexer
--- indexes its current text once. Search answers a queued row from its
+-- indexes its current text once, and not while its old text still waits
+-- in fts_deleted to be forgotten. Search answers a queued row from its
 -- current text (db/search_tail.go) and never from the index.
 --
 -- The indexes are recreated and filled from every row, as in version 10
@@ -64,13 +65,15 @@ CREATE TABLE fts_pending (
     queued_at INTEGER NOT NULL DEFAULT 0
 );
 
+-- queued_at before the text: reading it must not walk a long message's
+-- overflow pages.
 CREATE TABLE fts_deleted (
     seq       INTEGER PRIMARY KEY AUTOINCREMENT,
     id        INTEGER NOT NULL,
+    queued_at INTEGER NOT NULL DEFAULT 0,
     content   TEXT    NOT NULL,
     tool_name TEXT,
-    tool_text TEXT,
-    queued_at INTEGER NOT NULL DEFAULT 0
+    tool_text TEXT
 );
 
 CREATE INDEX fts_deleted_id ON fts_deleted (id);
@@ -79,8 +82,8 @@ CREATE INDEX fts_deleted_id ON fts_deleted (id);
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
  AND NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id) BEGIN
-    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
-        VALUES (old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER));
+    INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
+        VALUES (old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text);
 END;
 -- +goose StatementEnd
 
@@ -88,8 +91,8 @@ END;
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name, tool_text ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
  AND (old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR old.tool_text IS NOT new.tool_text) BEGIN
-    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
-        SELECT old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER)
+    INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
+        SELECT old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text
         WHERE NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id);
     INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;

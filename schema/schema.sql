@@ -178,10 +178,10 @@ CREATE TABLE fts_pending (
 CREATE TABLE fts_deleted (
     seq       INTEGER PRIMARY KEY AUTOINCREMENT,
     id        INTEGER NOT NULL,
+    queued_at INTEGER NOT NULL DEFAULT 0,
     content   TEXT    NOT NULL,
     tool_name TEXT,
-    tool_text TEXT,
-    queued_at INTEGER NOT NULL DEFAULT 0
+    tool_text TEXT
 );
 
 CREATE INDEX fts_deleted_id ON fts_deleted (id);
@@ -189,15 +189,15 @@ CREATE INDEX fts_deleted_id ON fts_deleted (id);
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
  AND NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id) BEGIN
-    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
-        VALUES (old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER));
+    INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
+        VALUES (old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text);
 END;
 
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name, tool_text ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
  AND (old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR old.tool_text IS NOT new.tool_text) BEGIN
-    INSERT INTO fts_deleted (id, content, tool_name, tool_text, queued_at)
-        SELECT old.id, old.content, old.tool_name, old.tool_text, CAST(unixepoch('subsec') * 1000 AS INTEGER)
+    INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
+        SELECT old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text
         WHERE NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id);
     INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;

@@ -68,10 +68,13 @@ func (q *Queries) FTSPendingClear(ctx context.Context, db DBTX) error {
 }
 
 const fTSPendingClearThrough = `-- name: FTSPendingClearThrough :exec
-DELETE FROM fts_pending WHERE seq <= ?1
+DELETE FROM fts_pending
+WHERE fts_pending.seq <= ?1
+  AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = fts_pending.id)
 `
 
-// Empties the queue up to and including last_seq (the slice just indexed).
+// Takes the slice just indexed out of the queue: the entries up to and
+// including last_seq that FTSPendingSliceEnd counted.
 func (q *Queries) FTSPendingClearThrough(ctx context.Context, db DBTX, lastSeq int64) error {
 	_, err := db.ExecContext(ctx, fTSPendingClearThrough, lastSeq)
 	return err
@@ -79,7 +82,9 @@ func (q *Queries) FTSPendingClearThrough(ctx context.Context, db DBTX, lastSeq i
 
 const fTSPendingSliceEnd = `-- name: FTSPendingSliceEnd :one
 SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) AS last_seq, COUNT(*) AS queued
-FROM (SELECT seq FROM fts_pending ORDER BY seq LIMIT ?1)
+FROM (SELECT seq FROM fts_pending p
+      WHERE NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id)
+      ORDER BY seq LIMIT ?1)
 `
 
 type FTSPendingSliceEndRow struct {
@@ -87,9 +92,9 @@ type FTSPendingSliceEndRow struct {
 	Queued  int64
 }
 
-// The last seq of the oldest row_limit rows queued for indexing, and how
-// many they are: part of one index transaction's slice (db/ftsqueue.go).
-// 0 rows: nothing queued.
+// The last seq of the oldest row_limit rows queued for indexing whose old
+// text is not waiting to be forgotten, and how many they are: part of one
+// index transaction's slice (db/ftsqueue.go). 0 rows: none to take.
 func (q *Queries) FTSPendingSliceEnd(ctx context.Context, db DBTX, rowLimit int64) (FTSPendingSliceEndRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingSliceEnd, rowLimit)
 	var i FTSPendingSliceEndRow
@@ -99,10 +104,9 @@ func (q *Queries) FTSPendingSliceEnd(ctx context.Context, db DBTX, rowLimit int6
 
 const fTSPendingState = `-- name: FTSPendingState :one
 SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted) AS INTEGER) AS queued,
-       CAST(COALESCE(MIN((SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
-                         (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted)),
-                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_pending),
-                     (SELECT MIN(NULLIF(queued_at, 0)) FROM fts_deleted), 0) AS INTEGER) AS oldest_queued_at
+       CAST(COALESCE((SELECT MIN(t) FROM (
+           SELECT NULLIF((SELECT queued_at FROM fts_pending ORDER BY seq LIMIT 1), 0) AS t
+           UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0))), 0) AS INTEGER) AS oldest_queued_at
 `
 
 type FTSPendingStateRow struct {
@@ -111,7 +115,9 @@ type FTSPendingStateRow struct {
 }
 
 // The length of both queues and when their longest-waiting entry was
-// queued (Unix ms; 0 when both are empty), for Stats and the indexer.
+// queued (Unix ms; 0 when both are empty), for Stats and the indexer: the
+// first entry of each by seq (reading every fts_deleted row's time would
+// walk the copied texts).
 func (q *Queries) FTSPendingState(ctx context.Context, db DBTX) (FTSPendingStateRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingState)
 	var i FTSPendingStateRow

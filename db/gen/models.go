@@ -14,10 +14,10 @@ type CompressionLock struct {
 type FtsDeleted struct {
 	Seq      int64
 	ID       int64
+	QueuedAt int64
 	Content  string
 	ToolName *string
 	ToolText *string
-	QueuedAt int64
 }
 
 type FtsPending struct {
