@@ -36,34 +36,37 @@ import (
 // each run.
 func indexSlice(limit int, indexed *int) txFunc {
 	return func(ctx context.Context, tx gen.DBTX) error {
-		pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(limit))
-		if err != nil {
-			return fmt.Errorf("index new messages: %w", err)
-		}
-		forgetLimit := limit
-		if pending.Queued > 0 {
-			forgetLimit = max(limit/2, 1)
-		}
-		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(forgetLimit))
-		if err != nil {
-			return fmt.Errorf("index new messages: %w", err)
-		}
 		*indexed = 0
+		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(limit))
+		if err != nil {
+			return fmt.Errorf("index new messages: %w", err)
+		}
+		if deleted.Queued > int64(limit/2) {
+			if pending, err := queries.FTSPendingAny(ctx, tx); err != nil {
+				return fmt.Errorf("index new messages: %w", err)
+			} else if pending {
+				if deleted, err = queries.FTSDeletedSliceEnd(ctx, tx, int64(max(limit/2, 1))); err != nil {
+					return fmt.Errorf("index new messages: %w", err)
+				}
+			}
+		}
 		if deleted.Queued > 0 {
 			if err := applySlice(ctx, tx, forgetSliceSQL, deleted.LastSeq, queries.FTSDeletedClearThrough); err != nil {
 				return err
 			}
 			*indexed = int(deleted.Queued)
 		}
-		if rest := limit - *indexed; rest > 0 && pending.Queued > 0 {
-			// Again: the rows just forgotten may be indexed now.
-			if pending, err = queries.FTSPendingSliceEnd(ctx, tx, int64(rest)); err != nil {
+		if rest := limit - *indexed; rest > 0 {
+			pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(rest))
+			if err != nil {
 				return fmt.Errorf("index new messages: %w", err)
 			}
-			if err := applySlice(ctx, tx, indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough); err != nil {
-				return err
+			if pending.Queued > 0 {
+				if err := applySlice(ctx, tx, indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough); err != nil {
+					return err
+				}
+				*indexed += int(pending.Queued)
 			}
-			*indexed += int(pending.Queued)
 		}
 		return nil
 	}
@@ -121,29 +124,20 @@ var forgetSliceSQL = []string{
 // indexSliceSQL indexes the rows queued in fts_pending up to a seq from
 // their current text, once however often each was queued, but for those
 // whose old text still waits in fts_deleted (FTSPendingSliceEnd leaves
-// them out too, and they stay queued). A row the index
-// already holds with no old text queued (indexed by hand, behind the
-// queue's back) holds its current text: that is forgotten first, so it is
-// not indexed twice. Nothing is done while the index is marked stale.
-// Hand-written, as forgetSliceSQL.
+// them out too, and they stay queued). A row the index already holds with
+// no old text queued was indexed behind the queue's back, from its current
+// text: it is skipped, not indexed twice. Nothing is done while the index
+// is marked stale. Hand-written, as forgetSliceSQL.
 var indexSliceSQL = []string{
-	`INSERT INTO messages_fts (messages_fts, rowid, content, tool_name, tool_text)
-	 SELECT 'delete', m.id, m.content, m.tool_name, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
-	   AND EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
-	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
-	`INSERT INTO messages_fts_trigram (messages_fts_trigram, rowid, content, tool_text)
-	 SELECT 'delete', m.id, m.content, m.tool_text FROM messages m
-	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
-	   AND EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
-	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
 

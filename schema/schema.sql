@@ -170,13 +170,13 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
 );
 
 CREATE TABLE fts_pending (
-    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq       INTEGER PRIMARY KEY,
     id        INTEGER NOT NULL,
     queued_at INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE fts_deleted (
-    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq       INTEGER PRIMARY KEY,
     id        INTEGER NOT NULL,
     queued_at INTEGER NOT NULL DEFAULT 0,
     content   TEXT    NOT NULL,
