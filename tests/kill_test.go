@@ -29,9 +29,9 @@ type writer struct {
 	done     chan struct{}
 }
 
-func startWriter(t *testing.T, path, prefix, retry string) *writer {
+func startWriter(t *testing.T, path, prefix, retry string, env ...string) *writer {
 	t.Helper()
-	cmd := helper(t, "append", path, "SESSIONDB_TEST_PREFIX="+prefix, "SESSIONDB_TEST_RETRY="+retry)
+	cmd := helper(t, "append", path, append([]string{"SESSIONDB_TEST_PREFIX=" + prefix, "SESSIONDB_TEST_RETRY=" + retry}, env...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

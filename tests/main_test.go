@@ -5,6 +5,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -78,6 +79,8 @@ func runHelper(mode, path string) int {
 		return raceForLeases(ctx, path)
 	case "append":
 		return appendUntilKilled(ctx, path, os.Getenv("SESSIONDB_TEST_PREFIX"), os.Getenv("SESSIONDB_TEST_RETRY"))
+	case "delete-sessions":
+		return deleteSessions(ctx, path, strings.Split(os.Getenv("SESSIONDB_TEST_SESSIONS"), ","))
 	case "append-words":
 		return appendWords(ctx, path)
 	case "hold":
@@ -188,8 +191,9 @@ func pollSidecars(dir string) int {
 // with idempotency keys until it is killed, printing "send K" before each
 // append and "ack K" once it returned. A key left in flight by a killed
 // predecessor is re-sent first (retry), as a gateway would after a crash.
+// With SESSIONDB_TEST_MANUAL_INDEXING set it runs no indexer.
 func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
-	s, err := db.Open(ctx, path, db.Options{})
+	s, err := db.Open(ctx, path, db.Options{ManualIndexing: os.Getenv("SESSIONDB_TEST_MANUAL_INDEXING") != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
@@ -215,4 +219,28 @@ func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
 			return 1
 		}
 	}
+}
+
+// deleteSessions is the body of a deleting process: it deletes each
+// session in ids that still exists, printing "deleted ID" once a delete
+// returned, then stays open (its indexer forgets the deleted rows' text
+// in the background) until it is killed.
+func deleteSessions(ctx context.Context, path string, ids []string) int {
+	s, err := db.Open(ctx, path, db.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		return 1
+	}
+	for _, id := range ids {
+		if _, err := s.Session(ctx, id); errors.Is(err, db.ErrNotFound) {
+			fmt.Printf("deleted %s\n", id) // by the process killed before it said so
+			continue
+		}
+		if _, err := s.DeleteSession(ctx, id, db.DeleteOptions{ExpectedIDs: []string{id}}); err != nil {
+			fmt.Fprintln(os.Stderr, "delete:", err)
+			return 1
+		}
+		fmt.Printf("deleted %s\n", id)
+	}
+	select {}
 }
