@@ -6,13 +6,12 @@ package db
 // The insert and update triggers only queue the row's id in fts_pending,
 // the update and delete triggers its old text in fts_deleted; appends
 // (and deletes, and edits) commit the row and its queue entries and
-// nothing else. The background
-// indexer (ftsindexer.go) indexes the queue, oldest first, in write
-// transactions of its own through the one writer (tx.go): indexing was
-// 69–79% of a serial append's CPU, and it costs far less a row when many
-// rows share one transaction (one segment, one merge step). Search covers
-// the rows still queued (search_tail.go), so every acknowledged message
-// is found all the same.
+// nothing else. The background indexer (ftsindexer.go) applies the
+// queues, oldest first, in write transactions of its own through the one
+// writer (tx.go): indexing was 69–79% of a serial append's CPU, and it
+// costs far less a row when many rows share one transaction (one segment,
+// one merge step). Search covers the rows still queued (search_tail.go),
+// so every acknowledged message is found all the same.
 
 import (
 	"context"
@@ -145,10 +144,10 @@ var indexSliceSQL = []string{
 // the schema named by prefix ("" or an attached schema's "name."). A
 // contentless index (its content option the empty string, migration 11)
 // has no content to 'rebuild' itself from: it is emptied and filled from
-// the messages. A file from before
-// that version keeps its external-content index, which 'rebuild' reads
-// from the messages table by its own columns. Hand-written: sqlc cannot
-// see sqlite_schema, and its parser rejects FTS5's command column.
+// the messages. A file from before that version keeps its
+// external-content index, which 'rebuild' reads from the messages table
+// by its own columns. Hand-written: sqlc cannot see sqlite_schema, and
+// its parser rejects FTS5's command column.
 func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
 	var def string
 	err := q.QueryRowContext(ctx, "SELECT sql FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = 'messages_fts'").Scan(&def)

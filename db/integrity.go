@@ -205,11 +205,11 @@ func isDamage(err error) bool {
 // ftsCoverage checks that each full-text index holds one document per
 // message — none missing except rows still queued for indexing
 // (migration 4), none left over from a deleted row except those queued to
-// be forgotten (migration 11) — by comparing the
-// index's document-size table with messages, all in one read snapshot (a
-// writer committing between two counts must not look like damage). It
-// cannot check the postings themselves; it catches the ways the queue
-// could go wrong (a row never indexed, one indexed after it was deleted).
+// be forgotten (migration 11) — by comparing the index's document-size
+// table with messages, all in one read snapshot (a writer committing
+// between two counts must not look like damage). It cannot check the
+// postings themselves; it catches the ways the queue could go wrong (a
+// row never indexed, one indexed after it was deleted).
 // An index marked stale is reported as such: the next writable open
 // rebuilds it. An error means the check could not run.
 func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {

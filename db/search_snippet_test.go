@@ -121,8 +121,8 @@ func TestSearch_SnippetIgnoresMarkLookalikes(t *testing.T) {
 		got[f.key[h.MessageID]] = h.Snippet
 	}
 	// "cafe" in the second message is found by the index (diacritics
-	// folded), which Go's matching does not do: its snippet comes from
-	// highlight().
+	// folded), which WordSnippet's quick scan does not do: its snippet
+	// comes from WordHighlight, by the index's rules.
 	want := map[string]string{
 		"ctl":  "junk marker text then un >>>café<<< noir",
 		"fake": "<<<not>>> a >>>cafe<<< match",

@@ -27,7 +27,7 @@ type tailRow struct {
 	content, toolName, toolText string
 	// Whether the word or the trigram index still holds the row, with
 	// the text it had when it was indexed (an edit queues the row again;
-	// so may a rebuild run by hand that left the queue alone): the tail
+	// so may a row indexed by hand that left the queue alone): the tail
 	// answers for it, and the index's hits leave it out (requeued).
 	inWords, inTrigram bool
 }

@@ -180,8 +180,10 @@ func WordTokenList(s string) []wordToken {
 }
 
 // WordHighlight marks every match of the terms' phrases in text between
-// hlOpen and hlClose, as the word index's highlight() does; ok is false
-// when nothing matched. For queued rows, which the index cannot mark yet.
+// hlOpen and hlClose, by the word index's rules (unicode61: case and
+// diacritics folded), as FTS5's highlight() would; ok is false when
+// nothing matched. The word index is contentless, so it has no text to
+// mark: snippets that WordSnippet's quicker scan misses come from here.
 func WordHighlight(text string, terms Terms) (marked string, ok bool) {
 	toks := WordTokenList(text)
 	in := make([]bool, len(toks)) // tokens inside a match

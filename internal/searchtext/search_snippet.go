@@ -13,10 +13,10 @@ const (
 	snippetLead = 40
 	MarkOpen    = ">>>"
 	MarkClose   = "<<<"
-	// highlight() marks the word index's matches with these bytes (see
-	// MessageSearchHighlight), which Go turns into the public markers. They
-	// never occur in UTF-8, and every write path refuses text that is not
-	// UTF-8, so stored text cannot fake a mark.
+	// WordHighlight marks the word rules' matches with these bytes, which
+	// HighlightSnippet turns into the public markers. They never occur in
+	// UTF-8, and every write path refuses text that is not UTF-8, so
+	// stored text cannot fake a mark.
 	hlOpen, hlClose = 0xff, 0xfe
 )
 
@@ -158,9 +158,9 @@ func decodeWindow(text string, start int) (runes []rune, offs []int, end int) {
 	return runes, offs, end
 }
 
-// HighlightSnippet builds a snippet from the word index's highlighted
-// text (highlight() with hlOpen and hlClose). ok is false when nothing in
-// it is marked (the match was in the other column).
+// HighlightSnippet builds a snippet from highlighted text (WordHighlight:
+// hlOpen and hlClose around each match). ok is false when nothing in it
+// is marked (the match was in another column).
 func HighlightSnippet(h string) (snip string, ok bool) {
 	first := strings.IndexByte(h, hlOpen)
 	start := max(first, 0)
