@@ -7,11 +7,13 @@ package db
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // idsFound returns the message ids a search returns, in its order.
@@ -269,5 +271,183 @@ func TestFTSQueue_NewRowsIndexedWhileADeleteIsForgotten(t *testing.T) {
 	wantVerified(t, s, "indexed")
 	if diff := cmp.Diff([]int64{edited}, idsFound(t, s, "rhubarb", SearchOptions{})); diff != "" {
 		t.Errorf("indexed, search rhubarb (-want +got):\n%s", diff)
+	}
+}
+
+// changeWords is the vocabulary of TestFTSQueue_RandomChangesMatchTheText:
+// no word is a substring of another, so the trigram index and the word
+// index match the same rows.
+var changeWords = strings.Fields("alpha bravo charlie delta echo foxtrot")
+
+// Random appends, edits of content and of tool text, deletes, and
+// transactions that insert, edit twice, edit another row and maybe delete,
+// interleaved with index slices of one to three entries run by either of
+// two Stores on the file, with a relevance window of two: every few steps
+// each word is searched in every sort, whole and in pages of three, and
+// must find exactly the rows whose text holds it now; Verify passes
+// throughout; and once indexed, each index's own MATCH agrees too.
+func TestFTSQueue_RandomChangesMatchTheText(t *testing.T) {
+	setRankWindow(t, 2)
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 16))
+			text := func() string {
+				w := make([]string, 1+rng.IntN(3))
+				for i := range w {
+					w[i] = changeWords[rng.IntN(len(changeWords))]
+				}
+				return strings.Join(w, " ")
+			}
+			s := openTestStore(t, Options{ManualIndexing: true})
+			other, err := Open(t.Context(), s.Path(), Options{ManualIndexing: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			newTestSession(t, s, "q")
+			exec := func(fn func(ctx context.Context, tx genDBTX) error) {
+				t.Helper()
+				if err := s.w.write(t.Context(), s.opts.WritePatience, fn); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sql := func(q string, args ...any) func(ctx context.Context, tx genDBTX) error {
+				return func(ctx context.Context, tx genDBTX) error {
+					_, err := tx.ExecContext(ctx, q, args...)
+					return err
+				}
+			}
+			var ids []int64
+			for step := range 120 {
+				switch op := rng.IntN(12); {
+				case op < 3 || len(ids) == 0:
+					ids = append(ids, appendMessage(t, s, "q", text()))
+				case op < 5:
+					exec(sql("UPDATE messages SET content = ? WHERE id = ?", text(), ids[rng.IntN(len(ids))]))
+				case op < 6:
+					exec(sql("UPDATE messages SET tool_text = ? WHERE id = ?", text(), ids[rng.IntN(len(ids))]))
+				case op < 7:
+					del, edited := rng.IntN(2) == 0, ids[rng.IntN(len(ids))]
+					first, second := text(), text()
+					var id int64
+					exec(func(ctx context.Context, tx genDBTX) error {
+						if err := tx.QueryRowContext(ctx, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('q', 'user', ?, 0) RETURNING id", first).Scan(&id); err != nil {
+							return err
+						}
+						for _, f := range []func(context.Context, genDBTX) error{
+							sql("UPDATE messages SET content = ? WHERE id = ?", second, id),
+							sql("UPDATE messages SET content = content || ' echo' WHERE id = ?", edited),
+						} {
+							if err := f(ctx, tx); err != nil {
+								return err
+							}
+						}
+						if del {
+							return sql("DELETE FROM messages WHERE id = ?", id)(ctx, tx)
+						}
+						return nil
+					})
+					if !del {
+						ids = append(ids, id)
+					}
+				case op < 8:
+					i := rng.IntN(len(ids))
+					exec(sql("DELETE FROM messages WHERE id = ?", ids[i]))
+					ids = slices.Delete(ids, i, i+1)
+				default:
+					by := s
+					if rng.IntN(2) == 0 {
+						by = other
+					}
+					var n int
+					if err := by.w.write(t.Context(), by.opts.WritePatience, indexSlice(1+rng.IntN(3), &n)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if step%8 == 0 {
+					wantSearchMatchesTheText(t, s, fmt.Sprint("step ", step))
+					wantVerified(t, s, fmt.Sprint("step ", step))
+				}
+			}
+			wantSearchMatchesTheText(t, s, "queued")
+			indexNow(t, other)
+			ftsConsistent(t, s)
+			wantSearchMatchesTheText(t, s, "indexed")
+			for _, w := range changeWords {
+				want := rowsHolding(t, s, w)
+				for _, index := range ftsIndexes {
+					var got []int64
+					rows, err := s.readers.QueryContext(t.Context(), "SELECT rowid FROM "+index+" WHERE "+index+" MATCH ? ORDER BY rowid", w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var id int64
+						if err := rows.Scan(&id); err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, id)
+					}
+					rows.Close()
+					if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+						t.Errorf("%s MATCH %s (-text +index):\n%s", index, w, diff)
+					}
+				}
+			}
+			wantVerified(t, s, "indexed")
+		})
+	}
+}
+
+// rowsHolding lists, oldest first, the messages whose content or tool
+// text holds word, read from the rows themselves.
+func rowsHolding(t *testing.T, s *Store, word string) []int64 {
+	t.Helper()
+	rows, err := s.readers.QueryContext(t.Context(), "SELECT id, content, COALESCE(tool_text, '') FROM messages ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var content, toolText string
+		if err := rows.Scan(&id, &content, &toolText); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(strings.Fields(content+" "+toolText), word) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// wantSearchMatchesTheText searches each of changeWords in every sort,
+// whole and in pages of three, and wants exactly rowsHolding, each once.
+func wantSearchMatchesTheText(t *testing.T, s *Store, stage string) {
+	t.Helper()
+	for _, w := range changeWords {
+		want := rowsHolding(t, s, w)
+		for _, sort := range []SearchSort{SortNewest, SortOldest, SortRelevance} {
+			for _, limit := range []int{MaxSearchLimit, 3} {
+				var got []int64
+				for offset := 0; ; offset += limit {
+					page := idsFound(t, s, w, SearchOptions{Sort: sort, Limit: limit, Offset: offset})
+					got = append(got, page...)
+					if len(page) < limit {
+						break
+					}
+				}
+				switch sort {
+				case SortRelevance:
+					slices.Sort(got)
+				case SortNewest:
+					slices.Reverse(got)
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("%s: search %q, %v, pages of %d (-text +search):\n%s", stage, w, sort, limit, diff)
+				}
+			}
+		}
 	}
 }
