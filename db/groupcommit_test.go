@@ -424,6 +424,9 @@ func TestGroupCommit_AutoRollbackMidBatch(t *testing.T) {
 	if err := s.w.halted(); err != nil {
 		t.Errorf("store halted by one caller's constraint error: %v", err)
 	}
+	if n := s.Stats().BatchReplays; n != 1 {
+		t.Errorf("Stats.BatchReplays = %d, want the one batch rolled back", n)
+	}
 }
 
 // The common way a whole batch is rolled back: one caller's context ends
@@ -454,5 +457,8 @@ func TestGroupCommit_InterruptMidBatch(t *testing.T) {
 	}
 	if err := s.w.halted(); err != nil {
 		t.Errorf("store halted by one caller's cancellation: %v", err)
+	}
+	if n := s.Stats().BatchReplays; n != 1 {
+		t.Errorf("Stats.BatchReplays = %d, want the one batch rolled back", n)
 	}
 }

@@ -18,6 +18,13 @@ type Stats struct {
 	Transactions uint64
 	// LockRetries counts tries that met another connection's lock.
 	LockRetries uint64
+	// BatchReplays counts group-commit batches that SQLite rolled back
+	// under their callbacks — one caller's statement interrupted by its
+	// context, or one that rolls back the whole transaction (OR ROLLBACK, a
+	// full disk) — so that the batch's other writes ran again in a new
+	// transaction (their first run's changes were undone; each still
+	// commits once).
+	BatchReplays uint64
 	// LockWait is the total time writes spent waiting for the write lock.
 	LockWait time.Duration
 	// PatienceExhausted counts writes that gave up with ErrLocked.
@@ -73,6 +80,7 @@ func (s *Store) Stats() Stats {
 			WritesCommitted:      s.w.writes.Load(),
 			Transactions:         s.w.transactions.Load(),
 			LockRetries:          s.w.lockRetries.Load(),
+			BatchReplays:         s.w.batchReplays.Load(),
 			LockWait:             time.Duration(s.w.lockWaitNanos.Load()),
 			PatienceExhausted:    s.w.patienceExhausted.Load(),
 			MaintenanceRuns:      s.w.maintenanceRuns.Load(),

@@ -550,6 +550,7 @@ func (w *writer) runCallbacks(batch []*request) (ok, replay []*request, lockErr 
 			r.respond(result{err: w.classify(err)})
 		}
 		if gone {
+			w.batchReplays.Add(1)
 			return nil, append(append(replay, ok...), batch[i+1:]...), lockErr
 		}
 	}

@@ -101,6 +101,7 @@ type writer struct {
 	writes              atomic.Uint64
 	transactions        atomic.Uint64
 	lockRetries         atomic.Uint64
+	batchReplays        atomic.Uint64
 	lockWaitNanos       atomic.Int64
 	patienceExhausted   atomic.Uint64
 	maintenanceRuns     atomic.Uint64

@@ -23,9 +23,10 @@
 -- Both queues are ordered by seq (the rowid: it only grows while the
 -- queue holds entries, and each slice takes out what it applied in its
 -- own transaction, so a seq used again after the queue emptied is never
--- mistaken for one applied; AUTOINCREMENT measured 10-15% fewer appends a
--- second at 64 appenders, its sqlite_sequence bookkeeping in every
--- append). A row may be
+-- mistaken for one applied; AUTOINCREMENT would add sqlite_sequence
+-- bookkeeping to every append, and a build with it, and with slices that
+-- read the queue twice, measured 10-15% fewer appends a second at 64
+-- appenders, docs/PERFORMANCE.md). A row may be
 -- queued in fts_pending more than once (edited twice): the indexer
 -- indexes its current text once, and not while its old text still waits
 -- in fts_deleted to be forgotten. Search answers a queued row from its
