@@ -67,9 +67,10 @@ func (w *writer) checkpoint(ctx context.Context) (restart bool, err error) {
 // PASSIVE could not. It takes the writer lock itself; maintain runs it in
 // the background (one at a time), so no caller waits for it except
 // through the lock.
-func (w *writer) restartWAL() error {
+func (w *writer) restartWAL() (err error) {
 	w.mu.Lock()
 	defer w.unlock()
+	defer func() { err = w.haltOnSyncFailure(err) }() // under the lock, as maintenance
 	ctx, cancel := context.WithTimeout(context.Background(), walRestartWaitMax+time.Second)
 	defer cancel()
 	if ok, err := w.maintainable(ctx); !ok {

@@ -19,7 +19,8 @@ package db
 //
 // So any failed fsync halts the Store's writes, sticky, until it is
 // reopened: no later commit or checkpoint runs (the close skips SQLite's
-// own one too). The reopen's WAL recovery — once no connection is left on
+// own one too). The halt is set before the writer lock is released, so a
+// write waiting for the lock never commits after the failure. The reopen's WAL recovery — once no connection is left on
 // the file — starts the backfill mark at zero, and Open's checkpoint
 // (checkpointAtOpen) copies every frame of the log into the main file
 // again, rewriting whatever the kernel dropped, before anything new is
