@@ -67,10 +67,9 @@ func (w *writer) checkpoint(ctx context.Context) (restart bool, err error) {
 // PASSIVE could not. It takes the writer lock itself; maintain runs it in
 // the background (one at a time), so no caller waits for it except
 // through the lock.
-func (w *writer) restartWAL() (err error) {
+func (w *writer) restartWAL() error {
 	w.mu.Lock()
 	defer w.unlock()
-	defer func() { err = w.haltOnSyncFailure(err) }() // under the lock, as maintenance
 	ctx, cancel := context.WithTimeout(context.Background(), walRestartWaitMax+time.Second)
 	defer cancel()
 	if ok, err := w.maintainable(ctx); !ok {
@@ -81,7 +80,7 @@ func (w *writer) restartWAL() (err error) {
 	_, frames, err := walCheckpoint(ctx, w.conn, "PASSIVE")
 	bounds := w.walBounds(ctx, frames)
 	if err != nil || bounds == 0 {
-		return err
+		return w.haltOnSyncFailure(err) // under the lock, as maintenance
 	}
 	wait := w.restart.waitFor(bounds)
 	// The busy timeout is how long the RESTART holds the write lock
@@ -104,7 +103,7 @@ func (w *writer) restartWAL() (err error) {
 	// that cannot succeed does not hold writes off at every checkpoint.
 	retryIn := w.restart.outlasted(wait, time.Now())
 	if err != nil && !isLockError(err) {
-		return fmt.Errorf("restart WAL: %w", err)
+		return w.haltOnSyncFailure(fmt.Errorf("restart WAL: %w", err))
 	}
 	w.noteOutlasted(frames, wait)
 	w.log.Debug("sessiondb: readers outlasted a WAL restart; it is retried later",

@@ -80,9 +80,6 @@ func (w *writer) runMaintenance(step func() error) {
 func (w *writer) maintenance(checkpoint, merge bool) (restart bool, err error) {
 	w.mu.Lock()
 	defer w.unlock()
-	// Halted before the lock is released: a write waiting for it must not
-	// commit after a failed fsync (syncfailure.go).
-	defer func() { err = w.haltOnSyncFailure(err) }()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if ok, err := w.maintainable(ctx); !ok {
@@ -106,7 +103,9 @@ func (w *writer) maintenance(checkpoint, merge bool) (restart bool, err error) {
 		restart, err = w.checkpoint(ctx)
 		errs = append(errs, err)
 	}
-	return restart, errors.Join(errs...)
+	// Halted before the lock is released: a write waiting for it must not
+	// commit after a failed fsync (syncfailure.go).
+	return restart, w.haltOnSyncFailure(errors.Join(errs...))
 }
 
 // maintainable reports whether maintenance may touch the file: the store
