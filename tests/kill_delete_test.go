@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,15 +128,7 @@ func TestKillNine_DeletesForgottenAcrossKills(t *testing.T) {
 // sessions it said it deleted.
 func startDeleter(t *testing.T, path string, ids []string) (deleted func() []string, first <-chan struct{}, stop func()) {
 	t.Helper()
-	cmd := helper(t, "delete-sessions", path, "SESSIONDB_TEST_SESSIONS="+strings.Join(ids, ","))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startHelper(t, "delete-sessions", path, "SESSIONDB_TEST_SESSIONS="+strings.Join(ids, ","))
 	var mu sync.Mutex
 	var said []string
 	done, one := make(chan struct{}), make(chan struct{})

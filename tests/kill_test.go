@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -31,15 +30,7 @@ type writer struct {
 
 func startWriter(t *testing.T, path, prefix, retry string, env ...string) *writer {
 	t.Helper()
-	cmd := helper(t, "append", path, append([]string{"SESSIONDB_TEST_PREFIX=" + prefix, "SESSIONDB_TEST_RETRY=" + retry}, env...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr // a writer that ends by itself says why (mustHaveBeenKilled)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startHelper(t, "append", path, append([]string{"SESSIONDB_TEST_PREFIX=" + prefix, "SESSIONDB_TEST_RETRY=" + retry}, env...)...)
 	w := &writer{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)

@@ -100,6 +100,23 @@ func helper(t *testing.T, mode, path string, env ...string) *exec.Cmd {
 	return cmd
 }
 
+// startHelper starts a helper process whose stderr is the test's (one
+// that ends by itself says why: mustHaveBeenKilled) and returns it with
+// its stdout, which the caller reads.
+func startHelper(t *testing.T, mode, path string, env ...string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := helper(t, mode, path, env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
 // openStore opens a store at path for a test and closes it at the end.
 func openStore(t *testing.T, path string, opts db.Options) *db.Store {
 	t.Helper()

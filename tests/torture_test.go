@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -239,15 +238,7 @@ type tortureProc struct {
 
 func startTortureProc(t *testing.T, path, prefix string, retry []string) *tortureProc {
 	t.Helper()
-	cmd := helper(t, "torture", path, "SESSIONDB_TEST_PREFIX="+prefix, "SESSIONDB_TEST_RETRY="+strings.Join(retry, ","))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startHelper(t, "torture", path, "SESSIONDB_TEST_PREFIX="+prefix, "SESSIONDB_TEST_RETRY="+strings.Join(retry, ","))
 	p := &tortureProc{cmd: cmd, done: make(chan struct{}), inFlight: map[string]bool{}}
 	go func() {
 		defer close(p.done)
