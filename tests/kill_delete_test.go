@@ -50,9 +50,12 @@ func TestKillNine_DeletesForgottenAcrossKills(t *testing.T) {
 	s.Close()
 
 	// The appender runs no indexer: a deleter killed right after a delete
-	// returned leaves its text queued (its own indexer waits 20 ms).
-	noIndexer := "SESSIONDB_TEST_MANUAL_INDEXING=1"
-	appender := startWriter(t, path, "a0", "", noIndexer)
+	// returned leaves its text queued (its own indexer waits 20 ms). It
+	// paces itself, because every row it queues is indexed by the next
+	// deleter's Open: unpaced, under -race, it queued ~50,000 rows and the
+	// test took minutes.
+	appenderEnv := []string{"SESSIONDB_TEST_MANUAL_INDEXING=1", "SESSIONDB_TEST_APPEND_PAUSE=5ms"}
+	appender := startWriter(t, path, "a0", "", appenderEnv...)
 	appender.waitForAck(t)
 	acked := map[string]bool{}
 	rng := rand.New(rand.NewPCG(11, 7))
@@ -62,14 +65,20 @@ func TestKillNine_DeletesForgottenAcrossKills(t *testing.T) {
 		if round > 200 {
 			t.Fatalf("sessions still not deleted after %d rounds: %v", round, left)
 		}
-		deleted, first, stop := startDeleter(t, path, left)
+		var deleted func() []string
+		var stop func()
 		if round%2 == 0 && len(left) > 0 {
-			// Right after a delete returned: its text is still queued.
+			var first <-chan struct{}
+			// Right after a delete returned, by a deleter that runs no
+			// indexer: its text is still queued at the kill.
+			deleted, first, stop = startDeleter(t, path, left, "SESSIONDB_TEST_MANUAL_INDEXING=1")
 			select {
 			case <-first:
 			case <-time.After(10 * time.Second):
 			}
 		} else {
+			// At a random moment, perhaps while its indexer forgets.
+			deleted, _, stop = startDeleter(t, path, left)
 			time.Sleep(time.Duration(20+rng.IntN(150)) * time.Millisecond)
 		}
 		stop()
@@ -85,7 +94,7 @@ func TestKillNine_DeletesForgottenAcrossKills(t *testing.T) {
 			for _, k := range keys {
 				acked[k] = true
 			}
-			appender = startWriter(t, path, fmt.Sprintf("a%d", round), inFlight, noIndexer)
+			appender = startWriter(t, path, fmt.Sprintf("a%d", round), inFlight, appenderEnv...)
 		}
 		if r, err := db.Verify(t.Context(), path); err != nil || r.Health != db.HealthVerified || r.FTS != "ok" {
 			t.Fatalf("after kill %d: verify = %s %v %q %v", kills, r.Health, r.Details, r.FTS, err)
@@ -126,9 +135,9 @@ func TestKillNine_DeletesForgottenAcrossKills(t *testing.T) {
 // startDeleter starts a deleting process on ids; first is closed when it
 // says it deleted one, stop kills it, and deleted then returns the
 // sessions it said it deleted.
-func startDeleter(t *testing.T, path string, ids []string) (deleted func() []string, first <-chan struct{}, stop func()) {
+func startDeleter(t *testing.T, path string, ids []string, env ...string) (deleted func() []string, first <-chan struct{}, stop func()) {
 	t.Helper()
-	cmd, out := startHelper(t, "delete-sessions", path, "SESSIONDB_TEST_SESSIONS="+strings.Join(ids, ","))
+	cmd, out := startHelper(t, "delete-sessions", path, append([]string{"SESSIONDB_TEST_SESSIONS=" + strings.Join(ids, ",")}, env...)...)
 	var mu sync.Mutex
 	var said []string
 	done, one := make(chan struct{}), make(chan struct{})

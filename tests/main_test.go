@@ -4,6 +4,7 @@
 package tests
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -208,8 +209,15 @@ func pollSidecars(dir string) int {
 // with idempotency keys until it is killed, printing "send K" before each
 // append and "ack K" once it returned. A key left in flight by a killed
 // predecessor is re-sent first (retry), as a gateway would after a crash.
-// With SESSIONDB_TEST_MANUAL_INDEXING set it runs no indexer.
+// With SESSIONDB_TEST_MANUAL_INDEXING set it runs no indexer, and with
+// SESSIONDB_TEST_APPEND_PAUSE (a duration) it waits that long after each
+// acknowledged append.
 func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
+	pause, err := time.ParseDuration(cmp.Or(os.Getenv("SESSIONDB_TEST_APPEND_PAUSE"), "0s"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pause:", err)
+		return 1
+	}
 	s, err := db.Open(ctx, path, db.Options{ManualIndexing: os.Getenv("SESSIONDB_TEST_MANUAL_INDEXING") != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
@@ -226,6 +234,7 @@ func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
 			return false
 		}
 		fmt.Printf("ack %s\n", key)
+		time.Sleep(pause)
 		return true
 	}
 	if retry != "" && !send(retry) {
@@ -241,9 +250,11 @@ func appendUntilKilled(ctx context.Context, path, prefix, retry string) int {
 // deleteSessions is the body of a deleting process: it deletes each
 // session in ids that still exists, printing "deleted ID" once a delete
 // returned, then stays open (its indexer forgets the deleted rows' text
-// in the background) until it is killed.
+// in the background) until it is killed. With
+// SESSIONDB_TEST_MANUAL_INDEXING set it runs no indexer, so the deleted
+// rows' text stays queued until the next Open.
 func deleteSessions(ctx context.Context, path string, ids []string) int {
-	s, err := db.Open(ctx, path, db.Options{})
+	s, err := db.Open(ctx, path, db.Options{ManualIndexing: os.Getenv("SESSIONDB_TEST_MANUAL_INDEXING") != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		return 1
