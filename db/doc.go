@@ -149,12 +149,14 @@
 // Writes from many goroutines that arrive while a transaction commits are
 // grouped into the next one (one fsync for all), each in its own
 // SAVEPOINT, so one caller's failure never undoes another's write.
-// An append commits the message and an entry in the full-text index's
-// queue; a background indexer indexes the queue in transactions of its
-// own on the same connection, a fraction of a second later (committed with
-// synchronous=NORMAL: they hold nothing a power cut could lose but index
-// work, which the queue keeps; see indexsync.go), and Search
-// matches the still-queued messages by the same rules, so a message is
+// An append commits the message and nothing for the full-text indexes:
+// they hold every message up to a mark (a message id, which only grows),
+// and a background indexer indexes the messages past it in transactions
+// of its own on the same connection, a fraction of a second later, moving
+// the mark in the same transaction (committed with synchronous=NORMAL:
+// they hold nothing a power cut could lose but index work, which the mark
+// left behind keeps; see indexsync.go), and Search matches the messages
+// past the mark by the same rules, so a message is
 // searchable — from any process — once its append returns (see
 // [Store.IndexNow], [Stats].IndexLag). Deletes and edits are queued too
 // (the old text a contentless index must be told to forget, and the row

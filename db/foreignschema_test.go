@@ -45,9 +45,9 @@ func TestForeignTriggerRefusedAtOpen(t *testing.T) {
 	}{
 		{"trigger on messages", []string{evilTrigger}, `trigger "evil" on messages`},
 		{"sessiondb's own trigger, altered", []string{
-			"DROP TRIGGER messages_fts_insert",
-			"CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN DELETE FROM messages WHERE id = new.id; END",
-		}, `trigger "messages_fts_insert" on messages`},
+			"DROP TRIGGER messages_fts_behind",
+			"CREATE TRIGGER messages_fts_behind AFTER INSERT ON messages BEGIN DELETE FROM messages WHERE id = new.id; END",
+		}, `trigger "messages_fts_behind" on messages`},
 		{"trigger on a full-text index's shadow table", []string{
 			"CREATE TRIGGER evil_fts AFTER INSERT ON messages_fts_data BEGIN SELECT 1; END",
 		}, `trigger "evil_fts" on messages_fts_data`},

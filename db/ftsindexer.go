@@ -13,7 +13,8 @@ package db
 // each slice, so slices and batches alternate until the index catches up.
 // Rows other processes queue are found by polling every indexPoll; the
 // indexer of any open store indexes whatever is queued, whoever appended
-// it.
+// it. While the disk is full it stands aside until a write commits
+// (spaceshort.go).
 
 import (
 	"context"
@@ -153,7 +154,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		return 0, ErrClosed
 	}
 	state, err := queries.FTSPendingState(ctx, w.tx)
-	if err != nil || state.Queued == 0 {
+	if err != nil || (state.Queued == 0 && state.Behind == 0) {
 		w.unlock()
 		return 0, err
 	}
@@ -180,6 +181,12 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 			}
 		}
 	}
+	if yield && w.spaceShort.Load() {
+		// Read under the lock, after the appends this slice let go
+		// first: one of them may have found the disk full.
+		w.unlock()
+		return 0, nil // writes go first (spaceshort.go)
+	}
 	limit := indexMaxSlice
 	if yield {
 		limit = w.sliceLimit(time.Since(time.UnixMilli(state.OldestQueuedAt)))
@@ -200,6 +207,9 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		return 0, errors.New("index new messages: panic") // never expected: the slice runs only SQL
 	}
 	if res.err != nil {
+		if errors.Is(resourceCause(w.path, res.err), ErrDiskFull) {
+			w.spaceShort.Store(true)
+		}
 		return 0, res.err
 	}
 	if indexed > 0 {

@@ -1,17 +1,20 @@
 package db
 
-// ftsqueue.go indexes queued messages, a slice at a time (migrations 4,
-// 5 and 11).
+// ftsqueue.go applies the changes waiting for the full-text indexes, a
+// slice at a time (migrations 4, 5, 11 and 12).
 //
-// The insert and update triggers only queue the row's id in fts_pending,
-// the update and delete triggers its old text in fts_deleted; appends
-// (and deletes, and edits) commit the row and its queue entries and
-// nothing else. The background indexer (ftsindexer.go) applies the
-// queues, oldest first, in write transactions of its own through the one
-// writer (tx.go): indexing was 69–79% of a serial append's CPU, and it
-// costs far less a row when many rows share one transaction (one segment,
-// one merge step). Search covers the rows still queued (search_tail.go),
-// so every acknowledged message is found all the same.
+// A new message waits by its id: the indexes hold no row past
+// fts_mark.indexed_through, so the messages past it are the queue of new
+// rows. The update trigger queues an edited row's id in fts_pending, and
+// the update and delete triggers the old text of a row at or below the
+// mark in fts_deleted. Appends (and deletes, and edits) commit their rows
+// and those entries and nothing else. The background indexer
+// (ftsindexer.go) applies them, oldest first, in write transactions of
+// its own through the one writer (tx.go): indexing was 69–79% of a
+// serial append's CPU, and it costs far less a row when many rows share
+// one transaction (one segment, one merge step). Search covers the rows
+// still waiting (search_tail.go), so every acknowledged message is found
+// all the same.
 
 import (
 	"context"
@@ -21,68 +24,103 @@ import (
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
-// indexSlice is the write that applies the oldest entries of the queues,
-// at most limit of them, and takes them out of the queues: deleted and
-// edited rows' old text forgotten (fts_deleted), then rows indexed
-// (fts_pending: new or edited, each from its current text once) — half
-// the slice each while both queues hold entries, so a large delete does
-// not keep new messages out of the index. A queued row whose old text
-// still waits in fts_deleted is not indexed until that is forgotten:
-// only fts_deleted has the text the index holds. *indexed is set to how
-// many entries it took (0: both queues were empty). With the index marked
-// stale it only empties them: the rebuild that clears the mark indexes
-// everything. It is replayed like any write, and sets *indexed again on
-// each run.
+// indexSlice is the write that applies the oldest changes waiting for
+// the indexes, at most limit of them: deleted and edited rows' old text
+// forgotten (fts_deleted), edited rows indexed again from their current
+// text (fts_pending), then new rows — the messages past the mark, in id
+// order — indexed and the mark moved past them. While more than one kind
+// waits, forgetting takes at most half the slice and edits half of what
+// is left, so a large delete does not keep new messages out of the index.
+// A queued row whose old text still waits in fts_deleted is not indexed
+// until that is forgotten: only fts_deleted has the text the index holds.
+// *indexed is set to how many changes it applied (0: none waited). With
+// the index marked stale it only empties the queues and moves the mark:
+// the rebuild that clears the stale mark indexes everything. It is
+// replayed like any write, and sets *indexed again on each run.
 func indexSlice(limit int, indexed *int) txFunc {
 	return func(ctx context.Context, tx gen.DBTX) error {
 		*indexed = 0
+		fresh, err := queries.FTSMarkSliceEnd(ctx, tx, int64(limit))
+		if err != nil {
+			return fmt.Errorf("index new messages: %w", err)
+		}
 		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(limit))
 		if err != nil {
 			return fmt.Errorf("index new messages: %w", err)
 		}
 		if deleted.Queued > int64(limit/2) {
-			if pending, err := queries.FTSPendingAny(ctx, tx); err != nil {
+			edits, err := queries.FTSEditsAny(ctx, tx)
+			if err != nil {
 				return fmt.Errorf("index new messages: %w", err)
-			} else if pending {
+			}
+			if edits || fresh.Queued > 0 {
 				if deleted, err = queries.FTSDeletedSliceEnd(ctx, tx, int64(max(limit/2, 1))); err != nil {
 					return fmt.Errorf("index new messages: %w", err)
 				}
 			}
 		}
 		if deleted.Queued > 0 {
-			if err := applySlice(ctx, tx, forgetSliceSQL, deleted.LastSeq, queries.FTSDeletedClearThrough); err != nil {
+			if err := applySlice(ctx, tx, forgetSliceSQL, deleted.LastSeq); err != nil {
 				return err
+			}
+			if err := queries.FTSDeletedClearThrough(ctx, tx, deleted.LastSeq); err != nil {
+				return fmt.Errorf("index new messages: %w", err)
 			}
 			*indexed = int(deleted.Queued)
 		}
 		if rest := limit - *indexed; rest > 0 {
-			pending, err := queries.FTSPendingSliceEnd(ctx, tx, int64(rest))
+			if fresh.Queued > 0 {
+				rest = max(rest/2, 1)
+			}
+			edited, err := queries.FTSPendingSliceEnd(ctx, tx, int64(rest))
 			if err != nil {
 				return fmt.Errorf("index new messages: %w", err)
 			}
-			if pending.Queued > 0 {
-				if err := applySlice(ctx, tx, indexSliceSQL, pending.LastSeq, queries.FTSPendingClearThrough); err != nil {
+			if edited.Queued > 0 {
+				if err := applySlice(ctx, tx, indexSliceSQL, edited.LastSeq); err != nil {
 					return err
 				}
-				*indexed += int(pending.Queued)
+				if err := queries.FTSPendingClearThrough(ctx, tx, edited.LastSeq); err != nil {
+					return fmt.Errorf("index new messages: %w", err)
+				}
+				*indexed += int(edited.Queued)
 			}
+		}
+		if rest := limit - *indexed; fresh.Queued > 0 && rest > 0 {
+			if rest < limit {
+				if fresh, err = queries.FTSMarkSliceEnd(ctx, tx, int64(rest)); err != nil {
+					return fmt.Errorf("index new messages: %w", err)
+				}
+			}
+			if err := applySlice(ctx, tx, indexNewSQL, fresh.Mark, fresh.LastID); err != nil {
+				return err
+			}
+			*indexed += int(fresh.Queued)
+		} else if fresh.Queued > 0 || fresh.BehindSince == 0 {
+			return nil // the mark stays
+		}
+		// The mark moves past what was indexed, and behind_since starts
+		// over once nothing is past it (also when the rows appended since
+		// it was set were deleted before they were indexed).
+		if err := queries.FTSMarkAdvance(ctx, tx, fresh.LastID); err != nil {
+			return fmt.Errorf("index new messages: %w", err)
 		}
 		return nil
 	}
 }
 
-// applySlice runs a slice's statements over a queue's entries up to
-// last, then takes them out of the queue (clear).
-func applySlice(ctx context.Context, tx gen.DBTX, stmts []string, last int64, clear func(context.Context, gen.DBTX, int64) error) error {
+// applySlice runs a slice's statements with args: over a queue's entries
+// up to a seq, or over the messages between the mark and a last id.
+func applySlice(ctx context.Context, tx gen.DBTX, stmts []string, args ...any) error {
 	// One error text for every statement: the trigram statement's
 	// savepoint is where the word index's pending data reaches disk, so a
 	// failure there may be either index's.
 	for _, stmt := range stmts {
-		if _, err := tx.ExecContext(ctx, stmt, last); err != nil {
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
 			return fmt.Errorf("index new messages: %w", err)
 		}
 	}
-	return clear(ctx, tx, last)
+	return nil
 }
 
 // markFTSStaleAndDropQueue switches indexing off after the indexer found
@@ -140,6 +178,26 @@ var indexSliceSQL = []string{
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
 
+// indexNewSQL indexes the messages past the mark (?1) up to a last id
+// (?2) from their text. No index holds a row past the mark, nor has it
+// anything of one to forget (the delete and update triggers queue only
+// rows at or below it); a row an index holds all the same was indexed
+// behind the queue's back, from its current text, and is skipped, not
+// indexed twice. Nothing is done while the index is marked stale.
+// Hand-written, as forgetSliceSQL.
+var indexNewSQL = []string{
+	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
+	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
+	 WHERE m.id > ?1 AND m.id <= ?2
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
+	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
+	 SELECT m.id, m.content, m.tool_text FROM messages m
+	 WHERE m.id > ?1 AND m.id <= ?2
+	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
+	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
+}
+
 // rebuildFTS empties both indexes and indexes every message again, in
 // the schema named by prefix ("" or an attached schema's "name."). A
 // contentless index (its content option the empty string, migration 11)
@@ -165,6 +223,14 @@ func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
 			"INSERT INTO " + prefix + "messages_fts (rowid, content, tool_name, tool_text) SELECT id, content, tool_name, tool_text FROM " + prefix + "messages",
 			"INSERT INTO " + prefix + "messages_fts_trigram (rowid, content, tool_text) SELECT id, content, tool_text FROM " + prefix + "messages",
 		}
+	}
+	// Every message is indexed: none is past the mark (version 12).
+	var marked int64
+	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = 'fts_mark'").Scan(&marked); err != nil {
+		return fmt.Errorf("rebuild full-text index: %w", err)
+	}
+	if marked != 0 {
+		stmts = append(stmts, "INSERT OR REPLACE INTO "+prefix+"fts_mark (id, indexed_through, behind_since) VALUES (1, COALESCE((SELECT MAX(id) FROM "+prefix+"messages), 0), 0)")
 	}
 	for _, stmt := range stmts {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {

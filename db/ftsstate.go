@@ -37,9 +37,18 @@ func ftsMarkedStale(ctx context.Context, q gen.DBTX) (bool, error) {
 // sqlite3 shell) or a process that ended before its indexer ran left in
 // it. The common case costs one read transaction, no write lock.
 func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
-	stale, queued, forgotten, err := ftsState(ctx, w)
+	stale, queued, forgotten, markBad, err := ftsState(ctx, w)
 	if err != nil {
 		return err
+	}
+	if markBad != "" && !stale {
+		// New messages would be left out of the indexes and of Search's
+		// tail: rebuild, which sets the mark again.
+		if err := w.write(ctx, patience, markFTSStaleAndDropQueue); err != nil {
+			return err
+		}
+		w.log.Warn("sessiondb: the full-text index is rebuilt: its mark is damaged", "path", w.path, "mark", markBad)
+		stale, queued = true, false
 	}
 	if forgotten != "" && !stale {
 		// Before the queue: indexing it would write over the segments the
@@ -85,11 +94,19 @@ func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error 
 }
 
 // ftsState reads whether the full-text index is marked stale, whether
-// rows wait in its queue, and which index, if any, forgot its segments.
-func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten string, err error) {
+// rows wait in its queue, which index, if any, forgot its segments, and
+// what is wrong with the mark, if anything (ftsMarkDamage).
+func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten, markBad string, err error) {
 	err = w.read(ctx, func(q gen.DBTX) error {
 		var err error
 		if stale, err = ftsMarkedStale(ctx, q); err != nil {
+			return err
+		}
+		if markBad, err = ftsMarkDamage(ctx, q); isDamage(err) {
+			// The messages table cannot be read: nothing here can be
+			// brought up to date, and the first write halts on it.
+			return nil
+		} else if err != nil || markBad != "" {
 			return err
 		}
 		if queued, err = queries.FTSPendingAny(ctx, q); err != nil {
@@ -98,7 +115,29 @@ func ftsState(ctx context.Context, w *writer) (stale, queued bool, forgotten str
 		forgotten, err = ftsForgotten(ctx, q)
 		return err
 	})
-	return stale, queued, forgotten, err
+	return stale, queued, forgotten, markBad, err
+}
+
+// ftsMarkDamage says what is wrong with fts_mark, "" when nothing is: its
+// one row missing (every new message would be left out of the indexes and
+// of Search's tail), or its mark past the ids SQLite may still give a new
+// message — the larger of the highest id and the messages' AUTOINCREMENT
+// sequence — so that a new message would be taken for indexed.
+// Hand-written: sqlc cannot see sqlite_sequence.
+func ftsMarkDamage(ctx context.Context, q gen.DBTX) (string, error) {
+	var rows, mark, next int64
+	err := q.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM fts_mark),
+		COALESCE((SELECT MAX(indexed_through) FROM fts_mark), 0),
+		MAX(COALESCE((SELECT MAX(id) FROM messages), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0))`).Scan(&rows, &mark, &next)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("read the index mark: %w", err)
+	case rows != 1:
+		return fmt.Sprintf("fts_mark holds %d rows, not 1", rows), nil
+	case mark > next:
+		return fmt.Sprintf("fts_mark is at message %d, past the last id given, %d", mark, next), nil
+	}
+	return "", nil
 }
 
 // rebuildFTSIfStale rebuilds both full-text indexes from the messages table

@@ -204,7 +204,8 @@ func isDamage(err error) bool {
 
 // ftsCoverage checks that each full-text index holds one document per
 // message — none missing except rows still queued for indexing
-// (migration 4), none left over from a deleted row except those queued to
+// (migration 4) or past the mark (migration 12), none past the mark, none
+// left over from a deleted row except those queued to
 // be forgotten (migration 11) — by comparing the index's document-size
 // table with messages, all in one read snapshot (a writer committing
 // between two counts must not look like damage). It cannot check the
@@ -230,9 +231,20 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	// A file from before migration 4 has no queue; one from before
 	// migration 11 has no queue of deleted rows (its triggers forget them
 	// at once).
-	notQueued, notDeleted := "", ""
+	notQueued, notDeleted, pastMark := "", "", "0"
 	if queue {
 		notQueued = "AND m.id NOT IN (SELECT id FROM fts_pending)"
+	}
+	// From migration 12 the messages past the mark wait too, and no index
+	// may hold one.
+	if marked, err := hasTable(ctx, tx, "fts_mark"); err != nil {
+		return "", err
+	} else if marked {
+		if bad, err := ftsMarkDamage(ctx, tx); err != nil || bad != "" {
+			return bad, err
+		}
+		notQueued += " AND m.id <= (SELECT indexed_through FROM fts_mark)"
+		pastMark = "(SELECT COUNT(*) FROM %s_docsize d WHERE d.id > (SELECT indexed_through FROM fts_mark))"
 	}
 	if deletes, err := hasTable(ctx, tx, "fts_deleted"); err != nil {
 		return "", err
@@ -241,15 +253,18 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	}
 	for _, index := range ftsIndexes {
 		// Hand-written: sqlc cannot see FTS5's shadow tables.
-		var missing, extra int64
+		var missing, extra, past int64
 		err := tx.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+notQueued+`),
-			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id) `+notDeleted+`)`).Scan(&missing, &extra)
+			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id) `+notDeleted+`),
+			`+strings.ReplaceAll(pastMark, "%s", index)).Scan(&missing, &extra, &past)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%s: %w", index, err)
 		case missing != 0 || extra != 0:
 			return fmt.Sprintf("%s: %d messages not indexed, %d index entries without a message", index, missing, extra), nil
+		case past != 0:
+			return fmt.Sprintf("%s: %d index entries past the mark", index, past), nil
 		}
 	}
 	return "ok", nil

@@ -133,10 +133,25 @@ func TestVerify(t *testing.T) {
 		}, HealthCorrupt, "", "1 index entries without a message"},
 		{"MessageNeverIndexed", func(t *testing.T) string {
 			p := filledStore(t)
-			damage(t, p, "DROP TRIGGER messages_fts_insert",
-				"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'unindexed', 0)")
+			damage(t, p, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'unindexed', 0)",
+				"UPDATE fts_mark SET indexed_through = (SELECT MAX(id) FROM messages)")
 			return p
 		}, HealthCorrupt, "", "1 messages not indexed"},
+		{"IndexEntryPastTheMark", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "UPDATE fts_mark SET indexed_through = indexed_through - 1")
+			return p
+		}, HealthCorrupt, "", "1 index entries past the mark"},
+		{"MarkPastTheLastID", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "UPDATE fts_mark SET indexed_through = indexed_through + 1000")
+			return p
+		}, HealthCorrupt, "", "past the last id given"},
+		{"MarkMissing", func(t *testing.T) string {
+			p := filledStore(t)
+			damage(t, p, "DELETE FROM fts_mark")
+			return p
+		}, HealthCorrupt, "", "fts_mark holds 0 rows"},
 		{"QueuedByAnotherWriter", func(t *testing.T) string {
 			p := filledStore(t)
 			damage(t, p, "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'queued', 0)")

@@ -26,7 +26,9 @@ func (w *writer) maintain(segments bool) {
 	step := w.afterCommit
 	if step == nil {
 		checkpoint := w.wal && w.checkpointEvery > 0 && due(&w.sinceCheckpoint, w.checkpointEvery)
-		merge := segments && w.mergeEvery > 0 && !w.ftsOff.Load() && due(&w.sinceMerge, w.mergeEvery)
+		// No merge while the disk is full: it rewrites up to
+		// ftsMergePages pages, space the writes need first (spaceshort.go).
+		merge := segments && w.mergeEvery > 0 && !w.ftsOff.Load() && !w.spaceShort.Load() && due(&w.sinceMerge, w.mergeEvery)
 		if !checkpoint && !merge {
 			return
 		}

@@ -470,7 +470,7 @@ func repairDropFTSVacuum(ctx context.Context, d *sql.DB) error {
 	// removed from the schema with its shadow tables.
 	for _, stmt := range []string{
 		"DROP TRIGGER IF EXISTS messages_fts_insert", "DROP TRIGGER IF EXISTS messages_fts_delete",
-		"DROP TRIGGER IF EXISTS messages_fts_update",
+		"DROP TRIGGER IF EXISTS messages_fts_update", "DROP TRIGGER IF EXISTS messages_fts_behind",
 	} {
 		if _, err := c.ExecContext(ctx, stmt); err != nil {
 			return err

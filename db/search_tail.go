@@ -1,9 +1,10 @@
 package db
 
-// search_tail.go covers the messages still queued for the full-text
-// indexes (fts_pending): appends commit before the background indexer
-// indexes them, and Search must find every acknowledged message. The
-// queued rows are read in the search's snapshot and matched in Go by the
+// search_tail.go covers the messages still waiting for the full-text
+// indexes (the messages past the mark, and edited rows in fts_pending):
+// appends commit before the background indexer indexes them, and Search
+// must find every acknowledged message. The waiting rows are read in the
+// search's snapshot and matched in Go by the
 // indexes' own rules (ftstokens.go), then merged with the indexes' hits:
 // by id, exactly, for newest and oldest; ahead of the ranked hits, newest
 // first, for relevance (see SortRelevance). The queue is short — the
@@ -32,8 +33,9 @@ type tailRow struct {
 	inWords, inTrigram bool
 }
 
-// searchTailSQL reads the queued rows through the page queries' filters,
-// newest first, each once (a row edited twice is queued twice).
+// searchTailSQL reads the waiting rows through the page queries' filters,
+// newest first, each once (a row edited twice is queued twice). A row past
+// the mark is in neither index (ftsqueue.go).
 // Hand-written: sqlc cannot see FTS5's shadow tables (*_docsize, one row
 // per indexed message).
 const searchTailSQL = `
@@ -41,7 +43,8 @@ SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model,
        m.content, CAST(COALESCE(m.tool_text, '') AS TEXT),
        EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id),
        EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)
-FROM (SELECT DISTINCT id FROM fts_pending) p
+FROM (SELECT id FROM fts_pending
+      UNION SELECT id FROM messages WHERE id > (SELECT indexed_through FROM fts_mark)) p
 JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0

@@ -42,11 +42,17 @@ type request struct {
 	indexing bool        // the indexer's slice: not a caller's write (Stats)
 	done     chan result // buffered: the leader never blocks on delivery
 	answered atomic.Bool // done has its one result
+	// outcome, when set, learns the outcome as it is given, under the
+	// writer lock (a caller's write: noteSpace).
+	outcome func(error)
 }
 
 // respond gives r its outcome, once: a second outcome is dropped.
 func (r *request) respond(res result) {
 	if r.answered.CompareAndSwap(false, true) {
+		if r.outcome != nil && res.panicked == nil {
+			r.outcome(res.err)
+		}
 		r.done <- res
 	}
 }
@@ -79,7 +85,7 @@ func (w *writer) write(ctx context.Context, patience time.Duration, fn txFunc) e
 		return err
 	}
 	now := time.Now()
-	r := &request{ctx: ctx, fn: fn, patience: patience, start: now, deadline: now.Add(patience), done: make(chan result, 1)}
+	r := &request{ctx: ctx, fn: fn, patience: patience, start: now, deadline: now.Add(patience), done: make(chan result, 1), outcome: w.noteSpace}
 	w.enqueue(r)
 	for {
 		w.tryLead(r)

@@ -83,6 +83,9 @@ type writer struct {
 
 	// restarting is set while a WAL restart runs in the background.
 	restarting atomic.Bool
+	// spaceShort is set while the disk is full: from a write that found
+	// no room to the next that committed (spaceshort.go).
+	spaceShort atomic.Bool
 
 	// ix is the background indexer (ftsindexer.go).
 	ix indexer

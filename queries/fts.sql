@@ -7,9 +7,33 @@ SELECT COUNT(*) FROM messages_fts(CAST(sqlc.arg(query) AS TEXT));
 SELECT COUNT(*) FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT));
 
 -- name: FTSPendingAny :one
--- Whether anything waits for the indexes: rows to index (fts_pending) or
--- deleted rows to forget (fts_deleted).
-SELECT EXISTS (SELECT 1 FROM fts_pending UNION ALL SELECT 1 FROM fts_deleted) AS queued;
+-- Whether anything waits for the indexes: new rows (past the mark),
+-- edited rows to index again (fts_pending) or deleted and edited rows'
+-- old text to forget (fts_deleted).
+SELECT EXISTS (SELECT 1 FROM fts_pending
+               UNION ALL SELECT 1 FROM fts_deleted
+               UNION ALL SELECT 1 FROM messages WHERE id > (SELECT indexed_through FROM fts_mark)) AS queued;
+
+-- name: FTSEditsAny :one
+-- Whether edited rows wait to be indexed again.
+SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued;
+
+-- name: FTSMarkSliceEnd :one
+-- The mark, and the last id and count of the oldest row_limit messages
+-- past it: the new rows of one index transaction's slice
+-- (db/ftsqueue.go). last_id is the mark when none is past it.
+SELECT f.indexed_through AS mark,
+       CAST(COALESCE((SELECT MAX(id) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT sqlc.arg(row_limit))), f.indexed_through) AS INTEGER) AS last_id,
+       (SELECT COUNT(*) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT sqlc.arg(row_limit))) AS queued,
+       f.behind_since
+FROM fts_mark f;
+
+-- name: FTSMarkAdvance :exec
+-- Moves the mark past the rows a slice just indexed; once none is left
+-- past it the index has caught up and behind_since starts over.
+UPDATE fts_mark
+SET indexed_through = sqlc.arg(last_id),
+    behind_since = CASE WHEN EXISTS (SELECT 1 FROM messages WHERE id > sqlc.arg(last_id)) THEN behind_since ELSE 0 END;
 
 -- name: FTSPendingClear :exec
 DELETE FROM fts_pending;
@@ -42,11 +66,21 @@ WHERE fts_pending.seq <= sqlc.arg(last_seq)
 DELETE FROM fts_deleted WHERE seq <= sqlc.arg(last_seq);
 
 -- name: FTSPendingState :one
--- The length of both queues and when their longest-waiting entry was
--- queued (Unix ms; 0 when both are empty), for Stats and the indexer: the
--- first entry of each by seq (reading every fts_deleted row's time would
--- walk the copied texts).
-SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted) AS INTEGER) AS queued,
+-- How many changes wait for the indexes (new rows past the mark, edited
+-- rows, deleted rows' old text), and since when the longest-waiting has
+-- (Unix ms; 0 when none does, or none says): the first entry of each
+-- queue by seq (reading every fts_deleted row's time would walk the
+-- copied texts), and behind_since while a row is past the mark. behind
+-- reports a behind_since left set with no row past the mark (the rows
+-- appended were deleted before they were indexed): the next slice clears
+-- it. (ASCII only in these comments: sqlc cuts a query's text short by
+-- the extra bytes of any other character before it.)
+SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted)
+            + (SELECT COUNT(*) FROM messages WHERE id > f.indexed_through) AS INTEGER) AS queued,
        CAST(COALESCE((SELECT MIN(t) FROM (
            SELECT NULLIF((SELECT queued_at FROM fts_pending ORDER BY seq LIMIT 1), 0) AS t
-           UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0))), 0) AS INTEGER) AS oldest_queued_at;
+           UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0)
+           UNION ALL SELECT NULLIF(m.behind_since, 0) FROM fts_mark m
+                     WHERE EXISTS (SELECT 1 FROM messages WHERE id > m.indexed_through))), 0) AS INTEGER) AS oldest_queued_at,
+       CAST(f.behind_since <> 0 AS INTEGER) AS behind
+FROM fts_mark f;

@@ -121,11 +121,6 @@ CREATE TABLE session_model_usage (
 
 CREATE INDEX session_model_usage_model ON session_model_usage (model);
 
-CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale') BEGIN
-    INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
-END;
-
 CREATE TABLE model_switches (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id       TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
@@ -186,8 +181,20 @@ CREATE TABLE fts_deleted (
 
 CREATE INDEX fts_deleted_id ON fts_deleted (id);
 
+CREATE TABLE fts_mark (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    indexed_through INTEGER NOT NULL,
+    behind_since    INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TRIGGER messages_fts_behind AFTER INSERT ON messages
+WHEN (SELECT behind_since FROM fts_mark) = 0 BEGIN
+    UPDATE fts_mark SET behind_since = CAST(unixepoch('subsec') * 1000 AS INTEGER);
+END;
+
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+ AND old.id <= (SELECT indexed_through FROM fts_mark)
  AND NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id) BEGIN
     INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
         VALUES (old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text);
@@ -195,6 +202,7 @@ END;
 
 CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, tool_name, tool_text ON messages
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
+ AND old.id <= (SELECT indexed_through FROM fts_mark)
  AND (old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR old.tool_text IS NOT new.tool_text) BEGIN
     INSERT INTO fts_deleted (id, queued_at, content, tool_name, tool_text)
         SELECT old.id, CAST(unixepoch('subsec') * 1000 AS INTEGER), old.content, old.tool_name, old.tool_text

@@ -45,12 +45,70 @@ func (q *Queries) FTSDeletedSliceEnd(ctx context.Context, db DBTX, rowLimit int6
 	return i, err
 }
 
-const fTSPendingAny = `-- name: FTSPendingAny :one
-SELECT EXISTS (SELECT 1 FROM fts_pending UNION ALL SELECT 1 FROM fts_deleted) AS queued
+const fTSEditsAny = `-- name: FTSEditsAny :one
+SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued
 `
 
-// Whether anything waits for the indexes: rows to index (fts_pending) or
-// deleted rows to forget (fts_deleted).
+// Whether edited rows wait to be indexed again.
+func (q *Queries) FTSEditsAny(ctx context.Context, db DBTX) (bool, error) {
+	row := db.QueryRowContext(ctx, fTSEditsAny)
+	var queued bool
+	err := row.Scan(&queued)
+	return queued, err
+}
+
+const fTSMarkAdvance = `-- name: FTSMarkAdvance :exec
+UPDATE fts_mark
+SET indexed_through = ?1,
+    behind_since = CASE WHEN EXISTS (SELECT 1 FROM messages WHERE id > ?1) THEN behind_since ELSE 0 END
+`
+
+// Moves the mark past the rows a slice just indexed; once none is left
+// past it the index has caught up and behind_since starts over.
+func (q *Queries) FTSMarkAdvance(ctx context.Context, db DBTX, lastID int64) error {
+	_, err := db.ExecContext(ctx, fTSMarkAdvance, lastID)
+	return err
+}
+
+const fTSMarkSliceEnd = `-- name: FTSMarkSliceEnd :one
+SELECT f.indexed_through AS mark,
+       CAST(COALESCE((SELECT MAX(id) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT ?1)), f.indexed_through) AS INTEGER) AS last_id,
+       (SELECT COUNT(*) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT ?1)) AS queued,
+       f.behind_since
+FROM fts_mark f
+`
+
+type FTSMarkSliceEndRow struct {
+	Mark        int64
+	LastID      int64
+	Queued      int64
+	BehindSince int64
+}
+
+// The mark, and the last id and count of the oldest row_limit messages
+// past it: the new rows of one index transaction's slice
+// (db/ftsqueue.go). last_id is the mark when none is past it.
+func (q *Queries) FTSMarkSliceEnd(ctx context.Context, db DBTX, rowLimit int64) (FTSMarkSliceEndRow, error) {
+	row := db.QueryRowContext(ctx, fTSMarkSliceEnd, rowLimit)
+	var i FTSMarkSliceEndRow
+	err := row.Scan(
+		&i.Mark,
+		&i.LastID,
+		&i.Queued,
+		&i.BehindSince,
+	)
+	return i, err
+}
+
+const fTSPendingAny = `-- name: FTSPendingAny :one
+SELECT EXISTS (SELECT 1 FROM fts_pending
+               UNION ALL SELECT 1 FROM fts_deleted
+               UNION ALL SELECT 1 FROM messages WHERE id > (SELECT indexed_through FROM fts_mark)) AS queued
+`
+
+// Whether anything waits for the indexes: new rows (past the mark),
+// edited rows to index again (fts_pending) or deleted and edited rows'
+// old text to forget (fts_deleted).
 func (q *Queries) FTSPendingAny(ctx context.Context, db DBTX) (bool, error) {
 	row := db.QueryRowContext(ctx, fTSPendingAny)
 	var queued bool
@@ -103,25 +161,36 @@ func (q *Queries) FTSPendingSliceEnd(ctx context.Context, db DBTX, rowLimit int6
 }
 
 const fTSPendingState = `-- name: FTSPendingState :one
-SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted) AS INTEGER) AS queued,
+SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted)
+            + (SELECT COUNT(*) FROM messages WHERE id > f.indexed_through) AS INTEGER) AS queued,
        CAST(COALESCE((SELECT MIN(t) FROM (
            SELECT NULLIF((SELECT queued_at FROM fts_pending ORDER BY seq LIMIT 1), 0) AS t
-           UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0))), 0) AS INTEGER) AS oldest_queued_at
+           UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0)
+           UNION ALL SELECT NULLIF(m.behind_since, 0) FROM fts_mark m
+                     WHERE EXISTS (SELECT 1 FROM messages WHERE id > m.indexed_through))), 0) AS INTEGER) AS oldest_queued_at,
+       CAST(f.behind_since <> 0 AS INTEGER) AS behind
+FROM fts_mark f
 `
 
 type FTSPendingStateRow struct {
 	Queued         int64
 	OldestQueuedAt int64
+	Behind         int64
 }
 
-// The length of both queues and when their longest-waiting entry was
-// queued (Unix ms; 0 when both are empty), for Stats and the indexer: the
-// first entry of each by seq (reading every fts_deleted row's time would
-// walk the copied texts).
+// How many changes wait for the indexes (new rows past the mark, edited
+// rows, deleted rows' old text), and since when the longest-waiting has
+// (Unix ms; 0 when none does, or none says): the first entry of each
+// queue by seq (reading every fts_deleted row's time would walk the
+// copied texts), and behind_since while a row is past the mark. behind
+// reports a behind_since left set with no row past the mark (the rows
+// appended were deleted before they were indexed): the next slice clears
+// it. (ASCII only in these comments: sqlc cuts a query's text short by
+// the extra bytes of any other character before it.)
 func (q *Queries) FTSPendingState(ctx context.Context, db DBTX) (FTSPendingStateRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingState)
 	var i FTSPendingStateRow
-	err := row.Scan(&i.Queued, &i.OldestQueuedAt)
+	err := row.Scan(&i.Queued, &i.OldestQueuedAt, &i.Behind)
 	return i, err
 }
 

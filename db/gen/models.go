@@ -20,6 +20,12 @@ type FtsDeleted struct {
 	ToolText *string
 }
 
+type FtsMark struct {
+	ID             int64
+	IndexedThrough int64
+	BehindSince    int64
+}
+
 type FtsPending struct {
 	Seq      int64
 	ID       int64

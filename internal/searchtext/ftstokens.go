@@ -1,8 +1,9 @@
 package searchtext
 
 // ftstokens.go is a Go copy of the two full-text tokenizers' rules, so
-// that Search can match the rows still queued for indexing (fts_pending)
-// exactly as the indexes will once they hold them (search_tail.go).
+// that Search can match the rows still waiting for indexing (past the
+// index's mark, or queued in fts_pending) exactly as the indexes will once
+// they hold them (search_tail.go).
 //
 // Both tokenizers work one character at a time: unicode61 (the word
 // index; remove_diacritics 1, the categories L* N* Co) splits at separator
