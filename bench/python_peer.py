@@ -5,8 +5,8 @@ shared sqlite3 connection behind a threading.Lock, WAL, synchronous=FULL,
 BEGIN IMMEDIATE per append (session check, insert with FTS triggers,
 counter update), on sessiondb's own schema (schema/schema.sql) — with the
 Python store's insert trigger, which indexes each row as it is inserted
-(sessiondb's queues the row and indexes the queue once per transaction,
-which a writer that does not know the queue never does).
+(sessiondb indexes the rows past its mark in transactions of its own,
+which a writer that does not know the mark never does).
 
 usage: python_peer.py SCHEMA DB_PATH APPENDS THREADS [CONTENT_BYTES]
 CONTENT_BYTES pads each message as the Go benchmarks' -bench.content does.
@@ -19,9 +19,10 @@ import threading
 import time
 
 
-# The Python store's pattern: the insert trigger writes both indexes.
+# The Python store's pattern: the insert trigger writes both indexes
+# (in place of sessiondb's, which marks when the indexes fell behind).
 INDEXING_INSERT_TRIGGER = """
-DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_behind;
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);
     INSERT INTO messages_fts_trigram (rowid, content) VALUES (new.id, new.content);

@@ -43,13 +43,14 @@ var rawAppendBody = []string{
 	// Indexing the new row in the same transaction, as sessiondb did
 	// before the background indexer, and moving the index's mark past it
 	// (migration 12): the ceiling of a durable append that is indexed at
-	// once. last_insert_rowid() is the message's id in both index inserts
-	// (each inserts the same rowid).
+	// once. The new row is the last message (the baseline is the only
+	// writer); last_insert_rowid() is not used: on this driver the later
+	// statements read it as 0, and the baseline indexed nothing.
 	`INSERT INTO messages_fts (rowid, content, tool_name)
-	 SELECT m.id, m.content, m.tool_name FROM messages m WHERE m.id = last_insert_rowid()`,
+	 SELECT m.id, m.content, m.tool_name FROM messages m WHERE m.id = (SELECT MAX(id) FROM messages)`,
 	`INSERT INTO messages_fts_trigram (rowid, content)
-	 SELECT m.id, m.content FROM messages m WHERE m.id = last_insert_rowid()`,
-	"UPDATE fts_mark SET indexed_through = last_insert_rowid(), behind_since = 0",
+	 SELECT m.id, m.content FROM messages m WHERE m.id = (SELECT MAX(id) FROM messages)`,
+	"UPDATE fts_mark SET indexed_through = (SELECT MAX(id) FROM messages), behind_since = 0",
 }
 
 // newRawAppender opens a bare writer connection on the store at path

@@ -42,3 +42,47 @@ func TestRawConnections_HaveTheStoresPragmas(t *testing.T) {
 		t.Error("the raw loader could write")
 	}
 }
+
+// The baseline is the ceiling of an append indexed at once only if it
+// does index: each appended message is in both full-text indexes at its
+// commit, with the mark past it, and Verify finds the file exact.
+func TestRawAppender_IndexesWhatItAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := db.Open(t.Context(), path, db.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSession(t.Context(), db.NewSession{ID: "bench", Source: "bench"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ra, err := newRawAppender(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	for i := range n {
+		if err := ra.append(t.Context(), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ra.close()
+	loader, err := openRawLoader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loader.Close()
+	var words, trigrams, mark int
+	if err := loader.QueryRowContext(t.Context(), `SELECT (SELECT COUNT(*) FROM messages_fts_docsize),
+		(SELECT COUNT(*) FROM messages_fts_trigram_docsize), (SELECT indexed_through FROM fts_mark)`).Scan(&words, &trigrams, &mark); err != nil {
+		t.Fatal(err)
+	}
+	if words != n || trigrams != n || mark != n {
+		t.Errorf("after %d raw appends: %d in the word index, %d in the trigram index, mark %d; want %d each", n, words, trigrams, mark, n)
+	}
+	if r, err := db.Verify(t.Context(), path); err != nil || r.Health != db.HealthVerified || r.FTS != "ok" {
+		t.Errorf("Verify after the raw appends = %s %q %v", r.Health, r.FTS, err)
+	}
+}

@@ -263,3 +263,18 @@ func TestOpen_MigratesTheQueueToTheMark(t *testing.T) {
 		t.Errorf("version 11's queue after the downgrade: %v, want [%d]", pending, id)
 	}
 }
+
+// The lag of a new message counts from its append: its created_at, or
+// the first append since the indexer caught up when created_at is older
+// (an imported message keeps the time it was said).
+func TestFTSMark_LagOfAnImportedMessageCountsFromItsAppend(t *testing.T) {
+	s := openTestStore(t, Options{ManualIndexing: true})
+	newTestSession(t, s, "m")
+	if _, err := s.AppendMessage(t.Context(), "m", NewMessage{Role: RoleUser, Content: "said a day ago", CreatedAt: time.Now().Add(-24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if st := s.Stats(); st.IndexQueued != 1 || st.IndexLag < 50*time.Millisecond || st.IndexLag > time.Minute {
+		t.Errorf("Stats: %d queued, lag %v; want 1 queued and a lag of 60 ms or so, not a day", st.IndexQueued, st.IndexLag)
+	}
+}

@@ -59,9 +59,10 @@ type Stats struct {
 	// whose old text is still to be forgotten (a message edited twice
 	// counts more than once). IndexLag is how long the longest-waiting of
 	// them has waited: the background indexer's lag behind the writes (0
-	// with none waiting). New messages count from the first one appended
-	// since the indexer last caught up, an upper bound on any one's wait
-	// (an append records nothing more: migration 12). Both are read from the file when Stats is called
+	// with none waiting). A new message counts from its created_at (its
+	// append's own time), and from no earlier than the first append since
+	// the indexer last caught up (an import's messages keep their old
+	// times; migration 12). Both are read from the file when Stats is called
 	// (zero if that read fails, as after Close).
 	IndexQueued int64
 	IndexLag    time.Duration

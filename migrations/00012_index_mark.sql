@@ -21,9 +21,10 @@
 -- mark (a row past it is in no index, so there is nothing to forget).
 --
 -- behind_since is when the first message past the mark was appended after
--- the indexer last caught up (Unix ms, 0: caught up): Stats.IndexLag and
--- the indexer's catch-up read it. It is an upper bound on how long any
--- message past the mark has waited.
+-- the indexer last caught up (Unix ms, 0: caught up). Stats.IndexLag and
+-- the indexer's catch-up take the first waiting message's created_at (its
+-- append's own time) but no earlier than behind_since: an imported
+-- message's created_at is old, and it has waited only since its append.
 --
 -- Every row now in the file is at or below the mark: indexed, or queued in
 -- fts_pending by the insert trigger this version drops, where the indexer

@@ -166,8 +166,8 @@ SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_delet
        CAST(COALESCE((SELECT MIN(t) FROM (
            SELECT NULLIF((SELECT queued_at FROM fts_pending ORDER BY seq LIMIT 1), 0) AS t
            UNION ALL SELECT NULLIF((SELECT queued_at FROM fts_deleted ORDER BY seq LIMIT 1), 0)
-           UNION ALL SELECT NULLIF(m.behind_since, 0) FROM fts_mark m
-                     WHERE EXISTS (SELECT 1 FROM messages WHERE id > m.indexed_through))), 0) AS INTEGER) AS oldest_queued_at,
+           UNION ALL SELECT NULLIF(MAX(m.behind_since, (SELECT created_at FROM messages WHERE id > m.indexed_through ORDER BY id LIMIT 1)), 0)
+                     FROM fts_mark m WHERE EXISTS (SELECT 1 FROM messages WHERE id > m.indexed_through))), 0) AS INTEGER) AS oldest_queued_at,
        CAST(f.behind_since <> 0 AS INTEGER) AS behind
 FROM fts_mark f
 `
@@ -182,7 +182,9 @@ type FTSPendingStateRow struct {
 // rows, deleted rows' old text), and since when the longest-waiting has
 // (Unix ms; 0 when none does, or none says): the first entry of each
 // queue by seq (reading every fts_deleted row's time would walk the
-// copied texts), and behind_since while a row is past the mark. behind
+// copied texts); for the rows past the mark, the first one's created_at
+// (an append's own time) but no earlier than behind_since (a row imported
+// with an old time has waited only since it was appended). behind
 // reports a behind_since left set with no row past the mark (the rows
 // appended were deleted before they were indexed): the next slice clears
 // it. (ASCII only in these comments: sqlc cuts a query's text short by
