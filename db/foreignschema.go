@@ -294,12 +294,25 @@ func repairForeignSchema(ctx context.Context, d *sql.DB) error {
 	if ok, err := hasTable(ctx, d, "sqlite_sequence"); err != nil || !ok {
 		return err
 	}
+	marked, err := hasTable(ctx, d, "fts_mark")
+	if err != nil {
+		return err
+	}
 	for table, o := range want {
 		if o.kind != "table" || !strings.Contains(o.sql, "AUTOINCREMENT") {
 			continue
 		}
-		if _, err := d.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = (SELECT COALESCE(MAX(rowid), 0) FROM "+quoteIdent(o.name)+
-			") WHERE name = ? AND seq >= ?", o.name, int64(math.MaxInt64-sequenceHeadroom)); err != nil {
+		// A message id at or below the index's mark must never be given
+		// again (migration 12: the indexes would take it for indexed), and
+		// the mark is past the last row when the newest indexed messages
+		// were deleted: the counter goes back no further than the mark
+		// (unless the mark is as far out as the counter was).
+		floor := "0"
+		if marked && o.name == "messages" {
+			floor = "(SELECT indexed_through FROM fts_mark WHERE indexed_through < ?2)"
+		}
+		if _, err := d.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = (SELECT MAX(COALESCE(MAX(rowid), 0), COALESCE("+floor+", 0)) FROM "+quoteIdent(o.name)+
+			") WHERE name = ?1 AND seq >= ?2", o.name, int64(math.MaxInt64-sequenceHeadroom)); err != nil {
 			return fmt.Errorf("reset the id counter of %s: %w", table, err)
 		}
 	}

@@ -207,3 +207,50 @@ func TestRepairDropsForeignSchema(t *testing.T) {
 		t.Fatalf("messages = %+v, %v; want the kept one and the new one", msgs, err)
 	}
 }
+
+// An exhausted id counter is reset no further back than the index's mark:
+// with the newest indexed messages deleted the mark is past the last row,
+// and an id at or below it given again would be taken for indexed.
+// Repair's first strategy mends it, and a new message is searchable.
+func TestRepairResetsTheIDCounterNoLowerThanTheMark(t *testing.T) {
+	ctx := context.Background()
+	path := filledStore(t)
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	if err := s.readers.QueryRowContext(ctx, "SELECT MAX(id) FROM messages").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	err = s.w.write(ctx, s.opts.WritePatience, func(ctx context.Context, tx genDBTX) error {
+		_, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE id > ?", last-3)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexNow(t, s)
+	if through, _ := indexMark(t, s); through != last {
+		t.Fatalf("mark %d, want %d (the deleted rows' id)", through, last)
+	}
+	wantVerified(t, s, "mark past the last row")
+	s.Close()
+	damage(t, path, "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'messages'")
+	rep, err := Repair(ctx, path, RepairOptions{Logger: testLogger(new(bytes.Buffer))})
+	if err != nil || rep.Strategy != "drop-foreign-schema" || rep.After != HealthVerified {
+		t.Fatalf("Repair = %+v, %v; want drop-foreign-schema, verified", rep, err)
+	}
+	s, err = Open(ctx, path, Options{ManualIndexing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := appendMessage(t, s, "a", "ocelot after the repair")
+	if id <= last {
+		t.Errorf("new message id %d, want past the mark %d", id, last)
+	}
+	if got := idsFound(t, s, "ocelot", SearchOptions{}); !cmp.Equal(got, []int64{id}) {
+		t.Errorf("ocelot: %v, want [%d]", got, id)
+	}
+}

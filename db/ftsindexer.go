@@ -131,7 +131,7 @@ func (w *writer) indexFailed(err error) {
 		// Stopped (Close interrupts a slice in flight) or halted.
 	case errors.Is(err, ErrLocked):
 		w.log.Debug("sessiondb: indexing waits for another process's write lock", "path", w.path, "err", err)
-	case isIndexFailure(err):
+	case isIndexFailure(err), errors.Is(err, errMarkMissing):
 		w.ftsSwitchedOff(err)
 		if err := w.write(context.Background(), indexPatience, markFTSStaleAndDropQueue); err != nil {
 			w.log.Error("sessiondb: could not mark the damaged full-text index stale", "path", w.path, "err", err)
@@ -156,7 +156,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	state, err := queries.FTSPendingState(ctx, w.tx)
 	if err != nil || (state.Queued == 0 && state.Behind == 0) {
 		w.unlock()
-		return 0, err
+		return 0, markMissing(err)
 	}
 	if yield {
 		// Until a row has waited indexMaxLag the slice waits while appends
@@ -181,7 +181,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 			}
 		}
 	}
-	if yield && w.spaceShort.Load() {
+	if yield && w.standingAside(time.Now()) {
 		// Read under the lock, after the appends this slice let go
 		// first: one of them may have found the disk full.
 		w.unlock()
@@ -194,7 +194,7 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	var indexed int
 	now := time.Now()
 	r := &request{ctx: ctx, fn: indexSlice(limit, &indexed), patience: indexPatience, start: now,
-		deadline: now.Add(indexPatience), done: make(chan result, 1), indexing: true}
+		deadline: now.Add(indexPatience), done: make(chan result, 1), indexing: true, outcome: w.noteSpace}
 	committed := w.runAlone(r)
 	held := time.Since(now)
 	w.unlock()
@@ -207,9 +207,6 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 		return 0, errors.New("index new messages: panic") // never expected: the slice runs only SQL
 	}
 	if res.err != nil {
-		if errors.Is(resourceCause(w.path, res.err), ErrDiskFull) {
-			w.spaceShort.Store(true)
-		}
 		return 0, res.err
 	}
 	if indexed > 0 {
@@ -293,7 +290,7 @@ func (s *Store) IndexNow(ctx context.Context) error {
 	for {
 		n, err := s.w.indexOnce(ctx, false)
 		if err != nil {
-			if isIndexFailure(err) {
+			if isIndexFailure(err) || errors.Is(err, errMarkMissing) {
 				s.w.indexFailed(err) // switched off: the next open rebuilds it
 				return nil
 			}

@@ -99,11 +99,12 @@ func TestClose_IndexesTheQueue(t *testing.T) {
 	}
 	defer d.Close()
 	var pending, indexed int
-	if err := d.QueryRowContext(t.Context(), "SELECT (SELECT COUNT(*) FROM fts_pending), (SELECT COUNT(*) FROM messages_fts_docsize)").Scan(&pending, &indexed); err != nil {
+	if err := d.QueryRowContext(t.Context(), `SELECT (SELECT COUNT(*) FROM messages WHERE id > (SELECT indexed_through FROM fts_mark)),
+		(SELECT COUNT(*) FROM messages_fts_docsize)`).Scan(&pending, &indexed); err != nil {
 		t.Fatal(err)
 	}
 	if pending != 0 || indexed != 50 {
-		t.Errorf("after Close: %d queued, %d indexed; want 0 and 50", pending, indexed)
+		t.Errorf("after Close: %d past the mark, %d indexed; want 0 and 50", pending, indexed)
 	}
 }
 
@@ -380,5 +381,61 @@ func TestIndexer_OverdueAt(t *testing.T) {
 		if got := overdueAt(tc.queued, now); !got.Equal(tc.want) {
 			t.Errorf("%s: overdueAt = %v from now, want %v", tc.name, got.Sub(now), tc.want.Sub(now))
 		}
+	}
+}
+
+// While the disk is full (a write found no room) the background indexer
+// leaves the space to the writes: it indexes nothing until a write
+// commits, or until spaceShortWait has passed without one. IndexNow does
+// not wait. (TestDiskFull_Append shows it on a real full disk, as root.)
+func TestIndexer_StandsAsideWhileTheDiskIsFull(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "f")
+	waitIndexed := func(n uint64) bool {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if s.Stats().MessagesIndexed >= n {
+				return true
+			}
+		}
+		return false
+	}
+	backlog := func(word string) {
+		s.w.ix.paused.Store(true)
+		for i := range 5 {
+			appendMessage(t, s, "f", fmt.Sprint(word, " ", i))
+		}
+		s.w.spaceShortSince.Store(time.Now().UnixNano()) // as a write that found no room would
+		s.w.ix.paused.Store(false)
+		s.w.kickIndexer()
+	}
+
+	backlog("first")
+	time.Sleep(3 * indexPoll)
+	if n := s.Stats().MessagesIndexed; n != 0 {
+		t.Fatalf("%d messages indexed while the disk was full, want 0", n)
+	}
+	newTestSession(t, s, "g") // a write commits: there is room again
+	if !waitIndexed(5) {
+		t.Fatalf("%d indexed after a write committed, want 5", s.Stats().MessagesIndexed)
+	}
+
+	backlog("second")
+	time.Sleep(3 * indexPoll)
+	if n := s.Stats().MessagesIndexed; n != 5 {
+		t.Fatalf("%d messages indexed while the disk was full, want still 5", n)
+	}
+	// No write comes: after spaceShortWait the indexer tries again.
+	s.w.spaceShortSince.Store(time.Now().Add(-spaceShortWait).UnixNano())
+	if !waitIndexed(10) {
+		t.Fatalf("%d indexed once spaceShortWait had passed, want 10", s.Stats().MessagesIndexed)
+	}
+
+	backlog("third")
+	indexNow(t, s)
+	if n := s.Stats().MessagesIndexed; n != 15 {
+		t.Errorf("IndexNow while the disk was full indexed up to %d, want 15", n)
+	}
+	if s.w.standingAside(time.Now()) {
+		t.Error("still standing aside after IndexNow's slices committed")
 	}
 }

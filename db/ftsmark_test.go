@@ -209,11 +209,15 @@ func TestOpen_MigratesTheQueueToTheMark(t *testing.T) {
 		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'pangolin queued by an older build', 0)",
 		fmt.Sprintf("UPDATE messages SET content = 'tapir edited by an older build' WHERE id = %d", ids[0]),
 		fmt.Sprintf("DELETE FROM messages WHERE id = %d", ids[1]))
-	s, err := Open(t.Context(), path, Options{ManualIndexing: true})
+	var logs bytes.Buffer
+	s, err := Open(t.Context(), path, Options{ManualIndexing: true, Logger: testLogger(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if strings.Contains(logs.String(), "rebuilt") {
+		t.Errorf("the upgrade rebuilt the index: %q", logs.String())
+	}
 	var last int64
 	if err := s.readers.QueryRowContext(t.Context(), "SELECT MAX(id) FROM messages").Scan(&last); err != nil {
 		t.Fatal(err)
@@ -276,5 +280,41 @@ func TestFTSMark_LagOfAnImportedMessageCountsFromItsAppend(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	if st := s.Stats(); st.IndexQueued != 1 || st.IndexLag < 50*time.Millisecond || st.IndexLag > time.Minute {
 		t.Errorf("Stats: %d queued, lag %v; want 1 queued and a lag of 60 ms or so, not a day", st.IndexQueued, st.IndexLag)
+	}
+}
+
+// A mark row deleted under an open store (another writer's damage): the
+// messages appended meanwhile are still found, the indexer marks the
+// index stale (Search then scans), and the next open rebuilds it.
+func TestFTSMark_RowDeletedWhileOpen(t *testing.T) {
+	var logs bytes.Buffer
+	s := openTestStore(t, Options{Logger: testLogger(&logs)})
+	newTestSession(t, s, "m")
+	appendMessage(t, s, "m", "gecko before")
+	indexNow(t, s)
+	damage(t, s.Path(), "DELETE FROM fts_mark")
+	id := appendMessage(t, s, "m", "gecko after")
+	if got := idsFound(t, s, "gecko", SearchOptions{Sort: SortNewest}); len(got) != 2 || got[0] != id {
+		t.Errorf("gecko with the mark gone: %v, want both, %d first", got, id)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !s.w.ftsOff.Load() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !s.w.ftsOff.Load() || !strings.Contains(logs.String(), "fts_mark") {
+		t.Fatalf("indexing not switched off for the missing mark: %q", logs.String())
+	}
+	if got := idsFound(t, s, "gecko", SearchOptions{}); len(got) != 2 {
+		t.Errorf("gecko once marked stale: %v, want both", got)
+	}
+	path := s.Path()
+	s.Close()
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	wantVerified(t, s, "rebuilt")
+	if through, _ := indexMark(t, s); through != id {
+		t.Errorf("mark %d after the rebuild, want %d", through, id)
 	}
 }

@@ -18,6 +18,8 @@ package db
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,7 +44,7 @@ func indexSlice(limit int, indexed *int) txFunc {
 		*indexed = 0
 		fresh, err := queries.FTSMarkSliceEnd(ctx, tx, int64(limit))
 		if err != nil {
-			return fmt.Errorf("index new messages: %w", err)
+			return fmt.Errorf("index new messages: %w", markMissing(err))
 		}
 		deleted, err := queries.FTSDeletedSliceEnd(ctx, tx, int64(limit))
 		if err != nil {
@@ -89,7 +91,7 @@ func indexSlice(limit int, indexed *int) txFunc {
 		if rest := limit - *indexed; fresh.Queued > 0 && rest > 0 {
 			if rest < limit {
 				if fresh, err = queries.FTSMarkSliceEnd(ctx, tx, int64(rest)); err != nil {
-					return fmt.Errorf("index new messages: %w", err)
+					return fmt.Errorf("index new messages: %w", markMissing(err))
 				}
 			}
 			if err := applySlice(ctx, tx, indexNewSQL, fresh.Mark, fresh.LastID); err != nil {
@@ -123,9 +125,24 @@ func applySlice(ctx context.Context, tx gen.DBTX, stmts []string, args ...any) e
 	return nil
 }
 
+// errMarkMissing is fts_mark without its row: damage (only another
+// writer removes it), taken for the index's own (indexFailed), so that
+// indexing stops and Search scans the messages until the next open
+// rebuilds the index and sets the mark.
+var errMarkMissing = errors.New("the full-text index's mark (fts_mark) is missing")
+
+// markMissing is errMarkMissing for a read of the mark that found no row.
+func markMissing(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return errMarkMissing
+	}
+	return err
+}
+
 // markFTSStaleAndDropQueue switches indexing off after the indexer found
-// the index damaged: the mark, and the queues emptied (the rebuild at the
-// next open indexes every row).
+// the index damaged: the stale mark, the queues emptied (the rebuild at
+// the next open indexes every row), and a missing index mark put back, so
+// that the indexer's slices run (and index nothing) meanwhile.
 func markFTSStaleAndDropQueue(ctx context.Context, tx gen.DBTX) error {
 	if err := markFTSStale(ctx, tx); err != nil {
 		return err
@@ -133,7 +150,10 @@ func markFTSStaleAndDropQueue(ctx context.Context, tx gen.DBTX) error {
 	if err := queries.FTSPendingClear(ctx, tx); err != nil {
 		return err
 	}
-	return queries.FTSDeletedClear(ctx, tx)
+	if err := queries.FTSDeletedClear(ctx, tx); err != nil {
+		return err
+	}
+	return queries.FTSMarkRestore(ctx, tx)
 }
 
 // forgetSliceSQL makes each index forget the rows queued in fts_deleted
@@ -181,10 +201,10 @@ var indexSliceSQL = []string{
 // indexNewSQL indexes the messages past the mark (?1) up to a last id
 // (?2) from their text. No index holds a row past the mark, nor has it
 // anything of one to forget (the delete and update triggers queue only
-// rows at or below it); a row an index holds all the same was indexed
-// behind the queue's back, from its current text, and is skipped, not
-// indexed twice. Nothing is done while the index is marked stale.
-// Hand-written, as forgetSliceSQL.
+// rows at or below it). A row an index holds all the same was put there
+// by another writer — damage, which Verify reports — and is skipped, so
+// that the slice does not fail on it. Nothing is done while the index is
+// marked stale. Hand-written, as forgetSliceSQL.
 var indexNewSQL = []string{
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
@@ -225,11 +245,9 @@ func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
 		}
 	}
 	// Every message is indexed: none is past the mark (version 12).
-	var marked int64
-	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = 'fts_mark'").Scan(&marked); err != nil {
+	if marked, err := hasTableIn(ctx, q, prefix, "fts_mark"); err != nil {
 		return fmt.Errorf("rebuild full-text index: %w", err)
-	}
-	if marked != 0 {
+	} else if marked {
 		stmts = append(stmts, "INSERT OR REPLACE INTO "+prefix+"fts_mark (id, indexed_through, behind_since) VALUES (1, COALESCE((SELECT MAX(id) FROM "+prefix+"messages), 0), 0)")
 	}
 	for _, stmt := range stmts {
@@ -245,7 +263,13 @@ func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
 // which index from their triggers) or the indexes themselves.
 // Hand-written: sqlc cannot see sqlite_schema.
 func hasTable(ctx context.Context, q gen.DBTX, name string) (bool, error) {
+	return hasTableIn(ctx, q, "", name)
+}
+
+// hasTableIn is hasTable in the schema named by prefix ("" or an attached
+// schema's "name.").
+func hasTableIn(ctx context.Context, q gen.DBTX, prefix, name string) (bool, error) {
 	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", name).Scan(&n)
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+"sqlite_schema WHERE type = 'table' AND name = ?", name).Scan(&n)
 	return n != 0, err
 }

@@ -7,11 +7,11 @@ import (
 
 // The indexer's transactions commit without an fsync of their own.
 //
-// What they write is derived: they move rows from the index queue into the
-// full-text indexes, atomically. If a power cut loses such a commit, the
-// rows are back in the queue, Search still finds them (it scans the
-// queue), and the indexer indexes them again — nothing acknowledged is
-// lost. SQLite guarantees that a WAL commit made with synchronous=NORMAL
+// What they write is derived: they index the rows past the mark (and the
+// queued edits and deletes) and move the mark, atomically. If a power cut
+// loses such a commit, the mark is back where it was, Search still finds
+// the rows (it reads the messages past the mark), and the indexer indexes
+// them again — nothing acknowledged is lost. SQLite guarantees that a WAL commit made with synchronous=NORMAL
 // is atomic and never corrupts the file; it only may not survive a power
 // cut until the next fsync of the WAL, which the next append's commit
 // (synchronous=FULL) does for every frame before its own. So at serial

@@ -14,7 +14,7 @@ import (
 // maintain runs post-commit maintenance: a checkpoint (see checkpoint)
 // every checkpointEvery batches, and a bounded FTS merge every mergeEvery
 // batches that added index segments (segments: the indexer's slices; an
-// append only queues its rows, and the few segments a delete or rewind of
+// append writes nothing to the indexes, and the few segments a delete or rewind of
 // indexed rows adds are left to FTS5's own automerge). It counts batches,
 // not writes, because a group commit writes the WAL and the index once for
 // all of its writes. It runs after COMMIT, so it can never fail or replay
@@ -28,7 +28,7 @@ func (w *writer) maintain(segments bool) {
 		checkpoint := w.wal && w.checkpointEvery > 0 && due(&w.sinceCheckpoint, w.checkpointEvery)
 		// No merge while the disk is full: it rewrites up to
 		// ftsMergePages pages, space the writes need first (spaceshort.go).
-		merge := segments && w.mergeEvery > 0 && !w.ftsOff.Load() && !w.spaceShort.Load() && due(&w.sinceMerge, w.mergeEvery)
+		merge := segments && w.mergeEvery > 0 && !w.ftsOff.Load() && !w.standingAside(time.Now()) && due(&w.sinceMerge, w.mergeEvery)
 		if !checkpoint && !merge {
 			return
 		}

@@ -38,7 +38,7 @@ type Options struct {
 	ReadPoolSize int
 	// FTSMergeEvery runs a bounded FTS merge after every N transactions
 	// of the background indexer (each adds one segment to each full-text
-	// index; appends only queue their rows). Default 1000; negative
+	// index; appends write nothing to them). Default 1000; negative
 	// disables it.
 	FTSMergeEvery int
 	// CheckpointEvery runs a PASSIVE WAL checkpoint after every N write

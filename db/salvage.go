@@ -67,15 +67,13 @@ func repairSalvage(ctx context.Context, damaged *sql.DB, damagedPath string) (st
 			return "", fmt.Errorf("salvage: %w", err)
 		}
 	}
-	// The copied rows sit in the index queue (migration 4): index them all
-	// at once and empty it.
+	// The copied rows are past the fresh file's index mark (migration
+	// 12): index them all at once, which moves the mark past them.
 	if err := rebuildFTS(ctx, c, "fresh."); err != nil {
 		return "", fmt.Errorf("salvage: %w", err)
 	}
-	for _, stmt := range []string{"DELETE FROM fresh.fts_pending", "DETACH DATABASE fresh"} {
-		if _, err := c.ExecContext(ctx, stmt); err != nil {
-			return "", fmt.Errorf("salvage: %w", err)
-		}
+	if _, err := c.ExecContext(ctx, "DETACH DATABASE fresh"); err != nil {
+		return "", fmt.Errorf("salvage: %w", err)
 	}
 	if copied == 0 {
 		return "", fmt.Errorf("salvage: no row could be read")

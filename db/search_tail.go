@@ -4,12 +4,12 @@ package db
 // indexes (the messages past the mark, and edited rows in fts_pending):
 // appends commit before the background indexer indexes them, and Search
 // must find every acknowledged message. The waiting rows are read in the
-// search's snapshot and matched in Go by the
-// indexes' own rules (ftstokens.go), then merged with the indexes' hits:
-// by id, exactly, for newest and oldest; ahead of the ranked hits, newest
-// first, for relevance (see SortRelevance). The queue is short — the
-// indexer keeps it to a fraction of a second of appends — and reading it
-// costs a few µs a row.
+// search's snapshot and matched in Go by the indexes' own rules
+// (ftstokens.go), then merged with the indexes' hits: by id, exactly, for
+// newest and oldest; ahead of the ranked hits, newest first, for relevance
+// (see SortRelevance). The tail is short — the indexer keeps it to a
+// fraction of a second of appends, but while the disk is full
+// (spaceshort.go) — and reading it costs a few µs a row.
 
 import (
 	"context"
@@ -35,7 +35,9 @@ type tailRow struct {
 
 // searchTailSQL reads the waiting rows through the page queries' filters,
 // newest first, each once (a row edited twice is queued twice). A row past
-// the mark is in neither index (ftsqueue.go).
+// the mark is in neither index (ftsqueue.go). A missing mark (damage, until
+// the indexer marks the index stale) leaves every message in the tail:
+// slow, and every acknowledged message still found.
 // Hand-written: sqlc cannot see FTS5's shadow tables (*_docsize, one row
 // per indexed message).
 const searchTailSQL = `
@@ -44,7 +46,7 @@ SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model,
        EXISTS (SELECT 1 FROM messages_fts_docsize d WHERE d.id = p.id),
        EXISTS (SELECT 1 FROM messages_fts_trigram_docsize d WHERE d.id = p.id)
 FROM (SELECT id FROM fts_pending
-      UNION SELECT id FROM messages WHERE id > (SELECT indexed_through FROM fts_mark)) p
+      UNION SELECT id FROM messages WHERE id > COALESCE((SELECT indexed_through FROM fts_mark), 0)) p
 JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0

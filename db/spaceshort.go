@@ -6,19 +6,38 @@ package db
 // or queued, and Search finds them all the same — but a catch-up slice of
 // long messages writes index segments (and their copy in the WAL) that
 // can take all of what was freed: the next append would fail again with
-// the disk still "full" after the user made room for it.
+// the disk still "full" after the user made room for it. A process that
+// writes nothing more gets its index back all the same: the indexer tries
+// again once spaceShortWait has passed (and stands aside again if the
+// disk is still full), and IndexNow and Close never stand aside.
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
-// noteSpace records what a caller's write found: no room (the indexer
-// stands aside), or room again (it goes on). It runs as the outcome is
-// given, under the writer lock, so the indexer's next look (also under
-// the lock) sees it.
+// spaceShortWait bounds how long the background indexer stands aside
+// without a write committing.
+const spaceShortWait = 10 * time.Second
+
+// noteSpace records what a write or an index slice found: no room (the
+// background indexer stands aside), or room again (it goes on). It runs
+// as the outcome is given, under the writer lock (request.outcome), so the
+// indexer's look under the lock sees it. Only a write that failed with an
+// I/O error costs system calls here (resourceCause asks the filesystem
+// for its free space).
 func (w *writer) noteSpace(err error) {
 	switch {
 	case err == nil:
-		w.spaceShort.Store(false)
+		w.spaceShortSince.Store(0)
 	case errors.Is(resourceCause(w.path, err), ErrDiskFull):
-		w.spaceShort.Store(true)
+		w.spaceShortSince.Store(time.Now().UnixNano())
 	}
+}
+
+// standingAside reports whether the background indexer leaves the disk's
+// space to the writes.
+func (w *writer) standingAside(now time.Time) bool {
+	since := w.spaceShortSince.Load()
+	return since != 0 && now.Sub(time.Unix(0, since)) < spaceShortWait
 }

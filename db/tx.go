@@ -43,7 +43,7 @@ type request struct {
 	done     chan result // buffered: the leader never blocks on delivery
 	answered atomic.Bool // done has its one result
 	// outcome, when set, learns the outcome as it is given, under the
-	// writer lock (a caller's write: noteSpace).
+	// writer lock (noteSpace).
 	outcome func(error)
 }
 

@@ -170,7 +170,7 @@ func TestWrite_MaintenanceRuns(t *testing.T) {
 }
 
 // FTS merges follow the transactions that add index segments — the
-// indexer's — not appends, which only queue their rows.
+// indexer's — not appends, which write nothing to the indexes.
 func TestWrite_MergesFollowIndexing(t *testing.T) {
 	s := openTestStore(t, Options{FTSMergeEvery: 1, CheckpointEvery: -1})
 	s.w.ix.paused.Store(true)

@@ -83,9 +83,9 @@ type writer struct {
 
 	// restarting is set while a WAL restart runs in the background.
 	restarting atomic.Bool
-	// spaceShort is set while the disk is full: from a write that found
-	// no room to the next that committed (spaceshort.go).
-	spaceShort atomic.Bool
+	// spaceShortSince is when a write or an index slice last found the
+	// disk full (Unix ns), 0 once one committed again (spaceshort.go).
+	spaceShortSince atomic.Int64
 
 	// ix is the background indexer (ftsindexer.go).
 	ix indexer

@@ -16,17 +16,19 @@ SELECT EXISTS (SELECT 1 FROM fts_pending
 
 -- name: FTSEditsAny :one
 -- Whether edited rows wait to be indexed again.
-SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued;
+SELECT EXISTS (SELECT 1 FROM fts_pending) AS waiting;
 
 -- name: FTSMarkSliceEnd :one
 -- The mark, and the last id and count of the oldest row_limit messages
 -- past it: the new rows of one index transaction's slice
 -- (db/ftsqueue.go). last_id is the mark when none is past it.
 SELECT f.indexed_through AS mark,
-       CAST(COALESCE((SELECT MAX(id) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT sqlc.arg(row_limit))), f.indexed_through) AS INTEGER) AS last_id,
-       (SELECT COUNT(*) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT sqlc.arg(row_limit))) AS queued,
+       CAST(COALESCE(MAX(w.id), f.indexed_through) AS INTEGER) AS last_id,
+       COUNT(w.id) AS queued,
        f.behind_since
-FROM fts_mark f;
+FROM fts_mark f
+LEFT JOIN (SELECT id FROM messages WHERE id > (SELECT indexed_through FROM fts_mark) ORDER BY id LIMIT sqlc.arg(row_limit)) w ON 1
+GROUP BY f.id;
 
 -- name: FTSMarkAdvance :exec
 -- Moves the mark past the rows a slice just indexed; once none is left
@@ -34,6 +36,11 @@ FROM fts_mark f;
 UPDATE fts_mark
 SET indexed_through = sqlc.arg(last_id),
     behind_since = CASE WHEN EXISTS (SELECT 1 FROM messages WHERE id > sqlc.arg(last_id)) THEN behind_since ELSE 0 END;
+
+-- name: FTSMarkRestore :exec
+-- Puts back a missing mark row while the index is marked stale (the
+-- rebuild that clears the stale mark sets it again).
+INSERT OR IGNORE INTO fts_mark (id, indexed_through) VALUES (1, COALESCE((SELECT MAX(id) FROM messages), 0));
 
 -- name: FTSPendingClear :exec
 DELETE FROM fts_pending;
@@ -72,10 +79,10 @@ DELETE FROM fts_deleted WHERE seq <= sqlc.arg(last_seq);
 -- queue by seq (reading every fts_deleted row's time would walk the
 -- copied texts); for the rows past the mark, the first one's created_at
 -- (an append's own time) but no earlier than behind_since (a row imported
--- with an old time has waited only since it was appended). behind
--- reports a behind_since left set with no row past the mark (the rows
--- appended were deleted before they were indexed): the next slice clears
--- it. (ASCII only in these comments: sqlc cuts a query's text short by
+-- with an old time has waited only since it was appended). behind is
+-- whether behind_since is set: with no row past the mark too (the rows
+-- appended were deleted before they were indexed) a slice must run to
+-- clear it. (ASCII only in these comments: sqlc cuts a query's text short by
 -- the extra bytes of any other character before it.)
 SELECT CAST((SELECT COUNT(*) FROM fts_pending) + (SELECT COUNT(*) FROM fts_deleted)
             + (SELECT COUNT(*) FROM messages WHERE id > f.indexed_through) AS INTEGER) AS queued,

@@ -46,15 +46,15 @@ func (q *Queries) FTSDeletedSliceEnd(ctx context.Context, db DBTX, rowLimit int6
 }
 
 const fTSEditsAny = `-- name: FTSEditsAny :one
-SELECT EXISTS (SELECT 1 FROM fts_pending) AS queued
+SELECT EXISTS (SELECT 1 FROM fts_pending) AS waiting
 `
 
 // Whether edited rows wait to be indexed again.
 func (q *Queries) FTSEditsAny(ctx context.Context, db DBTX) (bool, error) {
 	row := db.QueryRowContext(ctx, fTSEditsAny)
-	var queued bool
-	err := row.Scan(&queued)
-	return queued, err
+	var waiting bool
+	err := row.Scan(&waiting)
+	return waiting, err
 }
 
 const fTSMarkAdvance = `-- name: FTSMarkAdvance :exec
@@ -70,12 +70,25 @@ func (q *Queries) FTSMarkAdvance(ctx context.Context, db DBTX, lastID int64) err
 	return err
 }
 
+const fTSMarkRestore = `-- name: FTSMarkRestore :exec
+INSERT OR IGNORE INTO fts_mark (id, indexed_through) VALUES (1, COALESCE((SELECT MAX(id) FROM messages), 0))
+`
+
+// Puts back a missing mark row while the index is marked stale (the
+// rebuild that clears the stale mark sets it again).
+func (q *Queries) FTSMarkRestore(ctx context.Context, db DBTX) error {
+	_, err := db.ExecContext(ctx, fTSMarkRestore)
+	return err
+}
+
 const fTSMarkSliceEnd = `-- name: FTSMarkSliceEnd :one
 SELECT f.indexed_through AS mark,
-       CAST(COALESCE((SELECT MAX(id) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT ?1)), f.indexed_through) AS INTEGER) AS last_id,
-       (SELECT COUNT(*) FROM (SELECT id FROM messages WHERE id > f.indexed_through ORDER BY id LIMIT ?1)) AS queued,
+       CAST(COALESCE(MAX(w.id), f.indexed_through) AS INTEGER) AS last_id,
+       COUNT(w.id) AS queued,
        f.behind_since
 FROM fts_mark f
+LEFT JOIN (SELECT id FROM messages WHERE id > (SELECT indexed_through FROM fts_mark) ORDER BY id LIMIT ?1) w ON 1
+GROUP BY f.id
 `
 
 type FTSMarkSliceEndRow struct {
@@ -184,10 +197,10 @@ type FTSPendingStateRow struct {
 // queue by seq (reading every fts_deleted row's time would walk the
 // copied texts); for the rows past the mark, the first one's created_at
 // (an append's own time) but no earlier than behind_since (a row imported
-// with an old time has waited only since it was appended). behind
-// reports a behind_since left set with no row past the mark (the rows
-// appended were deleted before they were indexed): the next slice clears
-// it. (ASCII only in these comments: sqlc cuts a query's text short by
+// with an old time has waited only since it was appended). behind is
+// whether behind_since is set: with no row past the mark too (the rows
+// appended were deleted before they were indexed) a slice must run to
+// clear it. (ASCII only in these comments: sqlc cuts a query's text short by
 // the extra bytes of any other character before it.)
 func (q *Queries) FTSPendingState(ctx context.Context, db DBTX) (FTSPendingStateRow, error) {
 	row := db.QueryRowContext(ctx, fTSPendingState)
