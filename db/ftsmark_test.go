@@ -248,22 +248,7 @@ func TestOpen_MigratesTheQueueToTheMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var pending []int64
-	rows, err := d.QueryContext(t.Context(), "SELECT id FROM fts_pending")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var p int64
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, p)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if !cmp.Equal(pending, []int64{id}) {
+	if pending := queryIDs(t, d, "SELECT id FROM fts_pending"); !cmp.Equal(pending, []int64{id}) {
 		t.Errorf("version 11's queue after the downgrade: %v, want [%d]", pending, id)
 	}
 }

@@ -6,6 +6,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -43,7 +44,14 @@ func appendMessage(t *testing.T, s *Store, session, content string) int64 {
 // docsizeIDs lists the rows an index holds.
 func docsizeIDs(t *testing.T, s *Store, index string) []int64 {
 	t.Helper()
-	rows, err := s.readers.QueryContext(t.Context(), "SELECT id FROM "+index+"_docsize ORDER BY id")
+	return queryIDs(t, s.readers, "SELECT id FROM "+index+"_docsize ORDER BY id")
+}
+
+// queryIDs runs a query of one integer column and returns its values
+// (empty, not nil, for none).
+func queryIDs(t *testing.T, d *sql.DB, query string, args ...any) []int64 {
+	t.Helper()
+	rows, err := d.QueryContext(t.Context(), query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +63,9 @@ func docsizeIDs(t *testing.T, s *Store, index string) []int64 {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return ids
 }
@@ -376,19 +387,7 @@ func TestFTSQueue_RandomChangesMatchTheText(t *testing.T) {
 			for _, w := range changeWords {
 				want := rowsHolding(t, s, w)
 				for _, index := range ftsIndexes {
-					var got []int64
-					rows, err := s.readers.QueryContext(t.Context(), "SELECT rowid FROM "+index+" WHERE "+index+" MATCH ? ORDER BY rowid", w)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for rows.Next() {
-						var id int64
-						if err := rows.Scan(&id); err != nil {
-							t.Fatal(err)
-						}
-						got = append(got, id)
-					}
-					rows.Close()
+					got := queryIDs(t, s.readers, "SELECT rowid FROM "+index+" WHERE "+index+" MATCH ? ORDER BY rowid", w)
 					if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 						t.Errorf("%s MATCH %s (-text +index):\n%s", index, w, diff)
 					}
