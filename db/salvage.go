@@ -98,9 +98,13 @@ func salvageTable(ctx context.Context, c *sql.Conn, table string) (copied, skipp
 	if err := c.QueryRowContext(ctx, "SELECT max(rowid) FROM main."+table).Scan(&m); err == nil && m.Valid {
 		hi = m.Int64
 	}
+	// The id counter may name rows past the last one read (a damaged
+	// b-tree's right edge), but not millions of them: an exhausted or
+	// hostile counter (near 2^63) would have the scan walk empty ranges for
+	// ever, at most 65,536 ids a read.
 	var seq sql.NullInt64
 	if err := c.QueryRowContext(ctx, "SELECT seq FROM main.sqlite_sequence WHERE name = ?", table).Scan(&seq); err == nil && seq.Int64 > hi {
-		hi = seq.Int64
+		hi = min(seq.Int64, hi+salvageMaxRowID)
 	}
 	insert := "INSERT OR IGNORE INTO fresh." + table + " SELECT * FROM main." + table + " WHERE rowid > ? AND rowid <= ?"
 	lo, step := int64(-1)<<62, int64(1)<<62 // the first range covers every rowid up to 0
