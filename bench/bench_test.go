@@ -49,7 +49,7 @@ func paddedMessage(i, size int) db.NewMessage {
 
 var padWords = strings.Fields("the agent ran the tool search index message session lineage lease handoff compression title gateway postgres sqlite commit durable fsync writer reader cluster network request response error retry timeout function argument result file path directory build test deploy config")
 
-func benchStore(b *testing.B) *db.Store {
+func benchStore(b testing.TB) *db.Store {
 	b.Helper()
 	s, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), db.Options{})
 	if err != nil {

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/sessiondb/sessiondb/db"
@@ -11,18 +10,7 @@ import (
 // the store's writer: its connection must run with the writer's pragmas,
 // and the loader's must be unable to write.
 func TestRawConnections_HaveTheStoresPragmas(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := db.Open(t.Context(), path, db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ra, err := newRawAppender(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, path := newTestRawAppender(t)
 	defer ra.close()
 	for pragma, want := range map[string]string{
 		"synchronous": "2", "foreign_keys": "1", "busy_timeout": "5000",
@@ -47,21 +35,7 @@ func TestRawConnections_HaveTheStoresPragmas(t *testing.T) {
 // does index: each appended message is in both full-text indexes at its
 // commit, with the mark past it, and Verify finds the file exact.
 func TestRawAppender_IndexesWhatItAppends(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := db.Open(t.Context(), path, db.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CreateSession(t.Context(), db.NewSession{ID: "bench", Source: "bench"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ra, err := newRawAppender(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, path := newTestRawAppender(t)
 	const n = 50
 	for i := range n {
 		if err := ra.append(t.Context(), i); err != nil {
@@ -85,4 +59,21 @@ func TestRawAppender_IndexesWhatItAppends(t *testing.T) {
 	if r, err := db.Verify(t.Context(), path); err != nil || r.Health != db.HealthVerified || r.FTS != "ok" {
 		t.Errorf("Verify after the raw appends = %s %q %v", r.Health, r.FTS, err)
 	}
+}
+
+// newTestRawAppender opens the raw appender on a closed store made as the
+// benchmarks make theirs (benchStore: its session "bench" included), and
+// returns it with the file's path.
+func newTestRawAppender(t *testing.T) (*rawAppender, string) {
+	t.Helper()
+	s := benchStore(t)
+	path := s.Path()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ra, err := newRawAppender(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ra, path
 }

@@ -231,20 +231,21 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	// A file from before migration 4 has no queue; one from before
 	// migration 11 has no queue of deleted rows (its triggers forget them
 	// at once).
-	notQueued, notDeleted, pastMark := "", "", "0"
+	notQueued, notDeleted := "", ""
 	if queue {
 		notQueued = "AND m.id NOT IN (SELECT id FROM fts_pending)"
 	}
 	// From migration 12 the messages past the mark wait too, and no index
 	// may hold one.
-	if marked, err := hasTable(ctx, tx, "fts_mark"); err != nil {
+	marked, err := hasTable(ctx, tx, "fts_mark")
+	if err != nil {
 		return "", err
-	} else if marked {
+	}
+	if marked {
 		if bad, err := ftsMarkDamage(ctx, tx); err != nil || bad != "" {
 			return bad, err
 		}
 		notQueued += " AND m.id <= (SELECT indexed_through FROM fts_mark)"
-		pastMark = "(SELECT COUNT(*) FROM %s_docsize d WHERE d.id > (SELECT indexed_through FROM fts_mark))"
 	}
 	if deletes, err := hasTable(ctx, tx, "fts_deleted"); err != nil {
 		return "", err
@@ -253,11 +254,15 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	}
 	for _, index := range ftsIndexes {
 		// Hand-written: sqlc cannot see FTS5's shadow tables.
+		pastMark := "0"
+		if marked {
+			pastMark = "(SELECT COUNT(*) FROM " + index + "_docsize d WHERE d.id > (SELECT indexed_through FROM fts_mark))"
+		}
 		var missing, extra, past int64
 		err := tx.QueryRowContext(ctx, `SELECT
 			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+notQueued+`),
 			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id) `+notDeleted+`),
-			`+strings.ReplaceAll(pastMark, "%s", index)).Scan(&missing, &extra, &past)
+			`+pastMark).Scan(&missing, &extra, &past)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%s: %w", index, err)

@@ -29,7 +29,9 @@ const spaceShortWait = 10 * time.Second
 func (w *writer) noteSpace(err error) {
 	switch {
 	case err == nil:
-		w.spaceShortSince.Store(0)
+		if w.spaceShortSince.Load() != 0 { // every write: read, write only on a change
+			w.spaceShortSince.Store(0)
+		}
 	case errors.Is(resourceCause(w.path, err), ErrDiskFull):
 		w.spaceShortSince.Store(time.Now().UnixNano())
 	}
