@@ -20,8 +20,11 @@ import time
 
 
 # The Python store's pattern: the insert trigger writes both indexes
-# (in place of sessiondb's, which marks when the indexes fell behind).
+# (in place of sessiondb's, which marks when the indexes fell behind), and
+# its trigram index keeps positions (sessiondb's has none since version 13).
 INDEXING_INSERT_TRIGGER = """
+DROP TABLE messages_fts_trigram;
+CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (content, tool_text, content = '', tokenize = 'trigram');
 DROP TRIGGER messages_fts_behind;
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
     INSERT INTO messages_fts (rowid, content, tool_name) VALUES (new.id, new.content, new.tool_name);

@@ -163,11 +163,15 @@ func dsn(path string, kind connKind, vfsName string) string {
 
 var registerOnce sync.Once
 
-// registerExtensions makes FTS5 available on every connection. FTS5 is not
-// in the driver's default build; it must be registered before the first
+// registerExtensions makes FTS5 and sessiondb's SQL functions
+// (sqlfuncs.go) available on every connection. FTS5 is not in the
+// driver's default build; both must be registered before the first
 // connection opens.
 func registerExtensions() {
-	registerOnce.Do(func() { sqlite3.AutoExtension(fts5.Register) })
+	registerOnce.Do(func() {
+		sqlite3.AutoExtension(fts5.Register)
+		sqlite3.AutoExtension(registerFunctions)
+	})
 }
 
 func init() {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
 // idsFound returns the message ids a search returns, in its order.
@@ -385,11 +387,17 @@ func TestFTSQueue_RandomChangesMatchTheText(t *testing.T) {
 			ftsConsistent(t, s)
 			wantSearchMatchesTheText(t, s, "indexed")
 			for _, w := range changeWords {
-				want := rowsHolding(t, s, w)
-				for _, index := range ftsIndexes {
-					got := queryIDs(t, s.readers, "SELECT rowid FROM "+index+" WHERE "+index+" MATCH ? ORDER BY rowid", w)
+				// The word index holds the words; the trigram index, without
+				// positions, which rows hold each trigram it is asked for.
+				tris, _, _ := searchtext.Terms{w}.TrigramMatch()
+				for index, expr := range map[string]string{"messages_fts": w, "messages_fts_trigram": tris} {
+					want := rowsHolding(t, s, w)
+					if index == "messages_fts_trigram" {
+						want = rowsHoldingTrigrams(t, s, tris)
+					}
+					got := queryIDs(t, s.readers, "SELECT rowid FROM "+index+" WHERE "+index+" MATCH ? ORDER BY rowid", expr)
 					if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-						t.Errorf("%s MATCH %s (-text +index):\n%s", index, w, diff)
+						t.Errorf("%s MATCH %s (-text +index):\n%s", index, expr, diff)
 					}
 				}
 			}
@@ -401,6 +409,35 @@ func TestFTSQueue_RandomChangesMatchTheText(t *testing.T) {
 // rowsHolding lists, oldest first, the messages whose content or tool
 // text holds word, read from the rows themselves.
 func rowsHolding(t *testing.T, s *Store, word string) []int64 {
+	t.Helper()
+	return rowsWhere(t, s, func(content, toolText string) bool {
+		return slices.Contains(strings.Fields(content+" "+toolText), word)
+	})
+}
+
+// rowsHoldingTrigrams returns the ids of the messages that hold, in their
+// content or tool text, each trigram of a trigram-index expression (the
+// quoted trigrams of Terms.TrigramMatch), folded as the index folds.
+func rowsHoldingTrigrams(t *testing.T, s *Store, expr string) []int64 {
+	t.Helper()
+	fold := func(s string) string {
+		var b strings.Builder
+		searchtext.TrigramText(&b, s)
+		return b.String()
+	}
+	tris := strings.Fields(strings.ReplaceAll(expr, `"`, ""))
+	return rowsWhere(t, s, func(content, toolText string) bool {
+		content, toolText = fold(content), fold(toolText)
+		return !slices.ContainsFunc(tris, func(tri string) bool {
+			tri = fold(tri)
+			return !strings.Contains(content, tri) && !strings.Contains(toolText, tri)
+		})
+	})
+}
+
+// rowsWhere returns the ids of the messages whose content and tool text
+// hold, in id order.
+func rowsWhere(t *testing.T, s *Store, hold func(content, toolText string) bool) []int64 {
 	t.Helper()
 	rows, err := s.readers.QueryContext(t.Context(), "SELECT id, content, COALESCE(tool_text, '') FROM messages ORDER BY id")
 	if err != nil {
@@ -414,7 +451,7 @@ func rowsHolding(t *testing.T, s *Store, word string) []int64 {
 		if err := rows.Scan(&id, &content, &toolText); err != nil {
 			t.Fatal(err)
 		}
-		if slices.Contains(strings.Fields(content+" "+toolText), word) {
+		if hold(content, toolText) {
 			ids = append(ids, id)
 		}
 	}

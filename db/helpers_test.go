@@ -98,6 +98,25 @@ func migrateDownTo(t testing.TB, path string, version int64) {
 	}
 }
 
+// migrateUpTo applies the migrations up to version to the closed store
+// at path, and nothing else Open would do (its indexing of the queue
+// included), so a test sees what the migration itself left.
+func migrateUpTo(t testing.TB, path string, version int64) {
+	t.Helper()
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), version); err != nil {
+		t.Fatalf("migrate up to %d: %v", version, err)
+	}
+}
+
 // search is Search, also saying which way the engine answered it.
 func (s *Store) search(ctx context.Context, query string, opts SearchOptions) ([]SearchHit, searchRoute, error) {
 	var route searchRoute

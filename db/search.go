@@ -151,8 +151,8 @@ func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]driver.SearchHi
 			}
 		}
 	}
-	if match, short := p.terms.TrigramMatch(); match != "" {
-		hits, err := p.trigram(ctx, q, match, short, p.page(p.opts.Limit, p.opts.Offset), p.trigramTail(queued))
+	if match, long, short := p.terms.TrigramMatch(); match != "" {
+		hits, err := p.trigram(ctx, q, trigramQuery{match: match, long: long, short: short}, p.page(p.opts.Limit, p.opts.Offset), p.trigramTail(queued))
 		return hits, routeTrigram, err
 	}
 	return nil, routeScan, nil

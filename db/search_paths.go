@@ -119,13 +119,17 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	return hits, nil
 }
 
+// trigramQuery is a query for the trigram route (Terms.TrigramMatch): the
+// index's expression for the candidates, the folded long terms that
+// decide them, the short terms checked by instr.
+type trigramQuery struct{ match, long, short string }
+
 // trigram pages through the trigram index's matches and tail, the queued
-// rows it would match (newest first); short holds the terms too short for
-// a trigram, checked by instr.
-func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
+// rows it would match (newest first).
+func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
-		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: match, Requeued: p.requeuedTrigram,
-			Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: t.match, Requeued: p.requeuedTrigram,
+			Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
 	var err error
@@ -134,14 +138,14 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, match, short strin
 		rows, err = mergeByID(a, tail, newerFirst, newest)
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
-			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: match, Requeued: p.requeuedTrigram,
-				Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: t.match, Requeued: p.requeuedTrigram,
+				Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
-				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: match, Requeued: p.requeuedTrigram,
-					Terms: short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: t.match, Requeued: p.requeuedTrigram,
+					Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
 	}

@@ -88,17 +88,23 @@ func TestSanitizeQuery_Caps(t *testing.T) {
 
 func TestSearchTerms_TrigramMatch(t *testing.T) {
 	tests := []struct {
-		in, match, short string
+		in, match, long, short string
 	}{
-		{"文章を検索", `"文章を検索"`, `[]`},
-		{"検索 文章を", `"文章を"`, `["検索"]`},
-		{"go 言語", "", `["go","言語"]`},
-		{"gpt-4o ab", `"gpt-4o"`, `["ab"]`},
+		// A term's trigrams every three characters, and the last.
+		{"文章を検索", `"文章を" "を検索"`, `["文章を検索"]`, `[]`},
+		{"abcdefg", `"abc" "def" "efg"`, `["abcdefg"]`, `[]`},
+		{"abcdef", `"abc" "def"`, `["abcdef"]`, `[]`},
+		{"検索 文章を", `"文章を"`, `["文章を"]`, `["検索"]`},
+		{"go 言語", "", `[]`, `["go","言語"]`},
+		// Folded as the tokenizer folds: the candidates' exact test.
+		{"GPT-4o ab", `"GPT" "-4o"`, `["gpt-4o"]`, `["ab"]`},
+		// A trigram two terms share is asked for once.
+		{"abcx abcy", `"abc" "bcx" "bcy"`, `["abcx","abcy"]`, `[]`},
 	}
 	for _, tt := range tests {
-		match, short := searchtext.Sanitize(tt.in).TrigramMatch()
-		if match != tt.match || short != tt.short {
-			t.Errorf("trigramMatch(%q) = %q, %s; want %q, %s", tt.in, match, short, tt.match, tt.short)
+		match, long, short := searchtext.Sanitize(tt.in).TrigramMatch()
+		if match != tt.match || long != tt.long || short != tt.short {
+			t.Errorf("TrigramMatch(%q) = %q, %s, %s; want %q, %s, %s", tt.in, match, long, short, tt.match, tt.long, tt.short)
 		}
 	}
 }
@@ -137,7 +143,7 @@ func FuzzSanitizeQuery(f *testing.F) {
 		if size > searchtext.MaxQueryBytes {
 			t.Fatalf("%d bytes of terms from a capped query", size)
 		}
-		match, short := terms.TrigramMatch()
+		match, _, short := terms.TrigramMatch()
 		var parsed []string
 		if err := json.Unmarshal([]byte(short), &parsed); err != nil {
 			t.Fatalf("short terms %q: %v", short, err)

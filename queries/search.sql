@@ -86,12 +86,15 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchTrigramRank :many
 -- The trigram index (substrings of content and tool text, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr
+-- word-index misses): it finds the messages holding every trigram of the long terms,
+-- sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+-- positions, migration 13); terms shorter than a trigram are checked with instr
 -- (each in the content or the tool text).
 -- The window (the newest window_size visible matches through the filters and
--- the short terms), best match (bm25) first, then newest.
+-- the short terms), best score (sessiondb_trigram_score, against the window's average
+-- length) first, then newest.
 WITH w AS (
-  SELECT m.id, CAST(bm25(messages_fts_trigram) AS REAL) AS score
+  SELECT m.id, length(m.content) + COALESCE(length(m.tool_text), 0) AS len
   FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
   JOIN sessions s ON s.id = m.session_id
@@ -106,22 +109,30 @@ WITH w AS (
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
+    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
     AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
   LIMIT sqlc.arg(window_size)
+),
+scored AS (
+  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT),
+                                            (SELECT AVG(len) FROM w)) AS REAL) AS score
+  FROM w JOIN messages m ON m.id = w.id
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM (SELECT id, score FROM w ORDER BY score, id DESC
+FROM (SELECT id, score FROM scored ORDER BY score DESC, id DESC
       LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset)) p
 JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-ORDER BY p.score, p.id DESC;
+ORDER BY p.score DESC, p.id DESC;
 
 -- name: MessageSearchTrigramNewest :many
 -- The trigram index (substrings of content and tool text, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr
+-- word-index misses): it finds the messages holding every trigram of the long terms,
+-- sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+-- positions, migration 13); terms shorter than a trigram are checked with instr
 -- (each in the content or the tool text).
 -- Newest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
@@ -133,6 +144,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
@@ -141,7 +153,9 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 
 -- name: MessageSearchTrigramOldest :many
 -- The trigram index (substrings of content and tool text, for unsegmented scripts and
--- word-index misses); terms shorter than a trigram are checked with instr
+-- word-index misses): it finds the messages holding every trigram of the long terms,
+-- sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+-- positions, migration 13); terms shorter than a trigram are checked with instr
 -- (each in the content or the tool text).
 -- Oldest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
@@ -153,6 +167,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)

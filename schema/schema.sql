@@ -159,11 +159,6 @@ CREATE VIRTUAL TABLE messages_fts USING fts5 (
     content = '', tokenize = 'unicode61'
 );
 
-CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
-    content, tool_text,
-    content = '', tokenize = 'trigram'
-);
-
 CREATE TABLE fts_pending (
     seq       INTEGER PRIMARY KEY,
     id        INTEGER NOT NULL,
@@ -209,3 +204,8 @@ WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
         WHERE NOT EXISTS (SELECT 1 FROM fts_deleted WHERE id = old.id);
     INSERT INTO fts_pending (id, queued_at) VALUES (new.id, CAST(unixepoch('subsec') * 1000 AS INTEGER));
 END;
+
+CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
+    content, tool_text,
+    content = '', tokenize = 'trigram', detail = 'none'
+);

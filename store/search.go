@@ -125,8 +125,11 @@ type ContextMessage struct {
 // match, is searched as substrings of the content and of the tool calls
 // through the trigram index; terms shorter than three characters
 // are then checked by a substring test, and when no term is three
-// characters long the messages are scanned. Relevance is bm25 (see
-// SortRelevance for the bound on what it ranks).
+// characters long the messages are scanned. Relevance is bm25 over words;
+// over substrings the SQLite engine ranks by how often the terms occur
+// against the message's length (bm25's term-frequency part) and the
+// PostgreSQL engine newest first (see SortRelevance for the bound on
+// what is ranked).
 //
 // Search never fails because of the full-text index: when it is marked
 // stale, or a query through it fails for any reason other than

@@ -342,11 +342,12 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?6 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
-LIMIT ?8 OFFSET ?7
+LIMIT ?9 OFFSET ?8
 `
 
 type MessageSearchTrigramNewestParams struct {
@@ -355,6 +356,7 @@ type MessageSearchTrigramNewestParams struct {
 	SessionID *string
 	Roles     *string
 	Requeued  string
+	Long      string
 	Terms     string
 	RowOffset int64
 	RowLimit  int64
@@ -372,7 +374,9 @@ type MessageSearchTrigramNewestRow struct {
 }
 
 // The trigram index (substrings of content and tool text, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr
+// word-index misses): it finds the messages holding every trigram of the long terms,
+// sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+// positions, migration 13); terms shorter than a trigram are checked with instr
 // (each in the content or the tool text).
 // Newest first.
 func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg MessageSearchTrigramNewestParams) ([]MessageSearchTrigramNewestRow, error) {
@@ -382,6 +386,7 @@ func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg M
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
+		arg.Long,
 		arg.Terms,
 		arg.RowOffset,
 		arg.RowLimit,
@@ -426,11 +431,12 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
   AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?6 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
-LIMIT ?8 OFFSET ?7
+LIMIT ?9 OFFSET ?8
 `
 
 type MessageSearchTrigramOldestParams struct {
@@ -439,6 +445,7 @@ type MessageSearchTrigramOldestParams struct {
 	SessionID *string
 	Roles     *string
 	Requeued  string
+	Long      string
 	Terms     string
 	RowOffset int64
 	RowLimit  int64
@@ -456,7 +463,9 @@ type MessageSearchTrigramOldestRow struct {
 }
 
 // The trigram index (substrings of content and tool text, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr
+// word-index misses): it finds the messages holding every trigram of the long terms,
+// sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+// positions, migration 13); terms shorter than a trigram are checked with instr
 // (each in the content or the tool text).
 // Oldest first.
 func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg MessageSearchTrigramOldestParams) ([]MessageSearchTrigramOldestRow, error) {
@@ -466,6 +475,7 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
+		arg.Long,
 		arg.Terms,
 		arg.RowOffset,
 		arg.RowLimit,
@@ -502,7 +512,7 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 
 const messageSearchTrigramRank = `-- name: MessageSearchTrigramRank :many
 WITH w AS (
-  SELECT m.id, CAST(bm25(messages_fts_trigram) AS REAL) AS score
+  SELECT m.id, length(m.content) + COALESCE(length(m.tool_text), 0) AS len
   FROM messages_fts_trigram(CAST(?3 AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
   JOIN sessions s ON s.id = m.session_id
@@ -517,18 +527,24 @@ WITH w AS (
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
-    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
+    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?8 AS TEXT))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?9 AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
-  LIMIT ?9
+  LIMIT ?10
+),
+scored AS (
+  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(?8 AS TEXT),
+                                            (SELECT AVG(len) FROM w)) AS REAL) AS score
+  FROM w JOIN messages m ON m.id = w.id
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
-FROM (SELECT id, score FROM w ORDER BY score, id DESC
+FROM (SELECT id, score FROM scored ORDER BY score DESC, id DESC
       LIMIT ?2 OFFSET ?1) p
 JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
-ORDER BY p.score, p.id DESC
+ORDER BY p.score DESC, p.id DESC
 `
 
 type MessageSearchTrigramRankParams struct {
@@ -539,6 +555,7 @@ type MessageSearchTrigramRankParams struct {
 	SessionID  *string
 	Roles      *string
 	Requeued   string
+	Long       string
 	Terms      string
 	WindowSize int64
 }
@@ -555,10 +572,13 @@ type MessageSearchTrigramRankRow struct {
 }
 
 // The trigram index (substrings of content and tool text, for unsegmented scripts and
-// word-index misses); terms shorter than a trigram are checked with instr
+// word-index misses): it finds the messages holding every trigram of the long terms,
+// sessiondb_trigram_match keeps those holding the terms themselves (the index has no
+// positions, migration 13); terms shorter than a trigram are checked with instr
 // (each in the content or the tool text).
 // The window (the newest window_size visible matches through the filters and
-// the short terms), best match (bm25) first, then newest.
+// the short terms), best score (sessiondb_trigram_score, against the window's average
+// length) first, then newest.
 func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg MessageSearchTrigramRankParams) ([]MessageSearchTrigramRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchTrigramRank,
 		arg.RowOffset,
@@ -568,6 +588,7 @@ func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg Mes
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
+		arg.Long,
 		arg.Terms,
 		arg.WindowSize,
 	)

@@ -151,20 +151,46 @@ func (t Terms) WordMatch() string {
 	return QuoteTerms(t)
 }
 
-// trigramMatch splits the terms for the trigram index: the FTS5
-// expression for those of at least three characters ("" when there are
-// none: the trigram index cannot serve the query) and the shorter ones,
-// which the query checks with instr, as a JSON array.
-func (t Terms) TrigramMatch() (match, short string) {
-	var long, rest []string
+// TrigramMatch splits the terms for the trigram index, which keeps no
+// positions (detail=none: a third of the size, migration 13), so it can
+// only say which messages hold every trigram of a term, not whether they
+// stand side by side. It returns the FTS5 expression that finds those
+// candidates ("" when no term has three characters: the index cannot
+// serve the query), the long terms folded as the tokenizer folds them,
+// as a JSON array, for the exact test of a candidate (TrigramScore,
+// registered as sessiondb_trigram_score), and the shorter terms as a JSON
+// array, which the query checks with instr.
+//
+// A term's trigrams are taken every three characters, and the last one:
+// together they cover every character of it, and any message that holds
+// the term holds them all. The exact test removes the rest.
+func (t Terms) TrigramMatch() (match, long, short string) {
+	var tris, folded, rest []string
+	seen := map[string]bool{}
 	for _, term := range t {
-		if utf8.RuneCountInString(term) >= TrigramLen {
-			long = append(long, term)
-		} else {
+		runes := []rune(term)
+		if len(runes) < TrigramLen {
 			rest = append(rest, term)
+			continue
+		}
+		var b strings.Builder
+		TrigramText(&b, term)
+		folded = append(folded, b.String())
+		for i := 0; ; i += TrigramLen {
+			i = min(i, len(runes)-TrigramLen)
+			if tri := string(runes[i : i+TrigramLen]); !seen[tri] {
+				seen[tri] = true
+				tris = append(tris, tri)
+			}
+			if i == len(runes)-TrigramLen {
+				break
+			}
 		}
 	}
-	return QuoteTerms(long), JSONStrings(rest)
+	if len(folded) == 0 {
+		return "", JSONStrings(nil), JSONStrings(rest)
+	}
+	return QuoteTerms(tris), JSONStrings(folded), JSONStrings(rest)
 }
 
 // QuoteTerms makes each term an FTS5 string. Terms never hold a double
