@@ -852,6 +852,9 @@ type MessageSearchWordsRankRow struct {
 // large row's state is checked in messages_session_state instead (one
 // index seek). octet_length reads only the record header, and both
 // branches test the same thing: the threshold only picks the cheaper path.
+// The trigram route cannot spare the read: its index has no positions
+// (migration 13), so every candidate's content and tool text are read for
+// the exact test, overflow pages and all.
 // The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match (bm25) first,
 // then newest.
