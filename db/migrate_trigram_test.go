@@ -11,7 +11,10 @@ import (
 )
 
 // A file from version 12 with changes still queued — an indexed row
-// edited, one deleted, one past the mark — is carried forward: the
+// edited, one deleted, one past the mark, a row an older build queued and
+// never indexed then deleted (its text copied to fts_deleted all the
+// same), an indexed row queued again without its old text — is carried
+// forward: the
 // trigram index is recreated without positions holding exactly what the
 // old one held, so the queue applies to it as it would have to the old
 // one, and Search, the index and Verify agree with the text before and
@@ -28,7 +31,16 @@ func TestOpen_MigratesTheTrigramIndexWithItsQueue(t *testing.T) {
 	path := s.Path()
 	s.Close()
 	migrateDownTo(t, path, 12)
+	newRow, neverIndexed := ids[5]+2, ids[5]+1
 	damage(t, path,
+		// Queued by an older build (version 11's insert trigger), below the
+		// mark and in no index, then deleted.
+		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'papaya never indexed', 0)",
+		fmt.Sprintf("UPDATE fts_mark SET indexed_through = %d", neverIndexed),
+		fmt.Sprintf("INSERT INTO fts_pending (id, queued_at) VALUES (%d, 0)", neverIndexed),
+		fmt.Sprintf("DELETE FROM messages WHERE id = %d", neverIndexed),
+		// Indexed with its current text, queued again without an old text.
+		fmt.Sprintf("INSERT INTO fts_pending (id, queued_at) VALUES (%d, 0)", ids[4]),
 		fmt.Sprintf("UPDATE messages SET content = 'mango edited' WHERE id = %d", ids[1]),
 		fmt.Sprintf("DELETE FROM messages WHERE id = %d", ids[2]),
 		"INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', 'papaya past the mark', 0)")
@@ -56,8 +68,8 @@ func TestOpen_MigratesTheTrigramIndexWithItsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	if queue != 4 {
-		t.Errorf("%d changes queued after the migration, want 4 (the old texts of the edited and the deleted row, the edit to index, the new row)", queue)
+	if queue != 7 {
+		t.Errorf("%d changes queued after the migration, want 7 (the old texts of the edited and the two deleted rows, the edit, the two rows queued again, the new row)", queue)
 	}
 
 	s, err = Open(t.Context(), path, Options{ManualIndexing: true})
@@ -65,7 +77,6 @@ func TestOpen_MigratesTheTrigramIndexWithItsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	newRow := ids[5] + 1
 	want := map[string][]int64{
 		"papaya": {newRow, ids[5], ids[4], ids[3], ids[0]},
 		"apay":   {newRow, ids[5], ids[4], ids[3], ids[0]}, // through the trigram index

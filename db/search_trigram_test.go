@@ -27,6 +27,7 @@ func trigramFixture(t *testing.T, queued bool) *searchFixture {
 		user("cjk-hit", "この文章を検索する"),
 		user("cjk-apart", "文章を書いてを検索した"), // "文章を" and "を検索", not "文章を検索"
 		user("short-hit", "zq xabcdefy"),
+		user("nul", "xq\x00rstuv"), // the tokenizer skips NUL: "qrstu" is there
 	)
 	return f
 }
@@ -41,6 +42,7 @@ func TestSearch_TrigramCandidatesAreTestedExactly(t *testing.T) {
 		{"文章を検索", []string{"cjk-hit"}},
 		{"bcdef zq", []string{"short-hit"}}, // a short term, checked by instr
 		{"bcdefz", []string{}},
+		{"qrstu", []string{"nul"}},
 	}
 	for _, stage := range []string{"queued", "indexed"} {
 		f := trigramFixture(t, stage == "queued")

@@ -9,8 +9,10 @@ import (
 )
 
 // SQL functions sessiondb's queries call, registered on every connection
-// (registerExtensions). They are pure: deterministic, with no side
-// effect, so a trigger or a view could use them too.
+// (registerExtensions). Only sessiondb's own queries may use them: a
+// trigger, view or index that named one would fail with "no such
+// function" in every other program that opens the file (the sqlite3
+// shell, Python), so the schema never does.
 //
 //   - sessiondb_trigram_match(content, tool_text, terms): 1 when each of
 //     terms (a JSON array of folded long terms, Terms.TrigramMatch) is a
@@ -19,18 +21,24 @@ import (
 //     decides.
 //   - sessiondb_trigram_score(content, tool_text, terms, avg_len): the
 //     score that ranks them (searchtext.TrigramTerms.Score; 0: no match).
+//   - sessiondb_trigram_length(content, tool_text): their length in
+//     trigrams, whose average over the ranked window avg_len is.
 func registerFunctions(c *sqlite3.Conn) error {
 	const flags = sqlite3.DETERMINISTIC | sqlite3.INNOCUOUS
 	return errors.Join(
 		c.CreateFunction("sessiondb_trigram_match", 3, flags, func(ctx sqlite3.Context, arg ...sqlite3.Value) {
 			if m := trigramTerms(ctx, arg[2]); m != nil {
-				ctx.ResultBool(m.Matches(arg[0].RawText(), arg[1].RawText()))
+				ctx.ResultBool(m.Matches(arg[0].RawText(), arg[1].RawText))
 			}
 		}),
 		c.CreateFunction("sessiondb_trigram_score", 4, flags, func(ctx sqlite3.Context, arg ...sqlite3.Value) {
 			if m := trigramTerms(ctx, arg[2]); m != nil {
-				ctx.ResultFloat(m.Score(arg[0].RawText(), arg[1].RawText(), arg[3].Float()))
+				ctx.ResultFloat(m.Score(arg[0].RawText(), arg[1].RawText, arg[3].Float()))
 			}
+		}),
+		c.CreateFunction("sessiondb_trigram_length", 2, flags, func(ctx sqlite3.Context, arg ...sqlite3.Value) {
+			n := searchtext.TrigramLength(arg[0].RawText())
+			ctx.ResultInt(n + searchtext.TrigramLength(arg[1].RawText()))
 		}),
 	)
 }

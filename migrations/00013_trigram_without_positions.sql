@@ -1,9 +1,9 @@
 -- Version 13: the trigram index keeps no positions (detail = 'none').
 --
--- A positional trigram index stores every character's position: at
--- agents' message sizes it was 2.8 times the text it indexed (53 MB for
--- 60,000 messages of 10-40 words, 29 MB without positions, the table
--- included), and building it was the largest part of indexing a message.
+-- A positional trigram index stores every character's position: for
+-- 20,000 messages of about 1,000 bytes it took 61.6 MB of a 105.7 MB file
+-- (12.3 MB without positions, the file 53.3 MB), and building it was the
+-- largest part of indexing a message.
 -- Without positions it still says which messages hold every trigram of a
 -- term; whether they stand side by side — the term itself — is decided on
 -- the candidate's text by sessiondb_trigram_match (db/sqlfuncs.go), with
@@ -12,17 +12,18 @@
 -- sessiondb_trigram_score instead (internal/searchtext/trigram_score.go).
 --
 -- The new index is filled with exactly what the old one held, so the
--- queue stays valid: every row at or below the mark, except those whose
--- old text waits in fts_deleted (the index holds that text, and the
--- deleted rows' too) and those queued in fts_pending without it (not
--- indexed yet). An index marked stale is left empty: the next writable
--- open rebuilds both. The word index is not touched. Filling costs what
--- indexing every message into the trigram index costs, once, holding the
--- write lock.
+-- queue stays valid: the documents the word index holds (the indexer and
+-- every rebuild write both indexes in one transaction, so they hold the
+-- same messages), each with the text the old index held — the old text
+-- waiting in fts_deleted for a row changed or deleted since it was
+-- indexed (the first such copy), else the row's own. An index marked
+-- stale is left empty: the next writable open rebuilds both. The word
+-- index is not touched. Filling costs what indexing every message into
+-- the trigram index costs, once, holding the write lock.
 --
--- Tools that query the index with an older SQLite (Python's sqlite3, the
--- shell) get "phrase queries are not supported (detail!=full)" for a term
--- of more than three characters; sessiondb never sends one.
+-- Any SQLite (Python's sqlite3, the shell, the driver itself) refuses a
+-- quoted term of more than three characters on this index: "phrase
+-- queries are not supported (detail!=full)". sessiondb never sends one.
 
 -- +goose Up
 -- A valid config row lets DROP TABLE connect to a damaged index (see
@@ -37,14 +38,14 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
 );
 
 INSERT INTO messages_fts_trigram (rowid, content, tool_text)
-SELECT id, content, tool_text FROM messages
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-  AND id <= (SELECT indexed_through FROM fts_mark)
-  AND id NOT IN (SELECT id FROM fts_pending)
-  AND id NOT IN (SELECT id FROM fts_deleted)
-UNION ALL
-SELECT id, content, tool_text FROM fts_deleted
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale');
+SELECT z.id,
+       CASE WHEN d.id IS NOT NULL THEN d.content ELSE m.content END,
+       CASE WHEN d.id IS NOT NULL THEN d.tool_text ELSE m.tool_text END
+FROM messages_fts_docsize z
+LEFT JOIN (SELECT id, content, tool_text, MIN(seq) FROM fts_deleted GROUP BY id) d ON d.id = z.id
+LEFT JOIN messages m ON m.id = z.id
+WHERE (d.id IS NOT NULL OR m.id IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale');
 
 -- +goose Down
 CREATE TABLE IF NOT EXISTS messages_fts_trigram_config (k PRIMARY KEY, v) WITHOUT ROWID;
@@ -57,11 +58,11 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
 );
 
 INSERT INTO messages_fts_trigram (rowid, content, tool_text)
-SELECT id, content, tool_text FROM messages
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')
-  AND id <= (SELECT indexed_through FROM fts_mark)
-  AND id NOT IN (SELECT id FROM fts_pending)
-  AND id NOT IN (SELECT id FROM fts_deleted)
-UNION ALL
-SELECT id, content, tool_text FROM fts_deleted
-WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale');
+SELECT z.id,
+       CASE WHEN d.id IS NOT NULL THEN d.content ELSE m.content END,
+       CASE WHEN d.id IS NOT NULL THEN d.tool_text ELSE m.tool_text END
+FROM messages_fts_docsize z
+LEFT JOIN (SELECT id, content, tool_text, MIN(seq) FROM fts_deleted GROUP BY id) d ON d.id = z.id
+LEFT JOIN messages m ON m.id = z.id
+WHERE (d.id IS NOT NULL OR m.id IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale');

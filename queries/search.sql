@@ -8,8 +8,9 @@
 -- Newest and oldest order by message id, which is insertion (and time)
 -- order: the index yields matches in that order and SQLite stops after one
 -- page. Relevance ranks a window: the newest window_size matches that are
--- returned at all (visible, through every filter), scored by bm25 while
--- they are walked newest first, then sorted best first, ties newest first.
+-- returned at all (visible, through every filter), scored (bm25 over words,
+-- sessiondb_trigram_score over substrings) while they are walked newest
+-- first, then sorted best first, ties newest first.
 -- Scoring costs microseconds a match, so the window bounds the work;
 -- db/search.go continues past it with the newest-first order (see
 -- SortRelevance), which is why the window is counted over exactly the rows
@@ -25,9 +26,6 @@
 -- large row's state is checked in messages_session_state instead (one
 -- index seek). octet_length reads only the record header, and both
 -- branches test the same thing: the threshold only picks the cheaper path.
--- The trigram route cannot spare the read: its index has no positions
--- (migration 13), so every candidate's content and tool text are read for
--- the exact test, overflow pages and all.
 
 -- name: MessageSearchWordsRank :many
 -- The word index (unicode61: content, tool name and tool text): the window (the newest
@@ -91,13 +89,14 @@ LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset);
 -- The trigram index (substrings of content and tool text, for unsegmented scripts and
 -- word-index misses): it finds the messages holding every trigram of the long terms,
 -- sessiondb_trigram_match keeps those holding the terms themselves (the index has no
--- positions, migration 13); terms shorter than a trigram are checked with instr
--- (each in the content or the tool text).
+-- positions, migration 13: every candidate's text is read, overflow pages and all);
+-- terms shorter than a trigram are checked with instr (each in the content or the
+-- tool text).
 -- The window (the newest window_size visible matches through the filters and
 -- the short terms), best score (sessiondb_trigram_score, against the window's average
 -- length) first, then newest.
 WITH w AS (
-  SELECT m.id, length(m.content) + COALESCE(length(m.tool_text), 0) AS len
+  SELECT m.id, sessiondb_trigram_length(m.content, m.tool_text) AS len
   FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
   JOIN sessions s ON s.id = m.session_id

@@ -24,7 +24,8 @@ const (
 type SearchSort = driver.SearchSort
 
 const (
-	// SortRelevance: best match first (bm25). The default. Messages not
+	// SortRelevance: best match first (bm25 over words; over substrings
+	// see [Store.Search]). The default. Messages not
 	// yet indexed (the last fraction of a second of appends, which the
 	// background indexer has not reached) have no score: they come first,
 	// newest first, then the indexed ones ranked. Ranking is bounded to a

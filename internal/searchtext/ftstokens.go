@@ -134,10 +134,14 @@ func WordTokens(b *strings.Builder, s string) {
 }
 
 // TrigramText writes s folded as the trigram tokenizer folds it: a term of
-// three or more characters matches where its folding is a substring.
+// three or more characters matches where its folding is a substring. The
+// tokenizer skips NUL (the characters around it form trigrams together),
+// so the folding leaves it out.
 func TrigramText(b *strings.Builder, s string) {
 	for _, c := range s {
-		b.WriteRune(TrigramRune(c))
+		if c != 0 {
+			b.WriteRune(TrigramRune(c))
+		}
 	}
 }
 

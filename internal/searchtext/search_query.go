@@ -157,9 +157,10 @@ func (t Terms) WordMatch() string {
 // stand side by side. It returns the FTS5 expression that finds those
 // candidates ("" when no term has three characters: the index cannot
 // serve the query), the long terms folded as the tokenizer folds them,
-// as a JSON array, for the exact test of a candidate (TrigramScore,
-// registered as sessiondb_trigram_score), and the shorter terms as a JSON
-// array, which the query checks with instr.
+// as a JSON array, for the exact test of a candidate and its score
+// (TrigramTerms, which db registers as sessiondb_trigram_match and
+// sessiondb_trigram_score), and the shorter terms as a JSON array, which
+// the query checks with instr.
 //
 // A term's trigrams are taken every three characters, and the last one:
 // together they cover every character of it, and any message that holds

@@ -17,10 +17,10 @@ import (
 // The score is BM25's term-frequency part, k1 = 1.2 and b = 0.75 as
 // FTS5's bm25 — a term found more often in a shorter message ranks
 // higher — summed over the terms, without BM25's rarity weight between
-// terms (which a scalar function over one row cannot know). For a query
-// of one term it orders messages as bm25 over a positional index did,
-// up to the average length it normalises by (the ranked window's, not
-// the whole table's).
+// terms (which a scalar function over one row cannot know). Length is
+// counted as the index counted it, in trigrams, and normalised by the
+// ranked window's average, not the whole table's: for a query of one
+// term the order is bm25's over a positional index but for that average.
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -47,16 +47,32 @@ func ParseTrigramTerms(jsonTerms string) (*TrigramTerms, error) {
 	return m, nil
 }
 
-// fold appends s folded as the trigram tokenizer folds it (TrigramRune
-// per character) to buf[:0].
+// fold writes s folded as TrigramText folds it into buf[:0].
 func fold(buf, s []byte) []byte {
 	buf = buf[:0]
 	for len(s) > 0 {
 		c, size := utf8.DecodeRune(s)
 		s = s[size:]
-		buf = utf8.AppendRune(buf, TrigramRune(c))
+		if c != 0 {
+			buf = utf8.AppendRune(buf, TrigramRune(c))
+		}
 	}
 	return buf
+}
+
+// TrigramLength is a text's length as the trigram index counts it for
+// bm25: its trigrams (characters, NUL skipped, less two). The ranked
+// window's average is taken over it (sessiondb_trigram_length).
+func TrigramLength(s []byte) int {
+	n := 0
+	for len(s) > 0 {
+		c, size := utf8.DecodeRune(s)
+		s = s[size:]
+		if c != 0 {
+			n++
+		}
+	}
+	return max(n-(TrigramLen-1), 0)
 }
 
 // countFolded counts the occurrences of term in text, both folded,
@@ -76,8 +92,10 @@ func countFolded(text, term []byte) int {
 
 // Matches reports whether every term is a substring of the folded
 // content or the folded tool text: whether a positional trigram index
-// would have matched the message.
-func (m *TrigramTerms) Matches(content, toolText []byte) bool {
+// would have matched the message. toolText is read only when the content
+// lacks a term, and after the content is folded (its bytes may be the
+// driver's, valid until the next read).
+func (m *TrigramTerms) Matches(content []byte, toolText func() []byte) bool {
 	m.content = fold(m.content, content)
 	folded := false
 	for _, term := range m.terms {
@@ -85,7 +103,7 @@ func (m *TrigramTerms) Matches(content, toolText []byte) bool {
 			continue
 		}
 		if !folded {
-			m.tool, folded = fold(m.tool, toolText), true
+			m.tool, folded = fold(m.tool, toolText()), true
 		}
 		if !bytes.Contains(m.tool, term) {
 			return false
@@ -95,12 +113,15 @@ func (m *TrigramTerms) Matches(content, toolText []byte) bool {
 }
 
 // Score is a message's score (higher is better; 0 when it does not
-// match): see the constants above. avgLen is the average length in
-// characters, content and tool text, of the messages ranked together.
-func (m *TrigramTerms) Score(content, toolText []byte, avgLen float64) float64 {
-	m.content, m.tool = fold(m.content, content), fold(m.tool, toolText)
-	length := float64(utf8.RuneCount(content) + utf8.RuneCount(toolText))
-	norm := bm25K1 * (1 - bm25B + bm25B*length/max(avgLen, 1))
+// match): see the constants above. avgLen is the ranked messages' average
+// TrigramLength of content plus tool text.
+func (m *TrigramTerms) Score(content []byte, toolText func() []byte, avgLen float64) float64 {
+	length := TrigramLength(content)
+	m.content = fold(m.content, content)
+	tool := toolText()
+	length += TrigramLength(tool)
+	m.tool = fold(m.tool, tool)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/max(avgLen, 1))
 	score := 0.0
 	for _, term := range m.terms {
 		tf := float64(countFolded(m.content, term) + countFolded(m.tool, term))
