@@ -84,24 +84,26 @@ type genDBTX = gen.DBTX
 // earlier sessiondb would be.
 func migrateDownTo(t testing.TB, path string, version int64) {
 	t.Helper()
-	d, err := openDB(path, kindRepair, 1, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.DownTo(t.Context(), version); err != nil {
-		t.Fatalf("migrate down to %d: %v", version, err)
-	}
+	withMigrations(t, path, func(p *goose.Provider) error {
+		_, err := p.DownTo(t.Context(), version)
+		return err
+	})
 }
 
 // migrateUpTo applies the migrations up to version to the closed store
 // at path, and nothing else Open would do (its indexing of the queue
 // included), so a test sees what the migration itself left.
 func migrateUpTo(t testing.TB, path string, version int64) {
+	t.Helper()
+	withMigrations(t, path, func(p *goose.Provider) error {
+		_, err := p.UpTo(t.Context(), version)
+		return err
+	})
+}
+
+// withMigrations runs fn with a goose provider of sessiondb's migrations
+// over a repair connection to the closed store at path.
+func withMigrations(t testing.TB, path string, fn func(*goose.Provider) error) {
 	t.Helper()
 	d, err := openDB(path, kindRepair, 1, "")
 	if err != nil {
@@ -112,8 +114,8 @@ func migrateUpTo(t testing.TB, path string, version int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(t.Context(), version); err != nil {
-		t.Fatalf("migrate up to %d: %v", version, err)
+	if err := fn(p); err != nil {
+		t.Fatalf("migrate %s: %v", path, err)
 	}
 }
 
