@@ -62,8 +62,8 @@
 // and neighbouring messages. Any text is a valid query: it is sanitised,
 // never parsed as FTS5 syntax. Scripts without spaces between words (CJK,
 // Thai) are searched as substrings through a trigram index, which keeps
-// no positions (migration 13: it is a third of the size, and cheaper to
-// write): it narrows the search to the messages holding every trigram of
+// no positions (migration 13: a fifth to a third of the size, and cheaper
+// to write): it narrows the search to the messages holding every trigram of
 // a term, and each candidate's text decides, folded as the index folds,
 // so the matches are exact; they rank by how often the terms occur
 // against the message's length. When the full-text index is damaged or

@@ -15,11 +15,10 @@ import (
 
 // trigramFixture: messages that hold a query's substring, and messages
 // that hold every trigram the index is asked for but not the substring.
-// queued keeps them out of the indexes (the background indexer paused),
-// so Search answers from their text.
+// queued keeps them out of the indexes (no background indexer), so
+// Search answers from their text.
 func trigramFixture(t *testing.T, queued bool) *searchFixture {
-	f := newSearchFixture(t, Options{})
-	f.s.w.ix.paused.Store(queued)
+	f := newSearchFixture(t, Options{ManualIndexing: queued})
 	f.session(t, NewSession{ID: "t", Source: "cli"},
 		user("hit", "the xabcdefy token"),
 		user("trigrams-apart", "bcd and cdef"), // "bcd" and "def", not "bcdef"

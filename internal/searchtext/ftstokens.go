@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // What a tokenizer makes of a character, besides folding it to another.
@@ -138,11 +139,20 @@ func WordTokens(b *strings.Builder, s string) {
 // tokenizer skips NUL (the characters around it form trigrams together),
 // so the folding leaves it out.
 func TrigramText(b *strings.Builder, s string) {
-	for _, c := range s {
+	b.Write(AppendTrigramFolded(nil, []byte(s)))
+}
+
+// AppendTrigramFolded appends s folded as TrigramText folds it to buf:
+// the one place the trigram folding rule is written.
+func AppendTrigramFolded(buf, s []byte) []byte {
+	for len(s) > 0 {
+		c, size := utf8.DecodeRune(s)
+		s = s[size:]
 		if c != 0 {
-			b.WriteRune(TrigramRune(c))
+			buf = utf8.AppendRune(buf, TrigramRune(c))
 		}
 	}
+	return buf
 }
 
 // SQLLower is SQLite's lower() without ICU: ASCII letters only (the

@@ -47,19 +47,6 @@ func ParseTrigramTerms(jsonTerms string) (*TrigramTerms, error) {
 	return m, nil
 }
 
-// fold writes s folded as TrigramText folds it into buf[:0].
-func fold(buf, s []byte) []byte {
-	buf = buf[:0]
-	for len(s) > 0 {
-		c, size := utf8.DecodeRune(s)
-		s = s[size:]
-		if c != 0 {
-			buf = utf8.AppendRune(buf, TrigramRune(c))
-		}
-	}
-	return buf
-}
-
 // TrigramLength is a text's length as the trigram index counts it for
 // bm25: its trigrams (characters, NUL skipped, less two). The ranked
 // window's average is taken over it (sessiondb_trigram_length).
@@ -96,14 +83,14 @@ func countFolded(text, term []byte) int {
 // lacks a term, and after the content is folded (its bytes may be the
 // driver's, valid until the next read).
 func (m *TrigramTerms) Matches(content []byte, toolText func() []byte) bool {
-	m.content = fold(m.content, content)
+	m.content = AppendTrigramFolded(m.content[:0], content)
 	folded := false
 	for _, term := range m.terms {
 		if bytes.Contains(m.content, term) {
 			continue
 		}
 		if !folded {
-			m.tool, folded = fold(m.tool, toolText()), true
+			m.tool, folded = AppendTrigramFolded(m.tool[:0], toolText()), true
 		}
 		if !bytes.Contains(m.tool, term) {
 			return false
@@ -117,10 +104,10 @@ func (m *TrigramTerms) Matches(content []byte, toolText func() []byte) bool {
 // TrigramLength of content plus tool text.
 func (m *TrigramTerms) Score(content []byte, toolText func() []byte, avgLen float64) float64 {
 	length := TrigramLength(content)
-	m.content = fold(m.content, content)
+	m.content = AppendTrigramFolded(m.content[:0], content)
 	tool := toolText()
 	length += TrigramLength(tool)
-	m.tool = fold(m.tool, tool)
+	m.tool = AppendTrigramFolded(m.tool[:0], tool)
 	norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/max(avgLen, 1))
 	score := 0.0
 	for _, term := range m.terms {
