@@ -74,7 +74,12 @@ func TestPythonReadsWhatWeWrote(t *testing.T) {
 		}
 	}
 	// Python reads while the store is still open (WAL, shared), then again
-	// after Close.
+	// after Close. Another program querying messages_fts sees indexed rows
+	// only (the store's own Search also covers the queue), so the first read
+	// comes after IndexNow: appends return before the background indexer runs.
+	if err := s.IndexNow(ctx); err != nil {
+		t.Fatal(err)
+	}
 	read := func() {
 		t.Helper()
 		out := runPython(t, `
