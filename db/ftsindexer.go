@@ -196,7 +196,11 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	r := &request{ctx: ctx, fn: indexSlice(limit, &indexed), patience: indexPatience, start: now,
 		deadline: now.Add(indexPatience), done: make(chan result, 1), indexing: true, outcome: w.noteSpace}
 	committed := w.runAlone(r)
-	held := time.Since(now)
+	if committed > 0 && indexed > 0 {
+		// Counted before the lock goes, so that Stats, read after any
+		// later write, includes every slice committed before it.
+		w.ix.noteSlice(indexed, time.Since(now))
+	}
 	w.unlock()
 
 	if committed > 0 {
@@ -209,16 +213,19 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	if res.err != nil {
 		return 0, res.err
 	}
-	if indexed > 0 {
-		w.ix.slices.Add(1)
-		w.ix.rows.Add(uint64(indexed))
-		perRow := int64(held) / int64(indexed)
-		if old := w.ix.perRowNanos.Load(); old > 0 {
-			perRow = (3*old + perRow) / 4
-		}
-		w.ix.perRowNanos.Store(perRow)
-	}
 	return indexed, nil
+}
+
+// noteSlice counts a committed slice of n rows that held the writer for
+// held, and updates the moving average of a row's cost.
+func (ix *indexer) noteSlice(n int, held time.Duration) {
+	ix.slices.Add(1)
+	ix.rows.Add(uint64(n))
+	perRow := int64(held) / int64(n)
+	if old := ix.perRowNanos.Load(); old > 0 {
+		perRow = (3*old + perRow) / 4
+	}
+	ix.perRowNanos.Store(perRow)
 }
 
 // overdueAt is when a slice stops waiting for queued appends: indexMaxLag
