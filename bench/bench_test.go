@@ -209,6 +209,24 @@ func BenchmarkMessages_20k(b *testing.B) {
 	}
 }
 
+// BenchmarkOpenConversation is what a session picker does when one is
+// picked: the session and its first page of 20 messages, two short reads
+// whose cost is mostly per statement, not per row.
+func BenchmarkOpenConversation(b *testing.B) {
+	s := fill20k(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.Session(ctx, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		ms, err := s.Messages(ctx, "bench", db.MessageQuery{Limit: 20})
+		if err != nil || len(ms) != 20 {
+			b.Fatal(len(ms), err)
+		}
+	}
+}
+
 // BenchmarkRawSelect_20k loads the same rows with a bare SELECT on a
 // connection configured as the read pool's into a slice, as a
 // hand-written loader would: the baseline for Messages.

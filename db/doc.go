@@ -167,7 +167,10 @@
 // to index again): a deleted message is never found, an edited one only
 // by its new text, and the writer does no index work for either.
 // Reads use a separate pool of read-only connections and never touch the
-// writer.
+// writer. Both keep their statements prepared (stmtcache.go for the
+// writer, readstmts.go for the pool), and every connection plans a
+// statement once whatever values are bound to it (stablePlans in
+// durable.go), so a read of a page or a session compiles no SQL.
 //
 // When another process holds the write lock, a write waits — for
 // [Options].WritePatience (20 s) for routine writes and

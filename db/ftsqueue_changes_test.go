@@ -6,7 +6,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
@@ -51,7 +51,7 @@ func docsizeIDs(t *testing.T, s *Store, index string) []int64 {
 
 // queryIDs runs a query of one integer column and returns its values
 // (empty, not nil, for none).
-func queryIDs(t *testing.T, d *sql.DB, query string, args ...any) []int64 {
+func queryIDs(t *testing.T, d gen.DBTX, query string, args ...any) []int64 {
 	t.Helper()
 	rows, err := d.QueryContext(t.Context(), query, args...)
 	if err != nil {

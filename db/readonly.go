@@ -108,7 +108,7 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	if why != errStoreReadOnly { // asked for, it needs no warning
 		opts.Logger.Warn("sessiondb: opened for reading only", "path", abs, "reason", why)
 	}
-	return (&engine{path: abs, opts: opts, readers: readers, readOnly: why}).store()
+	return (&engine{path: abs, opts: opts, readers: readers, readStmts: newReadStmts(readers), readOnly: why}).store()
 }
 
 // readOnlyKind picks the connection kind for a read-only Store: a plain

@@ -38,6 +38,8 @@ type engine struct {
 	opts    Options
 	w       *writer // nil when opened with Options.ReadOnly
 	readers *sql.DB // nil when the file is not in WAL mode
+	// readStmts keeps the readers' prepared statements (readstmts.go).
+	readStmts *readStmts
 	// readOnly, when set, is why the store was opened for reading only:
 	// there is no writer (w is nil), and every write returns it.
 	readOnly error
@@ -124,6 +126,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, opErr("open", "", err)
 		}
 		w.pin.readers.Store(s.readers)
+		s.readStmts = newReadStmts(s.readers)
 	} else {
 		opts.Logger.Warn("sessiondb: the filesystem refused WAL; running in rollback-journal mode with reads on the writer", "path", abs)
 	}
@@ -276,7 +279,7 @@ func (s *engine) close() error {
 	}
 	var errs []error
 	if s.readers != nil {
-		errs = append(errs, s.readers.Close())
+		errs = append(errs, s.readStmts.close(), s.readers.Close())
 	}
 	if s.w != nil {
 		errs = append(errs, s.w.close())
@@ -331,7 +334,8 @@ func (s *engine) readTx(ctx context.Context, fn func(gen.DBTX) error) error {
 	}
 	var err error
 	if s.readers != nil {
-		err = fn(s.readers)
+		err = fn(s.readStmts.pool())
+		s.readStmts.prepareWanted(ctx)
 	} else {
 		err = s.w.read(ctx, fn)
 	}
@@ -357,8 +361,9 @@ func (s *engine) snapshotTx(ctx context.Context, fn func(gen.DBTX) error) error 
 	if err != nil {
 		return s.cause(err)
 	}
+	defer s.readStmts.prepareWanted(ctx) // after the transaction gave its connection back
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(s.readStmts.in(tx)); err != nil {
 		if s.closed.Load() {
 			err = ErrClosed
 		}
