@@ -30,20 +30,21 @@
 -- name: MessageSearchWordsRank :many
 -- The word index (unicode61: content, tool name and tool text): the window (the newest
 -- window_size visible matches through the filters), best match (bm25) first,
--- then newest.
+-- then newest. A match's session is checked against the hidden ones as a set
+-- (the partial index sessions_hidden, migration 14), not sought per match.
 WITH w AS (
   SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
   FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
-  JOIN sessions s ON s.id = m.session_id
-  WHERE s.hidden = 0
+  WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
     AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
                   + COALESCE(octet_length(m.reasoning), 0) < 2048
              THEN m.state <> 'rewound'
              ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
                               WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
         END
-    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = sqlc.narg(source)))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -99,15 +100,15 @@ WITH w AS (
   SELECT m.id, sessiondb_trigram_length(m.content, m.tool_text) AS len
   FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
-  JOIN sessions s ON s.id = m.session_id
-  WHERE s.hidden = 0
+  WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
     AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
                   + COALESCE(octet_length(m.reasoning), 0) < 2048
              THEN m.state <> 'rewound'
              ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
                               WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
         END
-    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = sqlc.narg(source)))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))

@@ -209,3 +209,5 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
     content, tool_text,
     content = '', tokenize = 'trigram', detail = 'none'
 );
+
+CREATE INDEX sessions_hidden ON sessions (id) WHERE hidden = 1;

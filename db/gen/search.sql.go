@@ -515,15 +515,15 @@ WITH w AS (
   SELECT m.id, sessiondb_trigram_length(m.content, m.tool_text) AS len
   FROM messages_fts_trigram(CAST(?3 AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
-  JOIN sessions s ON s.id = m.session_id
-  WHERE s.hidden = 0
+  WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
     AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
                   + COALESCE(octet_length(m.reasoning), 0) < 2048
              THEN m.state <> 'rewound'
              ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
                               WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
         END
-    AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
+    AND (CAST(?4 AS TEXT) IS NULL
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?4))
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
@@ -781,15 +781,15 @@ WITH w AS (
   SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
   FROM messages_fts(CAST(?3 AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
-  JOIN sessions s ON s.id = m.session_id
-  WHERE s.hidden = 0
+  WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
     AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
                   + COALESCE(octet_length(m.reasoning), 0) < 2048
              THEN m.state <> 'rewound'
              ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
                               WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
         END
-    AND (CAST(?4 AS TEXT) IS NULL OR s.source = ?4)
+    AND (CAST(?4 AS TEXT) IS NULL
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?4))
     AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
     AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
@@ -856,7 +856,8 @@ type MessageSearchWordsRankRow struct {
 // branches test the same thing: the threshold only picks the cheaper path.
 // The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match (bm25) first,
-// then newest.
+// then newest. A match's session is checked against the hidden ones as a set
+// (the partial index sessions_hidden, migration 14), not sought per match.
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRank,
 		arg.RowOffset,
