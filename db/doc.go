@@ -170,7 +170,7 @@
 // writer. Both keep their statements prepared (stmtcache.go for the
 // writer, readstmts.go for the pool), and every connection plans a
 // statement once whatever values are bound to it (stablePlans in
-// durable.go), so a read of a page or a session compiles no SQL.
+// durable.go): a read the process has run before compiles no SQL.
 //
 // When another process holds the write lock, a write waits — for
 // [Options].WritePatience (20 s) for routine writes and

@@ -26,7 +26,7 @@ import (
 	"github.com/sessiondb/sessiondb/internal/rawconn"
 
 	"github.com/ncruces/go-sqlite3"
-	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
+	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
 	"github.com/sessiondb/sessiondb/internal/fsx"
@@ -164,26 +164,29 @@ func dsn(path string, kind connKind, vfsName string) string {
 var registerOnce sync.Once
 
 // registerExtensions makes FTS5 and sessiondb's SQL functions
-// (sqlfuncs.go) available on every connection, and its plans stable. FTS5
-// is not in the driver's default build; all must be registered before the
-// first connection opens.
+// (sqlfuncs.go) available on every connection. FTS5 is not in the
+// driver's default build; both must be registered before the first
+// connection opens.
 func registerExtensions() {
 	registerOnce.Do(func() {
 		sqlite3.AutoExtension(fts5.Register)
 		sqlite3.AutoExtension(registerFunctions)
-		sqlite3.AutoExtension(stablePlans)
 	})
 }
 
 // stablePlans turns on SQLite's query planner stability guarantee
-// (SQLITE_DBCONFIG_ENABLE_QPSG) on every connection: a statement's plan
-// never depends on the values bound to it. Without it SQLite reads the
-// value bound to a LIMIT while planning and marks the statement to be
-// compiled again whenever that parameter is bound anew, which database/sql
-// does on every run: a kept statement (stmtcache.go, readstmts.go) was
-// compiled on every use all the same, two fifths of a short read's time. No
-// query of sessiondb's wants a plan shaped by a bound value: none has a
-// LIKE on a parameter, and no ANALYZE statistics are kept.
+// (SQLITE_DBCONFIG_ENABLE_QPSG) on each connection openDB opens — not on
+// the host program's own: a statement's plan never depends on the values
+// bound to it. Without it SQLite reads the value bound to a LIMIT while
+// planning and marks the statement to be compiled again whenever that
+// parameter is bound anew, which database/sql does on every run: a kept
+// statement (stmtcache.go, readstmts.go) was compiled on every use all the
+// same, two fifths of a short read's time. No query of sessiondb's wants a
+// plan shaped by a bound value: the one LIKE on a parameter (repair.go)
+// reads sqlite_schema, which has no index, and no ANALYZE statistics are
+// kept (the plans of every query in db/gen were compared with and without
+// it, binding 1, 20 and 2,000: only a LIMIT 1 sessions list changed, to the
+// plan it has at 20).
 func stablePlans(c *sqlite3.Conn) error {
 	_, err := c.Config(sqlite3.DBCONFIG_ENABLE_QPSG, true)
 	return err
@@ -212,7 +215,7 @@ func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, 
 			return nil, fmt.Errorf("open %s connection: %w", kind, err)
 		}
 	}
-	d, err := sql.Open("sqlite3", dsn(path, kind, vfsName))
+	d, err := sqlitedriver.Open(dsn(path, kind, vfsName), stablePlans)
 	if err != nil {
 		return nil, fmt.Errorf("open %s connection: %w", kind, err)
 	}

@@ -21,6 +21,9 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -40,6 +43,8 @@ type readStmts struct {
 	wanted map[string]struct{}
 	// +checklocks:mu
 	closed bool
+	// runs counts the statements run kept (tests: that keeping is used).
+	runs atomic.Uint64
 }
 
 func newReadStmts(db *sql.DB) *readStmts {
@@ -59,8 +64,16 @@ func (c *readStmts) kept(query string) *sql.Stmt {
 	return st
 }
 
-// prepareWanted prepares the texts noted since it last ran. The caller
-// holds no connection of the pool.
+// lookup returns the kept statement for query without noting it.
+func (c *readStmts) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
+// prepareWanted prepares the texts noted since it last ran, whichever
+// read noted them (each text once a process, most of them in the first
+// reads after Open). The caller holds no connection of the pool.
 func (c *readStmts) prepareWanted(ctx context.Context) {
 	c.mu.Lock()
 	if len(c.wanted) == 0 {
@@ -78,11 +91,11 @@ func (c *readStmts) prepareWanted(ctx context.Context) {
 			return // the next read that runs it notes it again
 		}
 		st, err := c.db.PrepareContext(ctx, q)
-		if err != nil && ctx.Err() != nil {
-			return
+		if err != nil && transientPrepareError(ctx, err) {
+			continue // the next read that runs q notes it again
 		}
 		c.mu.Lock()
-		if _, seen := c.stmts[q]; seen || c.closed {
+		if _, seen := c.stmts[q]; seen || c.closed || len(c.stmts) >= stmtCacheSize {
 			c.mu.Unlock()
 			if st != nil {
 				st.Close()
@@ -92,6 +105,14 @@ func (c *readStmts) prepareWanted(ctx context.Context) {
 		c.stmts[q] = st // nil when q does not prepare: it stays uncached
 		c.mu.Unlock()
 	}
+}
+
+// transientPrepareError reports whether a text's failure to prepare may
+// pass (the context, a lock, I/O, memory) rather than belong to the text
+// (SQLite's ERROR: its syntax, a table it names; or several statements).
+func transientPrepareError(ctx context.Context, err error) bool {
+	var code sqlite3.ErrorCode // *sqlite3.Error and ExtendedErrorCode convert too
+	return ctx.Err() != nil || (errors.As(err, &code) && code != sqlite3.ERROR)
 }
 
 // close finalizes the kept statements; the pool closes after.
@@ -126,6 +147,7 @@ func (p poolQueries) PrepareContext(ctx context.Context, query string) (*sql.Stm
 
 func (p poolQueries) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := p.c.kept(query); st != nil {
+		p.c.runs.Add(1)
 		return st.QueryContext(ctx, args...)
 	}
 	return p.c.db.QueryContext(ctx, query, args...)
@@ -133,6 +155,7 @@ func (p poolQueries) QueryContext(ctx context.Context, query string, args ...any
 
 func (p poolQueries) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := p.c.kept(query); st != nil {
+		p.c.runs.Add(1)
 		return st.QueryRowContext(ctx, args...)
 	}
 	return p.c.db.QueryRowContext(ctx, query, args...)
@@ -172,6 +195,7 @@ func (t *txQueries) QueryContext(ctx context.Context, query string, args ...any)
 	if st = t.free(st, query); st == nil {
 		return t.tx.QueryContext(ctx, query, args...)
 	}
+	t.c.runs.Add(1)
 	rows, err := t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -188,6 +212,7 @@ func (t *txQueries) QueryRowContext(ctx context.Context, query string, args ...a
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if st = t.free(st, query); st != nil {
+		t.c.runs.Add(1)
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -36,10 +37,11 @@ func appendToNew(t *testing.T, s *Store, id string, n int) []int64 {
 func TestReadStmts_KeepsWhatReadsRun(t *testing.T) {
 	s := openTestStore(t, Options{})
 	want := appendToNew(t, s, "a", 5)
-	if s.readStmts.kept(idsOfSession) != nil {
+	if s.readStmts.lookup(idsOfSession) != nil {
 		t.Fatal("a text no read ran is kept")
 	}
 	for i := range 3 {
+		runs := s.readStmts.runs.Load()
 		var got []int64
 		err := s.snapshotTx(t.Context(), func(q gen.DBTX) (err error) {
 			got = queryIDs(t, q, idsOfSession, "a")
@@ -51,7 +53,7 @@ func TestReadStmts_KeepsWhatReadsRun(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
 		}
-		if s.readStmts.kept(idsOfSession) == nil {
+		if s.readStmts.lookup(idsOfSession) == nil {
 			t.Fatalf("after snapshot %d the text is not kept", i)
 		}
 		err = s.readTx(t.Context(), func(q gen.DBTX) (err error) {
@@ -63,6 +65,10 @@ func TestReadStmts_KeepsWhatReadsRun(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("read %d outside a snapshot (-want +got):\n%s", i, diff)
+		}
+		// The first snapshot ran the text uncached, every read after it kept.
+		if got, want := s.readStmts.runs.Load()-runs, uint64(min(i, 1)+1); got < want {
+			t.Errorf("round %d: %d reads ran a kept statement, want %d", i, got, want)
 		}
 	}
 }
@@ -149,14 +155,18 @@ func TestReadStmts_SchemaChangesAndBadTexts(t *testing.T) {
 	}
 	read()
 	// Hand-written: a schema change no query file holds, for this test only.
-	if err := s.w.write(t.Context(), time.Second, func(ctx context.Context, tx gen.DBTX) error {
+	if err := s.w.write(t.Context(), 10*time.Second, func(ctx context.Context, tx gen.DBTX) error {
 		_, err := tx.ExecContext(ctx, "CREATE INDEX test_messages_role ON messages (role, session_id)")
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
+	runs := s.readStmts.runs.Load()
 	if diff := cmp.Diff(want, read()); diff != "" {
 		t.Errorf("after the schema changed (-want +got):\n%s", diff)
+	}
+	if s.readStmts.runs.Load() == runs {
+		t.Error("the read after the schema change did not run the kept statement")
 	}
 	for range 2 {
 		err := s.snapshotTx(t.Context(), func(q gen.DBTX) error {
@@ -206,7 +216,9 @@ func TestReadStmts_AfterClose(t *testing.T) {
 	if _, err := s.Messages(t.Context(), "a", MessageQuery{}); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close with kept statements: %v", err)
+	}
 	if _, err := s.Messages(t.Context(), "a", MessageQuery{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Messages after Close = %v, want ErrClosed", err)
 	}
@@ -252,5 +264,39 @@ func TestReadStmts_RebindingDoesNotRecompile(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The store's connections plan stably; a connection the host program opens
+// itself through the same driver keeps SQLite's default.
+func TestStablePlans_OnlyOnTheStoresConnections(t *testing.T) {
+	s := openTestStore(t, Options{})
+	qpsg := func(d *sql.DB) bool {
+		t.Helper()
+		conn, err := d.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var on bool
+		if err := conn.Raw(func(dc any) (err error) {
+			on, err = dc.(interface{ Raw() *sqlite3.Conn }).Raw().Config(sqlite3.DBCONFIG_ENABLE_QPSG)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return on
+	}
+	if !qpsg(s.readers) {
+		t.Error("a read connection of the store plans by bound values")
+	}
+	//sessiondb:allow rawopen -- plays the host program opening its own database through the same driver
+	host, err := sql.Open("sqlite3", "file:"+t.TempDir()+"/host.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	if qpsg(host) {
+		t.Error("the host program's own connection had its planning changed")
 	}
 }
