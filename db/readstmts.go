@@ -64,13 +64,6 @@ func (c *readStmts) kept(query string) *sql.Stmt {
 	return st
 }
 
-// lookup returns the kept statement for query without noting it.
-func (c *readStmts) lookup(query string) *sql.Stmt {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stmts[query]
-}
-
 // prepareWanted prepares the texts noted since it last ran, whichever
 // read noted them (each text once a process, most of them in the first
 // reads after Open). The caller holds no connection of the pool.

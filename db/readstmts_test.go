@@ -14,6 +14,13 @@ import (
 	"github.com/sessiondb/sessiondb/db/gen"
 )
 
+// lookup returns the kept statement for query without noting it.
+func (c *readStmts) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[query]
+}
+
 const idsOfSession = "SELECT id FROM messages WHERE session_id = ? ORDER BY id"
 
 // appendToNew appends n messages to a new session id and returns their ids.
@@ -40,31 +47,29 @@ func TestReadStmts_KeepsWhatReadsRun(t *testing.T) {
 	if s.readStmts.lookup(idsOfSession) != nil {
 		t.Fatal("a text no read ran is kept")
 	}
+	reads := []struct {
+		name string
+		run  func(context.Context, func(gen.DBTX) error) error
+	}{
+		{"a snapshot", s.snapshotTx},
+		{"a read outside a snapshot", s.readTx},
+	}
 	for i := range 3 {
 		runs := s.readStmts.runs.Load()
-		var got []int64
-		err := s.snapshotTx(t.Context(), func(q gen.DBTX) (err error) {
-			got = queryIDs(t, q, idsOfSession, "a")
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("snapshot %d (-want +got):\n%s", i, diff)
-		}
-		if s.readStmts.lookup(idsOfSession) == nil {
-			t.Fatalf("after snapshot %d the text is not kept", i)
-		}
-		err = s.readTx(t.Context(), func(q gen.DBTX) (err error) {
-			got = queryIDs(t, q, idsOfSession, "a")
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("read %d outside a snapshot (-want +got):\n%s", i, diff)
+		for _, r := range reads {
+			var got []int64
+			if err := r.run(t.Context(), func(q gen.DBTX) error {
+				got = queryIDs(t, q, idsOfSession, "a")
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("round %d, %s (-want +got):\n%s", i, r.name, diff)
+			}
+			if s.readStmts.lookup(idsOfSession) == nil {
+				t.Fatalf("round %d: after %s the text is not kept", i, r.name)
+			}
 		}
 		// The first snapshot ran the text uncached, every read after it kept.
 		if got, want := s.readStmts.runs.Load()-runs, uint64(min(i, 1)+1); got < want {
