@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/pressly/goose/v3"
 )
 
 // ftsConsistent runs FTS5's integrity check of both indexes (a
@@ -354,7 +353,7 @@ func TestFTSQueue_RepairOfAnOlderFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+			p, err := newMigrations(d)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -110,7 +110,7 @@ func withMigrations(t testing.TB, path string, fn func(*goose.Provider) error) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	p, err := goose.NewProvider(goose.DialectSQLite3, d, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	p, err := newMigrations(d)
 	if err != nil {
 		t.Fatal(err)
 	}

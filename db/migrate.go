@@ -25,8 +25,7 @@ import (
 // full-text indexes (version 10) takes seconds per 100,000 messages.
 func migrate(ctx context.Context, pool *sql.DB) error {
 	ctx = context.WithoutCancel(ctx)
-	p, err := goose.NewProvider(goose.DialectSQLite3, pool, migrationFS(),
-		goose.WithDisableGlobalRegistry(true))
+	p, err := newMigrations(pool)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -46,8 +45,16 @@ func migrate(ctx context.Context, pool *sql.DB) error {
 
 func migrationFS() fs.FS { return migrations.FS }
 
+// newMigrations is a goose provider of every migration, the SQL files and
+// the ones written in Go, over pool.
+func newMigrations(pool *sql.DB) (*goose.Provider, error) {
+	return goose.NewProvider(goose.DialectSQLite3, pool, migrationFS(),
+		goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(migrations.Go()...))
+}
+
 // latestMigration is the newest schema version this build knows: the
-// number that starts the last migration file's name.
+// number that starts the last migration file's name, or the newest
+// migration written in Go.
 func latestMigration() int64 {
 	entries, _ := fs.ReadDir(migrationFS(), ".")
 	var latest int64
@@ -56,6 +63,9 @@ func latestMigration() int64 {
 		if v, err := strconv.ParseInt(digits, 10, 64); err == nil && v > latest {
 			latest = v
 		}
+	}
+	for _, m := range migrations.Go() {
+		latest = max(latest, m.Version)
 	}
 	return latest
 }

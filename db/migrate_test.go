@@ -39,12 +39,12 @@ func TestRepair_RefusesNewerSchema(t *testing.T) {
 }
 
 func TestLatestMigration(t *testing.T) {
-	files, err := filepath.Glob("../migrations/*.sql")
+	files, err := filepath.Glob("../migrations/0*_*.*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := latestMigration(); got != int64(len(files)) {
-		t.Errorf("latestMigration() = %d, want %d (one file per version)", got, len(files))
+		t.Errorf("latestMigration() = %d, want %d (one file per version, SQL or Go)", got, len(files))
 	}
 }
 

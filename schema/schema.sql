@@ -33,7 +33,7 @@ CREATE TABLE sessions (
     last_activity_description TEXT,
     last_activity_provenance  TEXT,
     -- handoff: a compare-and-set state machine.
-    handoff_state             TEXT    CHECK (handoff_state IN ('pending', 'running', 'completed', 'failed')),
+    handoff_state             TEXT    CHECK (handoff_state = 'pending' OR handoff_state = 'running' OR handoff_state = 'completed' OR handoff_state = 'failed'),
     handoff_platform          TEXT,
     handoff_holder            TEXT,
     handoff_error             TEXT,
@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset', 'tool')), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER);
+    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -58,7 +58,7 @@ CREATE INDEX sessions_handoff ON sessions (handoff_state, started_at) WHERE hand
 CREATE TABLE messages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    role            TEXT    NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    role            TEXT    NOT NULL CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool'),
     content         TEXT    NOT NULL DEFAULT '',
     tool_name       TEXT,
     tool_call_id    TEXT,
@@ -66,7 +66,7 @@ CREATE TABLE messages (
     reasoning       TEXT,
     finish_reason   TEXT,
     token_count     INTEGER,
-    state           TEXT    NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'compacted', 'rewound')),
+    state           TEXT    NOT NULL DEFAULT 'active' CHECK (state = 'active' OR state = 'compacted' OR state = 'rewound'),
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
