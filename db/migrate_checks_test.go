@@ -52,13 +52,7 @@ func TestMigrate_Version15ChecksWithoutLists(t *testing.T) {
 	}
 	before := schemaCookie(t, path)
 
-	s, err := Open(t.Context(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	migrateUpTo(t, path, 15)
 	for _, table := range []string{"messages", "sessions"} {
 		if stmt := tableSQL(t, path, table); strings.Contains(stmt, " IN ('") {
 			t.Errorf("%s after version 15 still lists values: %s", table, stmt)

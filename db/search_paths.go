@@ -52,6 +52,24 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 	return append(rows, more...), err
 }
 
+// windowUnfiltered lets the word route's relevance window skip reading
+// each match's messages row when nothing needs it (unfiltered). A
+// variable only so that tests can compare both windows.
+var windowUnfiltered = true
+
+// unfiltered reports whether the word route's relevance window may be
+// MessageSearchWordsRankUnfiltered: no source, session or role filter, and
+// no hidden session in the search's snapshot. Those are the only checks
+// that need a match's messages row; reading it was a third of a relevance
+// search's CPU (docs/PERFORMANCE.md).
+func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bool, error) {
+	if !windowUnfiltered || a.source != nil || a.session != nil || a.roles != nil {
+		return false, nil
+	}
+	hidden, err := queries.SearchAnyHidden(ctx, q)
+	return !hidden, err
+}
+
 // words pages through the word index's matches and tail, the queued rows
 // it would match (newest first).
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
@@ -70,8 +88,16 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
+		unfiltered, uerr := p.unfiltered(ctx, q, a)
+		if uerr != nil {
+			return nil, uerr
+		}
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
+				if unfiltered {
+					return convertRows(queries.MessageSearchWordsRankUnfiltered(ctx, q, gen.MessageSearchWordsRankUnfilteredParams{Query: match,
+						Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+				}
 				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, Requeued: p.requeuedWords,
 					Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)

@@ -58,6 +58,38 @@ JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
 ORDER BY p.score, p.id DESC;
 
+-- name: MessageSearchWordsRankUnfiltered :many
+-- MessageSearchWordsRank for a search with no filter in a store with no
+-- hidden session (the caller checks both, SearchAnyHidden): the window is
+-- the same rows, found without reading each match's messages row. A match
+-- is left out when it is rewound (the partial index messages_rewound,
+-- migration 16), when its old text waits in fts_deleted (the row was
+-- deleted, so it is not returned at all, or edited, so the tail answers
+-- for it), or when it is requeued.
+WITH w AS (
+  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(bm25(messages_fts) AS REAL) AS score
+  FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
+  WHERE NOT EXISTS (SELECT 1 FROM messages r INDEXED BY messages_rewound
+                    WHERE r.id = f.rowid AND r.state = 'rewound')
+    AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = f.rowid)
+    AND f.rowid NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
+  ORDER BY f.rowid DESC
+  LIMIT sqlc.arg(window_size)
+)
+SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset)) p
+JOIN messages m ON m.id = p.id
+JOIN sessions s ON s.id = m.session_id
+ORDER BY p.score, p.id DESC;
+
+-- name: SearchAnyHidden :one
+-- Whether any session is hidden (the partial index sessions_hidden): a
+-- relevance search by words without filters then checks each match's
+-- session (MessageSearchWordsRank), else it need not
+-- (MessageSearchWordsRankUnfiltered).
+SELECT EXISTS (SELECT 1 FROM sessions WHERE hidden = 1) AS any_hidden;
+
 -- name: MessageSearchWordsNewest :many
 -- The word index (unicode61: content, tool name and tool text). Newest first.
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at

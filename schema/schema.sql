@@ -211,3 +211,5 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
 );
 
 CREATE INDEX sessions_hidden ON sessions (id) WHERE hidden = 1;
+
+CREATE INDEX messages_rewound ON messages (id) WHERE state = 'rewound';

@@ -898,3 +898,101 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 	}
 	return items, nil
 }
+
+const messageSearchWordsRankUnfiltered = `-- name: MessageSearchWordsRankUnfiltered :many
+WITH w AS (
+  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(bm25(messages_fts) AS REAL) AS score
+  FROM messages_fts(CAST(?3 AS TEXT)) f
+  WHERE NOT EXISTS (SELECT 1 FROM messages r INDEXED BY messages_rewound
+                    WHERE r.id = f.rowid AND r.state = 'rewound')
+    AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = f.rowid)
+    AND f.rowid NOT IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
+  ORDER BY f.rowid DESC
+  LIMIT ?5
+)
+SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
+FROM (SELECT id, score FROM w ORDER BY score, id DESC
+      LIMIT ?2 OFFSET ?1) p
+JOIN messages m ON m.id = p.id
+JOIN sessions s ON s.id = m.session_id
+ORDER BY p.score, p.id DESC
+`
+
+type MessageSearchWordsRankUnfilteredParams struct {
+	RowOffset  int64
+	RowLimit   int64
+	Query      string
+	Requeued   string
+	WindowSize int64
+}
+
+type MessageSearchWordsRankUnfilteredRow struct {
+	ID        int64
+	SessionID string
+	Role      string
+	ToolName  *string
+	CreatedAt int64
+	Source    string
+	Model     *string
+	StartedAt int64
+}
+
+// MessageSearchWordsRank for a search with no filter in a store with no
+// hidden session (the caller checks both, SearchAnyHidden): the window is
+// the same rows, found without reading each match's messages row. A match
+// is left out when it is rewound (the partial index messages_rewound,
+// migration 16), when its old text waits in fts_deleted (the row was
+// deleted, so it is not returned at all, or edited, so the tail answers
+// for it), or when it is requeued.
+func (q *Queries) MessageSearchWordsRankUnfiltered(ctx context.Context, db DBTX, arg MessageSearchWordsRankUnfilteredParams) ([]MessageSearchWordsRankUnfilteredRow, error) {
+	rows, err := db.QueryContext(ctx, messageSearchWordsRankUnfiltered,
+		arg.RowOffset,
+		arg.RowLimit,
+		arg.Query,
+		arg.Requeued,
+		arg.WindowSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageSearchWordsRankUnfilteredRow{}
+	for rows.Next() {
+		var i MessageSearchWordsRankUnfilteredRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.SessionID,
+			&i.Role,
+			&i.ToolName,
+			&i.CreatedAt,
+			&i.Source,
+			&i.Model,
+			&i.StartedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const searchAnyHidden = `-- name: SearchAnyHidden :one
+SELECT EXISTS (SELECT 1 FROM sessions WHERE hidden = 1) AS any_hidden
+`
+
+// Whether any session is hidden (the partial index sessions_hidden): a
+// relevance search by words without filters then checks each match's
+// session (MessageSearchWordsRank), else it need not
+// (MessageSearchWordsRankUnfiltered).
+func (q *Queries) SearchAnyHidden(ctx context.Context, db DBTX) (bool, error) {
+	row := db.QueryRowContext(ctx, searchAnyHidden)
+	var any_hidden bool
+	err := row.Scan(&any_hidden)
+	return any_hidden, err
+}
