@@ -138,7 +138,7 @@ func TestSQLiteShellIntegrityCheck(t *testing.T) {
 // store ends at.
 func migrationCount(t *testing.T) int {
 	t.Helper()
-	files, err := filepath.Glob("../migrations/*.sql")
+	files, err := filepath.Glob("../migrations/0*_*.*") // SQL files and Go migrations
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v %v", files, err)
 	}
