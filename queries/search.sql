@@ -26,6 +26,9 @@
 -- large row's state is checked in messages_session_state instead (one
 -- index seek). octet_length reads only the record header, and both
 -- branches test the same thing: the threshold only picks the cheaper path.
+-- A relevance search by words with no filter, in a store with no hidden
+-- session, reads no row at all for its window
+-- (MessageSearchWordsRankUnfiltered).
 
 -- name: MessageSearchWordsRank :many
 -- The word index (unicode61: content, tool name and tool text): the window (the newest

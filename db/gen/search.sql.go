@@ -854,6 +854,9 @@ type MessageSearchWordsRankRow struct {
 // large row's state is checked in messages_session_state instead (one
 // index seek). octet_length reads only the record header, and both
 // branches test the same thing: the threshold only picks the cheaper path.
+// A relevance search by words with no filter, in a store with no hidden
+// session, reads no row at all for its window
+// (MessageSearchWordsRankUnfiltered).
 // The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match (bm25) first,
 // then newest. A match's session is checked against the hidden ones as a set
