@@ -292,13 +292,15 @@ func TestFTSQueue_NewRowsIndexedWhileADeleteIsForgotten(t *testing.T) {
 // index match the same rows.
 var changeWords = strings.Fields("alpha bravo charlie delta echo foxtrot")
 
-// Random appends, edits of content and of tool text, deletes, and
-// transactions that insert, edit twice, edit another row and maybe delete,
-// interleaved with index slices of one to three entries run by either of
-// two Stores on the file, with a relevance window of two: every few steps
-// each word is searched in every sort, whole and in pages of three, and
-// must find exactly the rows whose text holds it now; Verify passes
-// throughout; and once indexed, each index's own MATCH agrees too.
+// Random appends, edits of content and of tool text, deletes, rewinds and
+// their undoing, and transactions that insert, edit twice, edit another
+// row and maybe delete, interleaved with index slices of one to three
+// entries run by either of two Stores on the file, with a relevance window
+// of two: every few steps each word is searched in every sort, whole and
+// in pages of three, and must find exactly the rows whose text holds it
+// now (rewound ones aside), with the same relevance pages whether the
+// window reads the messages rows or not; Verify passes throughout; and
+// once indexed, each index's own MATCH agrees too.
 func TestFTSQueue_RandomChangesMatchTheText(t *testing.T) {
 	setRankWindow(t, 2)
 	for seed := range uint64(4) {
@@ -469,6 +471,7 @@ func rowsWhere(t *testing.T, s *Store, hold func(content, toolText string) bool)
 // them, and wants the same hits in the same order.
 func wantSameRelevanceWindows(t *testing.T, s *Store, stage string) {
 	t.Helper()
+	before := unfilteredWindows.Load()
 	pages := func(unfiltered bool) map[string][]int64 {
 		old := windowUnfiltered
 		windowUnfiltered = unfiltered
@@ -479,7 +482,15 @@ func wantSameRelevanceWindows(t *testing.T, s *Store, stage string) {
 		}
 		return out
 	}
-	if diff := cmp.Diff(pages(false), pages(true), cmpopts.EquateEmpty()); diff != "" {
+	filtered := pages(false)
+	if n := unfilteredWindows.Load(); n != before {
+		t.Fatalf("%s: %d windows read without the rows while that was switched off", stage, n-before)
+	}
+	unfiltered := pages(true)
+	if unfilteredWindows.Load() == before {
+		t.Fatalf("%s: no window was read without the rows", stage)
+	}
+	if diff := cmp.Diff(filtered, unfiltered, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("%s: relevance pages (-window reading rows +window without them):\n%s", stage, diff)
 	}
 }

@@ -30,8 +30,8 @@ func schemaCookie(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	var v int64
-	if err := d.QueryRowContext(t.Context(), "PRAGMA schema_version").Scan(&v); err != nil {
+	v, err := schemaVersion(t.Context(), d)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -112,7 +112,7 @@ func TestChecks_AcceptAndRefuseTheSameValues(t *testing.T) {
 		{"a role in other case", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'User', '', 1)", false},
 		{"each state", "INSERT INTO messages (session_id, role, content, created_at, state) VALUES ('a', 'user', '', 1, 'active'), ('a', 'user', '', 1, 'compacted'), ('a', 'user', '', 1, 'rewound')", true},
 		{"an unknown state", "INSERT INTO messages (session_id, role, content, created_at, state) VALUES ('a', 'user', '', 1, 'gone')", false},
-		{"a state changed to an unknown one", "UPDATE messages SET state = 'gone' WHERE session_id = 'a'", false},
+		{"a state changed to an unknown one", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'user', '', 1); UPDATE messages SET state = 'gone' WHERE session_id = 'a'", false},
 		{"each handoff state", "UPDATE sessions SET handoff_state = 'pending' WHERE id = 'a'; UPDATE sessions SET handoff_state = 'running' WHERE id = 'a'; UPDATE sessions SET handoff_state = 'completed' WHERE id = 'a'; UPDATE sessions SET handoff_state = 'failed' WHERE id = 'a'", true},
 		{"no handoff state", "UPDATE sessions SET handoff_state = NULL WHERE id = 'a'", true},
 		{"an unknown handoff state", "UPDATE sessions SET handoff_state = 'lost' WHERE id = 'a'", false},

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/rules"
@@ -54,14 +55,21 @@ func relevancePage(a pageArgs, rank, newest func(limit, offset int64) ([]searchR
 
 // windowUnfiltered lets the word route's relevance window skip reading
 // each match's messages row when nothing needs it (unfiltered). A
-// variable only so that tests can compare both windows.
-var windowUnfiltered = true
+// variable only so that tests can compare both windows; unfilteredWindows
+// counts the windows read that way, so that they can tell it is used.
+var (
+	windowUnfiltered  = true
+	unfilteredWindows atomic.Int64
+)
 
 // unfiltered reports whether the word route's relevance window may be
 // MessageSearchWordsRankUnfiltered: no source, session or role filter, and
 // no hidden session in the search's snapshot. Those are the only checks
-// that need a match's messages row; reading it was a third of a relevance
-// search's CPU (docs/PERFORMANCE.md).
+// that need a match's messages row; the window's work besides FTS5's,
+// mostly reading that row, was a third of a relevance search's CPU
+// (docs/PERFORMANCE.md). The rows are the same on a store whose index
+// holds only messages that exist or wait in fts_deleted, and whose
+// messages all have a session (see MessageSearchWordsRankUnfiltered).
 func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bool, error) {
 	if !windowUnfiltered || a.source != nil || a.session != nil || a.roles != nil {
 		return false, nil
@@ -88,13 +96,18 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
-		unfiltered, uerr := p.unfiltered(ctx, q, a)
-		if uerr != nil {
-			return nil, uerr
-		}
+		var unfiltered *bool // asked once, and only when the window is read
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
-				if unfiltered {
+				if unfiltered == nil {
+					u, err := p.unfiltered(ctx, q, a)
+					if err != nil {
+						return nil, err
+					}
+					unfiltered = &u
+				}
+				if *unfiltered {
+					unfilteredWindows.Add(1)
 					return convertRows(queries.MessageSearchWordsRankUnfiltered(ctx, q, gen.MessageSearchWordsRankUnfilteredParams{Query: match,
 						Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 				}

@@ -68,7 +68,12 @@ ORDER BY p.score, p.id DESC;
 -- is left out when it is rewound (the partial index messages_rewound,
 -- migration 16), when its old text waits in fts_deleted (the row was
 -- deleted, so it is not returned at all, or edited, so the tail answers
--- for it), or when it is requeued.
+-- for it), or when it is requeued. The same rows as MessageSearchWordsRank
+-- where the queue's rules hold: every indexed id whose message is gone
+-- waits in fts_deleted, and every message has its session. In a damaged
+-- file (a stray index entry, a message whose session row is missing,
+-- possible only with foreign keys off) the two windows can count such a
+-- row differently; Verify reports both kinds of damage.
 WITH w AS (
   SELECT CAST(f.rowid AS INTEGER) AS id, CAST(bm25(messages_fts) AS REAL) AS score
   FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f

@@ -946,7 +946,12 @@ type MessageSearchWordsRankUnfilteredRow struct {
 // is left out when it is rewound (the partial index messages_rewound,
 // migration 16), when its old text waits in fts_deleted (the row was
 // deleted, so it is not returned at all, or edited, so the tail answers
-// for it), or when it is requeued.
+// for it), or when it is requeued. The same rows as MessageSearchWordsRank
+// where the queue's rules hold: every indexed id whose message is gone
+// waits in fts_deleted, and every message has its session. In a damaged
+// file (a stray index entry, a message whose session row is missing,
+// possible only with foreign keys off) the two windows can count such a
+// row differently; Verify reports both kinds of damage.
 func (q *Queries) MessageSearchWordsRankUnfiltered(ctx context.Context, db DBTX, arg MessageSearchWordsRankUnfilteredParams) ([]MessageSearchWordsRankUnfilteredRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRankUnfiltered,
 		arg.RowOffset,
