@@ -148,25 +148,16 @@
 // # Concurrency and durability
 //
 // A Store has exactly one read-write connection. Every write is part of one
-// BEGIN IMMEDIATE transaction on it, and is acknowledged only once an fsync
-// of the log (F_FULLFSYNC on macOS) made after its COMMIT has returned, so
-// an acknowledged write survives a power cut. Writes from many goroutines
-// that arrive while a transaction commits are grouped into the next one,
-// each in its own SAVEPOINT, so one caller's failure never undoes
-// another's write. In WAL mode the transactions commit with
-// synchronous=NORMAL and a second connection that never writes makes the
-// fsyncs (logsync.go): a lone writer's at once, as synchronous=FULL would;
-// under concurrency one fsync runs while the next transaction's statements
-// do, and acknowledges every transaction committed meanwhile
-// ([Stats].LogSyncs). So a reader may see a write up to one fsync before
-// it is acknowledged; a power cut in that moment takes it back, and its
-// caller, never told it succeeded, retries it exactly once by its
-// idempotency key. Without WAL every transaction commits with
-// synchronous=FULL. An append commits the message and nothing for the full-text indexes:
+// BEGIN IMMEDIATE transaction on it, committed with synchronous=FULL (and
+// F_FULLFSYNC on macOS), so an acknowledged write survives a power cut.
+// Writes from many goroutines that arrive while a transaction commits are
+// grouped into the next one (one fsync for all), each in its own
+// SAVEPOINT, so one caller's failure never undoes another's write.
+// An append commits the message and nothing for the full-text indexes:
 // they hold every message up to a mark (a message id, which only grows),
 // and a background indexer indexes the messages past it in transactions
 // of its own on the same connection, a fraction of a second later, moving
-// the mark in the same transaction (acknowledged at COMMIT, with no fsync:
+// the mark in the same transaction (committed with synchronous=NORMAL:
 // they hold nothing a power cut could lose but index work, which the mark
 // left behind keeps; see indexsync.go), and Search matches the messages
 // past the mark by the same rules, so a message is

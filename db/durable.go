@@ -54,15 +54,10 @@ const (
 	// kindImmutable is a read-only connection to a file nothing can
 	// change while it is open (see readonly.go).
 	kindImmutable
-	// kindLogSync is the writer's second connection, which never writes:
-	// its WAL handle is what acknowledges writes with an fsync
-	// (logsync.go). Opened read-write (a read-only handle cannot be
-	// flushed on every platform) but query_only.
-	kindLogSync
 )
 
 func (k connKind) String() string {
-	return [...]string{"writer", "reader", "repair", "probe", "foreign source", "immutable reader", "log sync"}[k]
+	return [...]string{"writer", "reader", "repair", "probe", "foreign source", "immutable reader"}[k]
 }
 
 func (k connKind) readOnly() bool {
@@ -81,7 +76,6 @@ var busyTimeout = map[connKind]time.Duration{
 	kindForeign: 20 * time.Second,
 	// No other connection can hold a lock on an immutable file.
 	kindImmutable: 0,
-	kindLogSync:   5 * time.Second,
 }
 
 // readerCacheKiB is each read connection's page cache (SQLite's default is
@@ -101,19 +95,17 @@ const journalSizeLimit = 64 << 20
 // in the order they must run: busy_timeout first (any _pragma in the DSN
 // resets the driver's own default busy timeout to zero).
 //
-// synchronous=FULL on every read-write connection: a transcript store must
-// not lose an acknowledged turn to a power cut. In WAL mode the writer
-// commits its batches with NORMAL instead, and acknowledges them after an
-// fsync of the log of its own (indexsync.go, logsync.go). On darwin fsync()
-// does not flush the drive cache, so fullfsync and checkpoint_fullfsync add
-// F_FULLFSYNC at commits and checkpoints. journal_mode is deliberately absent:
+// synchronous=FULL everywhere: a transcript store must not lose an
+// acknowledged turn to a power cut. On darwin fsync() does not flush the
+// drive cache, so fullfsync and checkpoint_fullfsync add F_FULLFSYNC at
+// commits and checkpoints. journal_mode is deliberately absent:
 // it is switched once, under the migration lock (ensureWAL).
 func connPragmas(goos string, kind connKind) []string {
 	p := []string{"busy_timeout(" + strconv.FormatInt(busyTimeout[kind].Milliseconds(), 10) + ")"}
 	if kind == kindReader || kind == kindImmutable {
 		p = append(p, "cache_size("+strconv.Itoa(-readerCacheKiB)+")")
 	}
-	if kind.readOnly() || kind == kindLogSync {
+	if kind.readOnly() {
 		return append(p, "query_only(1)")
 	}
 	if kind == kindRepair {

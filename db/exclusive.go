@@ -14,7 +14,6 @@ import (
 func (w *writer) exclusive(ctx context.Context, fn func(ctx context.Context, c *sql.Conn) error) error {
 	w.mu.Lock()
 	defer w.unlock()
-	w.sy.quiesce() // what it runs may checkpoint (logsync.go)
 	if err := w.closedOrHalted(); err != nil {
 		return err
 	}

@@ -260,6 +260,69 @@ func TestOpen_LongIndexBacklogWithShortPatience(t *testing.T) {
 	}
 }
 
+// An indexer transaction commits with synchronous=NORMAL (indexsync.go)
+// and leaves the connection at FULL for whatever runs on it next.
+func TestIndexer_LeavesTheConnectionDurable(t *testing.T) {
+	s := openTestStore(t, Options{})
+	newTestSession(t, s, "a")
+	s.w.ix.paused.Store(true)
+	for i := range 20 {
+		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint("durable ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indexNow(t, s)
+	if n := queued(t, s); n != 0 {
+		t.Fatalf("%d rows still queued", n)
+	}
+	s.w.mu.Lock()
+	var level int
+	err := s.w.conn.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&level)
+	relaxed := s.w.relaxedSync
+	s.w.mu.Unlock()
+	if err != nil || level != 2 || relaxed {
+		t.Errorf("after indexing: synchronous=%d (relaxed %v, %v), want 2 (FULL)", level, relaxed, err)
+	}
+}
+
+// Only a batch of the indexer's requests alone commits relaxed: an append
+// that joined an indexer's wait for the lock, or any other batch, makes
+// it FULL.
+func TestIndexer_SyncLevelOfABatch(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ix, app := &request{indexing: true}, &request{}
+	tests := []struct {
+		name  string
+		batch []*request
+		want  int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{
+		{"IndexerAlone", []*request{ix}, 1},
+		{"IndexerThenAppend", []*request{ix, app}, 2},
+		{"AppendThenIndexer", []*request{app, ix}, 2},
+		{"AppendAlone", []*request{app}, 2},
+		{"NoBatch", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s.w.mu.Lock()
+			defer s.w.mu.Unlock()
+			if err := s.w.syncLevel(tt.batch); err != nil {
+				t.Fatal(err)
+			}
+			var level int
+			if err := s.w.conn.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&level); err != nil {
+				t.Fatal(err)
+			}
+			if level != tt.want || s.w.relaxedSync != (tt.want == 1) {
+				t.Errorf("synchronous=%d (relaxed %v), want %d", level, s.w.relaxedSync, tt.want)
+			}
+		})
+	}
+	s.w.mu.Lock()
+	s.w.restoreSync()
+	s.w.mu.Unlock()
+}
+
 // An index far behind — a backlog of long messages the paused indexer
 // left, as a burst of agents' turns leaves one — is caught up in slices
 // that alternate with the appends: an append made while the catch-up runs

@@ -111,13 +111,11 @@ func (w *writer) maintenance(checkpoint, merge bool) (restart bool, err error) {
 }
 
 // maintainable reports whether maintenance may touch the file: the store
-// is open, not halted (after every fsync owed has been made), and the file
-// is still the one it opened (never merge or checkpoint into another
-// file).
+// is open, not halted, and the file is still the one it opened (never
+// merge or checkpoint into another file).
 //
 // +checklocks:w.mu
 func (w *writer) maintainable(ctx context.Context) (bool, error) {
-	w.sy.quiesce() // no checkpoint while an fsync is owed (logsync.go)
 	if w.conn == nil || w.halted() != nil {
 		return false, nil
 	}

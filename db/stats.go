@@ -12,15 +12,10 @@ import (
 type Stats struct {
 	// WritesCommitted counts writes (calls) that committed.
 	WritesCommitted uint64
-	// Transactions counts the transactions that committed them: under
-	// group commit one transaction carries every write that was waiting,
-	// so Transactions ≤ WritesCommitted.
+	// Transactions counts the transactions (and fsyncs) that committed
+	// them: under group commit one transaction carries every write that
+	// was waiting, so Transactions ≤ WritesCommitted.
 	Transactions uint64
-	// LogSyncs counts the fsyncs of the WAL that acknowledged writes (0
-	// without WAL, where each transaction's COMMIT made its own): one
-	// acknowledges every transaction committed while the one before it
-	// ran, so LogSyncs ≤ Transactions under concurrency.
-	LogSyncs uint64
 	// LockRetries counts tries that met another connection's lock.
 	LockRetries uint64
 	// BatchReplays counts group-commit batches that SQLite rolled back
@@ -87,7 +82,6 @@ func (s *Store) Stats() Stats {
 		st = Stats{
 			WritesCommitted:      s.w.writes.Load(),
 			Transactions:         s.w.transactions.Load(),
-			LogSyncs:             s.w.logSyncs.Load(),
 			LockRetries:          s.w.lockRetries.Load(),
 			BatchReplays:         s.w.batchReplays.Load(),
 			LockWait:             time.Duration(s.w.lockWaitNanos.Load()),

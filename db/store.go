@@ -223,16 +223,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		conn.Close()
 		return nil, err
 	}
-	var sy *logSync
-	if wal {
-		if sy, err = openLogSync(ctx, path, opts.VFS); err != nil {
-			conn.Close()
-			id.header.Close()
-			return nil, err
-		}
-	}
 	w = &writer{
-		sy:              sy,
 		conn:            conn,
 		tx:              newStmtCache(conn),
 		pool:            pool,
@@ -249,9 +240,6 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		handoff:         make(chan struct{}, 1),
 	}
 	w.watchAutoCheckpoint(conn)
-	if sy != nil {
-		go w.runLogSync(sy)
-	}
 	return w, nil
 }
 

@@ -85,13 +85,6 @@ func (w *writer) haltOnSyncFailure(err error) error {
 	if !isSyncFailure(err) {
 		return err
 	}
-	return w.haltSync(err)
-}
-
-// haltSync halts writes after err, a failed fsync, and returns the halt
-// error.
-func (w *writer) haltSync(err error) error {
-	w.syncFailed.Store(true)
 	return w.stop(fmt.Errorf("%w: writes are halted until the store is reopened: an fsync failed, and after a failed fsync "+
 		"the kernel may have dropped the unsynced data, so no later fsync proves it durable (what was acknowledged "+
 		"before is safe in the WAL; check the disk and the kernel log, then reopen): %w", ErrIO, err))
@@ -100,16 +93,12 @@ func (w *writer) haltSync(err error) error {
 // watchAutoCheckpoint replaces SQLite's automatic checkpoint with the same
 // one (PASSIVE, once the log holds autoCheckpointPages) that halts writes
 // when it fails to sync: SQLite's own ignores every error. The commit that
-// ran it is durable (its WAL fsync comes first, syncLogInCommit) and is
-// acknowledged.
+// ran it is durable (its WAL fsync came first) and is acknowledged.
 func (w *writer) watchAutoCheckpoint(c *sql.Conn) {
 	_ = c.Raw(func(dc any) error {
 		if d, ok := dc.(driver.Conn); ok {
 			d.Raw().WALHook(func(db *sqlite3.Conn, schema string, pages int) error {
-				if pages < autoCheckpointPages {
-					return nil
-				}
-				if w.syncLogInCommit() != nil || w.halted() != nil {
+				if pages < autoCheckpointPages || w.halted() != nil {
 					return nil
 				}
 				if _, _, err := db.WALCheckpoint(schema, sqlite3.CHECKPOINT_PASSIVE); err != nil {

@@ -65,10 +65,9 @@ type result struct {
 
 // write runs fn as part of one IMMEDIATE transaction (group commit:
 // writers that arrive while another batch commits share the next
-// transaction, each inside its own SAVEPOINT, so a failing caller rolls
-// back alone). A caller is acknowledged only after the fsync that made its
-// write durable: the COMMIT's own (synchronous=FULL) or one of the log
-// made after it (logsync.go). It waits for another process's
+// transaction and its one fsync, each inside its own SAVEPOINT, so a
+// failing caller rolls back alone). A caller is acknowledged only after
+// the COMMIT that made its write durable. It waits for another process's
 // write lock for at most patience.
 //
 // Exactly-once: fn is replayed only after its changes were rolled back —
@@ -224,6 +223,7 @@ func (w *writer) lead(own *request) {
 func (w *writer) runAlone(r *request) (committed int) {
 	committed = w.runBatch(r, []*request{r})
 	w.closeStrayTransaction()
+	w.restoreSync()
 	return committed
 }
 
@@ -373,11 +373,7 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 				if r.ftsCause != nil {
 					w.ftsSwitchedOff(r.ftsCause)
 				}
-			}
-			if w.relaxedSync {
-				w.ack(ok) // after an fsync of the log (logsync.go)
-			} else {
-				finish(ok, nil) // synchronous=FULL: the COMMIT was the fsync
+				r.respond(result{})
 			}
 		case w.inTransaction():
 			// COMMIT did not happen and the transaction is still open: undo

@@ -76,20 +76,10 @@ type writer struct {
 	// +checklocks:mu
 	lastBatch int
 	// relaxedSync is set while the connection commits with
-	// synchronous=NORMAL (indexsync.go).
+	// synchronous=NORMAL, for an indexer transaction (indexsync.go).
 	// +checklocks:mu
 	relaxedSync bool
 	afterCommit func() error // replaces maintenance in tests
-	// sy acknowledges writes with an fsync of the WAL (logsync.go); nil
-	// without WAL, where every commit is synchronous=FULL.
-	// +checklocks:mu
-	sy *logSync
-	// logSynced is set when the WAL hook made the fsync of the batch
-	// committing (syncLogInCommit).
-	// +checklocks:mu
-	logSynced bool
-	// syncFailed is set by the first failed fsync (syncfailure.go).
-	syncFailed atomic.Bool
 
 	// restarting is set while a WAL restart runs in the background.
 	restarting atomic.Bool
@@ -120,7 +110,6 @@ type writer struct {
 	maintenanceRuns     atomic.Uint64
 	maintenanceFailures atomic.Uint64
 	walRestarts         atomic.Uint64
-	logSyncs            atomic.Uint64
 	strayTransactions   atomic.Uint64
 	pin                 walPinWatch
 }
@@ -184,10 +173,7 @@ func (w *writer) close() error {
 	if w.conn == nil {
 		return nil
 	}
-	// Answer what is owed first, and close the second connection before
-	// the writer's: SQLite checkpoints when the last one closes.
-	errs := []error{w.sy.close()}
-	w.sy = nil
+	var errs []error
 	if w.halted() == nil {
 		// The file may have been replaced while the store sat idle.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -36,7 +36,7 @@ func (o outcome) String() string {
 // exactly once and the file verifies.
 func TestPowerLoss(t *testing.T) {
 	o := harness(t, false, 1)
-	t.Log("acknowledged after the log's fsync: " + o.String())
+	t.Log("synchronous=FULL: " + o.String())
 	if o.lost != 0 || o.duplicated != 0 || o.corrupt != 0 || o.unopenable != 0 {
 		t.Errorf("acknowledged writes were lost or damaged: %s", o)
 	}
