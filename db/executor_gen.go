@@ -199,8 +199,9 @@ func (e executor) SessionActivityTouch(ctx context.Context, arg driver.SessionAc
 	return r, mapDriverError(err)
 }
 
-func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) error {
-	return mapDriverError(queries.SessionAddMessageCounts(ctx, e.db, gen.SessionAddMessageCountsParams(arg)))
+func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) (int64, error) {
+	r, err := queries.SessionAddMessageCounts(ctx, e.db, gen.SessionAddMessageCountsParams(arg))
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, error) {

@@ -202,8 +202,9 @@ func (e executor) SessionActivityTouch(ctx context.Context, arg driver.SessionAc
 	return r, mapError(err)
 }
 
-func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) error {
-	return mapError(e.q.SessionAddMessageCounts(ctx, e.db, pggen.SessionAddMessageCountsParams(arg)))
+func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) (int64, error) {
+	r, err := e.q.SessionAddMessageCounts(ctx, e.db, pggen.SessionAddMessageCountsParams(arg))
+	return r, mapError(err)
 }
 
 func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, error) {

@@ -144,7 +144,20 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	}); !isUniqueViolation(err) {
 		t.Errorf("a second message with key k1: %v, want a unique violation", err)
 	}
-	if err := q.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams{Messages: 2, ToolCalls: 0, ID: "s1"}); err != nil {
+	expect(t, "SessionAddMessageCounts", must(q.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams{Messages: 2, ToolCalls: 0, ID: "s1"})), int64(1))
+	// It counts nothing on a missing session or one closed by compression
+	// (an append is then refused), and counts on one that ended otherwise.
+	expect(t, "SessionAddMessageCounts on a missing session", must(q.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams{Messages: 1, ID: "ghost"})), int64(0))
+	for _, end := range []struct {
+		reason  string
+		counted int64
+	}{{"compression", 0}, {"user_exit", 1}} {
+		if _, err := pool.Exec(ctx, "UPDATE sessions SET end_reason = $1 WHERE id = 's1'", end.reason); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, "SessionAddMessageCounts on a session ended by "+end.reason, must(q.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams{Messages: 0, ID: "s1"})), end.counted)
+	}
+	if _, err := pool.Exec(ctx, "UPDATE sessions SET end_reason = NULL WHERE id = 's1'"); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, "MessageIDByIdempotencyKey", must(q.MessageIDByIdempotencyKey(ctx, db, pggen.MessageIDByIdempotencyKeyParams{SessionID: "s1", IdempotencyKey: p("k1")})), id1)

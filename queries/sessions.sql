@@ -22,12 +22,16 @@ UPDATE sessions
 SET ended_at = sqlc.arg(ended_at), end_reason = sqlc.arg(end_reason)
 WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 
--- name: SessionAddMessageCounts :exec
--- Runs in the same transaction as the message inserts it counts.
+-- name: SessionAddMessageCounts :execrows
+-- Runs in the same transaction as the message inserts it counts. It counts
+-- nothing (0 rows) for a session closed by compression (or missing), and
+-- the caller then refuses the inserts: an append reads nothing of its
+-- session before it (store's insertMessages). The literal is the store's
+-- compressionEndReason.
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
     tool_call_count = tool_call_count + sqlc.arg(tool_calls)
-WHERE id = sqlc.arg(id);
+WHERE id = sqlc.arg(id) AND end_reason IS NOT 'compression';
 
 -- name: SessionList :many
 -- Newest first. Every filter is optional (NULL = any).

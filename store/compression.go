@@ -76,7 +76,7 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 			SessionID: sessionID, Watermark: c.Watermark}); err != nil {
 			return err
 		}
-		if res.IDs, err = insertMessages(ctx, tx, sessionID, prepared, nil); err != nil {
+		if res.IDs, err = insertMessages(ctx, tx, sessionID, prepared); err != nil {
 			return err
 		}
 		for _, m := range tail {
@@ -176,7 +176,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 				return err
 			}
 		}
-		if _, err := insertMessages(ctx, tx, n.ID, prepared, nil); err != nil {
+		if _, err := insertMessages(ctx, tx, n.ID, prepared); err != nil {
 			return err
 		}
 		tail, err := tx.MessageActiveAbove(ctx, driver.MessageActiveAboveParams{SessionID: parentID, Watermark: c.Watermark})

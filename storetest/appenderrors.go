@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,5 +124,63 @@ func testAppend_ToCompressedSessionNamesTheContinuation(t *testing.T, open Opene
 	var cont *ContinuedError
 	if !errors.As(err, &cont) || cont.ChildID != "c1" {
 		t.Errorf("compact the continued parent: %v, want a *ContinuedError naming c1", err)
+	}
+}
+
+// An append refused because compression closed the session leaves nothing
+// behind, even when it held a new message after a retried one (the insert
+// runs before the session's counters refuse it); a retry alone still gets
+// its id. Each new message of a missing session is ErrNotFound.
+func testAppend_ToCompressedSessionKeepsNothing(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "p")
+	first := NewMessage{Role: RoleUser, Content: "one", IdempotencyKey: "k1"}
+	ids, err := s.AppendMessages(ctx, "p", []NewMessage{first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compressInto(t, s, "p", "c1")
+	before, err := s.Session(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		session string
+		batch   []NewMessage
+		want    error // nil: the ids of the retried messages
+	}{
+		{"RetryThenNew", "p", []NewMessage{first, {Role: RoleUser, Content: "late", IdempotencyKey: "k2"}}, ErrSessionClosed},
+		{"NewThenRetry", "p", []NewMessage{{Role: RoleUser, Content: "late"}, first}, ErrSessionClosed},
+		{"RetryAlone", "p", []NewMessage{first}, nil},
+		{"MissingSession", "ghost", []NewMessage{{Role: RoleUser, Content: "x"}}, ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.AppendMessages(ctx, tt.session, tt.batch)
+			switch {
+			case tt.want != nil && !errors.Is(err, tt.want):
+				t.Fatalf("AppendMessages: %v, want %v", err, tt.want)
+			case tt.want == nil && (err != nil || !slices.Equal(got, ids)):
+				t.Fatalf("AppendMessages: %v, %v, want %v", got, err, ids)
+			}
+		})
+	}
+	after, err := s.Session(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Messages(ctx, "p", MessageQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Content == "late" {
+			t.Errorf("a refused message was kept: %+v", m)
+		}
+	}
+	if after.MessageCount != before.MessageCount || int64(len(msgs)) != before.MessageCount {
+		t.Errorf("the closed session changed: count %d -> %d, %d messages", before.MessageCount, after.MessageCount, len(msgs))
 	}
 }

@@ -21,6 +21,7 @@ var suite = []struct {
 	{"AppendMessagesUnderLease", func(t *testing.T, e Engine) { testAppendMessagesUnderLease(t, e.Open) }},
 	{"AppendUnderLease_NotHeldSaysSo", func(t *testing.T, e Engine) { testAppendUnderLease_NotHeldSaysSo(t, e.Open) }},
 	{"Append_IdempotencyKeyReusedForDifferentMessage", func(t *testing.T, e Engine) { testAppend_IdempotencyKeyReusedForDifferentMessage(t, e.Open) }},
+	{"Append_ToCompressedSessionKeepsNothing", func(t *testing.T, e Engine) { testAppend_ToCompressedSessionKeepsNothing(t, e.Open) }},
 	{"Append_ToCompressedSessionNamesTheContinuation", func(t *testing.T, e Engine) { testAppend_ToCompressedSessionNamesTheContinuation(t, e.Open) }},
 	{"ArchiveSessions", testArchiveSessions},
 	{"AsNew_RoundTrips", func(t *testing.T, e Engine) { testAsNew_RoundTrips(t, e.Open) }},

@@ -9,11 +9,11 @@ import (
 	"context"
 )
 
-const sessionAddMessageCounts = `-- name: SessionAddMessageCounts :exec
+const sessionAddMessageCounts = `-- name: SessionAddMessageCounts :execrows
 UPDATE sessions
 SET message_count = message_count + ?1,
     tool_call_count = tool_call_count + ?2
-WHERE id = ?3
+WHERE id = ?3 AND end_reason IS NOT 'compression'
 `
 
 type SessionAddMessageCountsParams struct {
@@ -22,10 +22,17 @@ type SessionAddMessageCountsParams struct {
 	ID        string
 }
 
-// Runs in the same transaction as the message inserts it counts.
-func (q *Queries) SessionAddMessageCounts(ctx context.Context, db DBTX, arg SessionAddMessageCountsParams) error {
-	_, err := db.ExecContext(ctx, sessionAddMessageCounts, arg.Messages, arg.ToolCalls, arg.ID)
-	return err
+// Runs in the same transaction as the message inserts it counts. It counts
+// nothing (0 rows) for a session closed by compression (or missing), and
+// the caller then refuses the inserts: an append reads nothing of its
+// session before it (store's insertMessages). The literal is the store's
+// compressionEndReason.
+func (q *Queries) SessionAddMessageCounts(ctx context.Context, db DBTX, arg SessionAddMessageCountsParams) (int64, error) {
+	result, err := db.ExecContext(ctx, sessionAddMessageCounts, arg.Messages, arg.ToolCalls, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const sessionEnd = `-- name: SessionEnd :execrows

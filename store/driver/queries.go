@@ -48,7 +48,7 @@ type Queries interface {
 	ModelUsageTotals(ctx context.Context, arg ModelUsageTotalsParams) ([]ModelUsageTotalsRow, error)                   // usage.sql
 	SessionActivityClearLabels(ctx context.Context, id string) (int64, error)                                          // activity.sql
 	SessionActivityTouch(ctx context.Context, arg SessionActivityTouchParams) (int64, error)                           // activity.sql
-	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) error                              // sessions.sql
+	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) (int64, error)                     // sessions.sql
 	SessionAncestors(ctx context.Context, id string) ([]string, error)                                                 // lineage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
