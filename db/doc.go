@@ -151,8 +151,10 @@
 // BEGIN IMMEDIATE transaction on it, committed with synchronous=FULL (and
 // F_FULLFSYNC on macOS), so an acknowledged write survives a power cut.
 // Writes from many goroutines that arrive while a transaction commits are
-// grouped into the next one (one fsync for all), each in its own
-// SAVEPOINT, so one caller's failure never undoes another's write.
+// grouped into the next one (one fsync for all), and one caller's failure
+// never undoes another's write: when a caller of a batch fails, the batch
+// runs again with each caller in its own SAVEPOINT (it runs without them
+// until then, and the next 64 batches run with them; see runCallbacks).
 // An append commits the message and nothing for the full-text indexes:
 // they hold every message up to a mark (a message id, which only grows),
 // and a background indexer indexes the messages past it in transactions

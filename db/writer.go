@@ -75,6 +75,10 @@ type writer struct {
 	// lastBatch is how many requests the last batch took (see gather).
 	// +checklocks:mu
 	lastBatch int
+	// carefulBatches counts down the batches left to run in savepoints
+	// after a caller failed (runCallbacks).
+	// +checklocks:mu
+	carefulBatches int
 	// relaxedSync is set while the connection commits with
 	// synchronous=NORMAL, for an indexer transaction (indexsync.go).
 	// +checklocks:mu

@@ -307,8 +307,8 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 // row's — when it is the same message; a different one is an
 // *IdempotencyConflictError. New rows go only into a session that exists
 // (the foreign key refuses them: ErrNotFound) and that compression has not
-// closed (the count refuses them, appendRefused: the transaction's
-// savepoint then takes the rows back). A retry of an acknowledged append
+// closed (the count refuses them, appendRefused, and the write path then
+// undoes the rows). A retry of an acknowledged append
 // still gets its ids from a closed session. Neither needs a read of the
 // session first, which was 4-8% of the writer's time at 16 and 64
 // appenders (docs/PERFORMANCE.md).
