@@ -492,6 +492,38 @@ func TestGroupCommit_InterruptMidBatch(t *testing.T) {
 	}
 }
 
+// The savepoints a failure brings last carefulAfterFailure batches, then
+// batches run without them again.
+func TestGroupCommit_SavepointsWearOff(t *testing.T) {
+	s := openTestStore(t, Options{})
+	s.w.mu.Lock()
+	s.w.carefulBatches = 1 // the last of them
+	s.w.mu.Unlock()
+	for round, want := range []bool{true, false} {
+		var mu sync.Mutex
+		isolated := 0
+		writes := make([]func() error, 3)
+		for i := range writes {
+			writes[i] = func() error {
+				return s.w.write(context.Background(), time.Minute, func(ctx context.Context, tx genDBTX) error {
+					mu.Lock()
+					isolated += btoi(inSavepoint(ctx, tx))
+					mu.Unlock()
+					return insertMeta(fmt.Sprint("k", round, i))(ctx, tx)
+				})
+			}
+		}
+		for i, out := range queueBehindMu(t, s, writes...) {
+			if err, done := wait(t, out, 10*time.Second); !done || err != nil {
+				t.Fatalf("batch %d, caller %d: %v (done %v)", round, i, err, done)
+			}
+		}
+		if (isolated == len(writes)) != want || (isolated != 0 && isolated != len(writes)) {
+			t.Errorf("batch %d: %d of %d callers in a savepoint, want all: %v", round, isolated, len(writes), want)
+		}
+	}
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
