@@ -154,7 +154,8 @@
 // grouped into the next one (one fsync for all), and one caller's failure
 // never undoes another's write: when a caller of a batch fails, the batch
 // runs again with each caller in its own SAVEPOINT (it runs without them
-// until then, and the next 64 batches run with them; see runCallbacks).
+// until then, and the next 64 transactions run with them; see
+// runCallbacks).
 // An append commits the message and nothing for the full-text indexes:
 // they hold every message up to a mark (a message id, which only grows),
 // and a background indexer indexes the messages past it in transactions
@@ -180,11 +181,14 @@
 // error matching [ErrLocked] that says the database itself is healthy and,
 // on Linux, which processes held the lock.
 //
-// A write is replayed only after it was rolled back through no fault of
-// its own — by a lock error, by another write of its batch whose failure
-// made SQLite undo the whole transaction, or once, with indexing off,
-// when the full-text index turned out damaged. Its own failure — and a
-// panic — rolls back and is returned (or re-panicked), never replayed; a COMMIT whose outcome is unknown returns
+// A write is replayed only after it was rolled back — by a lock error, by
+// another write of its batch whose failure made SQLite undo the whole
+// transaction, by any failure in a batch run without savepoints (every
+// write of it runs again, the failing one too, each in its own savepoint),
+// or once, with indexing off, when the full-text index turned out
+// damaged. A write's own failure — and a panic — in the run whose outcome
+// stands rolls back only its own changes and is returned (or
+// re-panicked), never replayed; a COMMIT whose outcome is unknown returns
 // [ErrCommitUnknown].
 //
 // A failed fsync halts the store's writes with [ErrIO] until it is

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ncruces/go-sqlite3"
 )
 
 // blockWriter runs a write whose callback holds the writer for hold, so
@@ -520,6 +523,39 @@ func TestGroupCommit_SavepointsWearOff(t *testing.T) {
 		}
 		if (isolated == len(writes)) != want || (isolated != 0 && isolated != len(writes)) {
 			t.Errorf("batch %d: %d of %d callers in a savepoint, want all: %v", round, isolated, len(writes), want)
+		}
+	}
+}
+
+// A damaged file that one caller of a batch run without savepoints meets
+// halts the store before anything of the batch commits, even when that
+// caller gives up before the batch runs again.
+func TestGroupCommit_DamageInABatchWithoutSavepointsHalts(t *testing.T) {
+	s := openTestStore(t, Options{Logger: testLogger(io.Discard)})
+	bctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outs := queueBehindMu(t, s,
+		func() error { return s.w.write(context.Background(), time.Minute, insertMeta("a")) },
+		func() error {
+			return s.w.write(bctx, time.Minute, func(ctx context.Context, tx genDBTX) error {
+				cancel()
+				return fmt.Errorf("read a page: %w", sqlite3.CORRUPT)
+			})
+		},
+		func() error { return s.w.write(context.Background(), time.Minute, insertMeta("c")) },
+	)
+	for i, out := range outs {
+		err, done := wait(t, out, 10*time.Second)
+		if !done || !(errors.Is(err, ErrCorrupt) || (i == 1 && errors.Is(err, context.Canceled))) {
+			t.Errorf("caller %d: %v (done %v), want ErrCorrupt", i, err, done)
+		}
+	}
+	if !errors.Is(s.w.halted(), ErrCorrupt) {
+		t.Errorf("the store is not halted: %v", s.w.halted())
+	}
+	for _, key := range []string{"a", "c"} {
+		if _, err := s.Meta(t.Context(), key); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s committed after the damage: %v", key, err)
 		}
 	}
 }

@@ -19,13 +19,14 @@ type Stats struct {
 	// LockRetries counts tries that met another connection's lock.
 	LockRetries uint64
 	// BatchReplays counts group-commit batches rolled back under their
-	// callbacks so that the batch's other writes ran again in a new
-	// transaction (their first run's changes were undone; each still
-	// commits once): by SQLite — one caller's statement interrupted by its
-	// context, or one that rolls back the whole transaction (OR ROLLBACK, a
-	// full disk) — or by the store, when a caller failed in a batch run
-	// without a savepoint for each caller (the common case, until one
-	// fails: then the next 64 batches have them).
+	// callbacks so that their writes ran again in a new transaction (their
+	// first run's changes were undone; each still commits once): by
+	// SQLite — one caller's statement interrupted by its context, or one
+	// that rolls back the whole transaction (OR ROLLBACK, a full disk);
+	// the other writes run again — or by the store, when a caller failed
+	// in a batch run without a savepoint for each caller (the common case,
+	// until one fails: then the next 64 transactions have them); every
+	// write runs again, the failing one too.
 	BatchReplays uint64
 	// LockWait is the total time writes spent waiting for the write lock.
 	LockWait time.Duration

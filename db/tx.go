@@ -65,8 +65,8 @@ type result struct {
 
 // write runs fn as part of one IMMEDIATE transaction (group commit:
 // writers that arrive while another batch commits share the next
-// transaction and its one fsync, each inside its own SAVEPOINT, so a
-// failing caller rolls back alone). A caller is acknowledged only after
+// transaction and its one fsync; a failing caller never takes another's
+// write with it, see runCallbacks). A caller is acknowledged only after
 // the COMMIT that made its write durable. It waits for another process's
 // write lock for at most patience.
 //
@@ -505,17 +505,16 @@ func (w *writer) backoff(batch []*request) {
 // It returns the requests whose changes stand and those to run again in a
 // new transaction; the others have their outcome.
 //
-// A batch runs first with no savepoints (undone reports that it failed):
-// a SAVEPOINT and a RELEASE around each caller were about 8% of the
-// writer's time at 64 appenders, and a callback almost never fails. When
-// one does, its changes cannot be undone alone, so the whole transaction
-// is rolled back and every caller runs again, careful: each in its own
-// SAVEPOINT, so that a failure undoes only its own changes, and every
-// outcome is judged against what that run commits. (The savepoints cost
-// little else: FTS5 flushes its pending index at every savepoint, but
-// appends write no index — new messages are only queued for the
-// background indexer; only the rare update or delete of an indexed row
-// touches an index there.)
+// Unless careful, a batch runs with no savepoints (undone reports that
+// one of its callers failed): a SAVEPOINT and a RELEASE around each
+// caller were about 8% of the writer's time at 64 appenders, and a
+// callback almost never fails. When one does, its changes cannot be
+// undone alone, so the whole transaction is rolled back and every caller
+// runs again, careful: each in its own SAVEPOINT, so that a failure undoes
+// only its own changes. (The savepoints cost little else: FTS5 flushes its
+// pending index at every savepoint, but appends write no index — new
+// messages are only queued for the background indexer; only the rare
+// update or delete of an indexed row touches an index there.)
 //
 // After every callback the transaction must still be open: a callback that
 // ignored an error which made SQLite roll everything back (a statement
@@ -549,20 +548,24 @@ func (w *writer) runCallbacks(batch []*request, careful bool) (ok, replay []*req
 		}
 		if savepoints && !careful && w.inTransaction() {
 			// No savepoint to undo this caller alone: undo everyone's and
-			// run them all again, careful. Only the write lock's error and
-			// index damage (the next run indexes nothing for this caller)
-			// are kept for the next run. (When SQLite rolled everyone back
-			// itself, a savepoint would not have helped: that is handled
-			// below, as in a careful run.)
+			// run them all again, careful, at once. A damaged file halts
+			// the store now, as it would in a careful run (the next run
+			// then answers everyone with the halt), and index damage is
+			// kept for the next run (which indexes nothing for this
+			// caller). A lock error is not waited out here: if the caller
+			// meets it again in the careful run, it alone waits. (When
+			// SQLite rolled everyone back itself, a savepoint would not
+			// have helped: that is handled below, as in a careful run.)
 			w.rollback()
 			w.batchReplays.Add(1)
 			switch {
 			case panicked != nil:
+			case isStructuralDamage(err):
+				w.classify(err)
 			case isFTSDamage(err) && r.ftsCause == nil:
 				r.offFTS(err)
 			case isLockError(err):
 				w.lockRetries.Add(1)
-				lockErr = err
 			}
 			return nil, batch, lockErr, true
 		}
@@ -601,8 +604,9 @@ func (w *writer) runCallbacks(batch []*request, careful bool) (ok, replay []*req
 	return ok, replay, lockErr, false
 }
 
-// carefulAfterFailure is how many batches run in savepoints after a caller
-// of a batch without them failed.
+// carefulAfterFailure is how many transactions (the indexer's slices
+// included) run careful after a caller of a batch without savepoints
+// failed.
 const carefulAfterFailure = 64
 
 // errRolledBack answers a callback that returned success although its

@@ -266,6 +266,11 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 				return err
 			}
 		}
+		if len(prepared) == 0 { // no insert to find the session missing
+			ids = []int64{}
+			_, err := tx.SessionEndReason(ctx, sessionID)
+			return err
+		}
 		ids, err = insertMessages(ctx, tx, sessionID, prepared)
 		return err
 	})

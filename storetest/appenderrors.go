@@ -167,6 +167,14 @@ func testAppend_ToCompressedSessionKeepsNothing(t *testing.T, open Opener) {
 			}
 		})
 	}
+	// An empty append names no message to insert: the session is looked
+	// up all the same.
+	if _, err := s.AppendMessages(ctx, "ghost", nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an empty append to a missing session: %v, want ErrNotFound", err)
+	}
+	if got, err := s.AppendMessages(ctx, "p", nil); err != nil || len(got) != 0 {
+		t.Errorf("an empty append to a closed session: %v, %v, want no ids and no error", got, err)
+	}
 	after, err := s.Session(ctx, "p")
 	if err != nil {
 		t.Fatal(err)
