@@ -567,7 +567,7 @@ func (w *writer) runCallbacks(batch []*request, careful bool) (ok, replay []*req
 			case isLockError(err):
 				w.lockRetries.Add(1)
 			}
-			return nil, batch, lockErr, true
+			return nil, batch, nil, true // nothing answered, nothing kept: all run again
 		}
 		// Undo this caller's changes only.
 		gone := savepoints && !w.inTransaction() // SQLite rolled back everyone's changes

@@ -313,10 +313,9 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 // *IdempotencyConflictError. New rows go only into a session that exists
 // (the foreign key refuses them: ErrNotFound) and that compression has not
 // closed (the count refuses them, appendRefused, and the write path then
-// undoes the rows). A retry of an acknowledged append
-// still gets its ids from a closed session. Neither needs a read of the
-// session first, which was 4-8% of the writer's time at 16 and 64
-// appenders (docs/PERFORMANCE.md).
+// undoes the rows). A retry of an acknowledged append still gets its ids
+// from a closed session. Neither needs a read of the session first, which
+// was about 6% of all CPU at 16 and 64 appenders (docs/PERFORMANCE.md).
 func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage) ([]int64, error) {
 	ids := make([]int64, len(ms)) // fresh on every (re)play
 	inserted, calls := int64(0), int64(0)
