@@ -85,6 +85,7 @@ func (srv *Server) conversationContext(ctx context.Context, d *conversationData,
 	for i, m := range ms {
 		d.Messages[i] = viewMessage(m)
 	}
+	markCarried(d.Messages)
 	var firstID, lastID int64
 	if len(ms) > 0 {
 		firstID, lastID = ms[0].ID, ms[len(ms)-1].ID

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"html/template"
@@ -14,12 +15,16 @@ import (
 
 // messageView is one message as the conversation page shows it.
 type messageView struct {
-	ID           int64
-	SessionID    string
-	Role         store.Role
-	State        store.MessageState
-	Summary      bool
-	OriginID     int64
+	ID        int64
+	SessionID string
+	Role      store.Role
+	State     store.MessageState
+	Summary   bool
+	OriginID  int64
+	// CarriedTo is the copy that stands in for this row since a
+	// compaction carried it over (a retired original is stored as
+	// rewound); 0 when no copy is on the page.
+	CarriedTo    int64
 	Model        string
 	FinishReason string
 	TokenCount   int64
@@ -62,7 +67,7 @@ func viewMessage(m store.Message) messageView {
 	v := messageView{ID: m.ID, SessionID: m.SessionID, Role: m.Role, State: m.State, Summary: m.Summary,
 		OriginID: m.OriginID, Model: visible(m.Model), FinishReason: visible(m.FinishReason), TokenCount: m.TokenCount,
 		CreatedAt: m.CreatedAt, ToolName: visible(m.ToolName), ToolCallID: visible(m.ToolCallID),
-		Fold: m.Role == store.RoleTool, Reasoning: segments(m.Reasoning),
+		Fold: m.Role == store.RoleTool && !hasPart(m.Parts, store.PartToolResult), Reasoning: segments(m.Reasoning),
 		ReasoningDetails: prettyJSON(m.ReasoningDetails), Metadata: prettyJSON(m.Metadata),
 		PlatformID: visible(m.PlatformMessageID)}
 	if len(m.Parts) > 0 {
@@ -78,6 +83,34 @@ func viewMessage(m store.Message) messageView {
 		v.Blocks = append(v.Blocks, block{Kind: "tool_use", Name: visible(c.Name), CallID: visible(c.ID), Input: prettyJSON(c.Arguments)})
 	}
 	return v
+}
+
+// markCarried links each retired original on a page to its copy there:
+// the store keeps a compaction's originals as rewound rows, and a reader
+// should see "carried over to #N", not a turn taken back.
+func markCarried(vs []messageView) {
+	latest := map[int64]int64{} // turn (the first original's id) -> its newest row
+	for _, v := range vs {
+		turn := cmp.Or(v.OriginID, v.ID)
+		latest[turn] = max(latest[turn], v.ID)
+	}
+	for i, v := range vs {
+		if v.State != store.StateRewound {
+			continue
+		}
+		if to := latest[cmp.Or(v.OriginID, v.ID)]; to > v.ID {
+			vs[i].CarriedTo = to
+		}
+	}
+}
+
+func hasPart(ps []store.Part, t store.PartType) bool {
+	for _, p := range ps {
+		if p.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 func viewPart(p store.Part) block {

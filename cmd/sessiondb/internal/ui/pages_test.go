@@ -31,7 +31,6 @@ func TestPages_Conversation(t *testing.T) {
 		"File <strong>spec.pdf</strong> (application/pdf): blob blob-42",
 		`<details class="tool-call"><summary>Tool call <strong>read_file</strong> (call_1)</summary>`,
 		"&#34;path&#34;: &#34;checkout/total.go&#34;",
-		`<details class="tool-output"><summary>Tool output from read_file</summary>`,
 		`<details class="tool-result"><summary>Tool result for call_1</summary>`,
 		`<details class="reasoning"><summary>Reasoning</summary><p class="prose">The map order varies between runs.</p>`,
 		"Check total.go first.", "&#34;signature&#34;: &#34;sig&#34;",
@@ -46,7 +45,10 @@ func TestPages_Conversation(t *testing.T) {
 	if n := strings.Count(body, "<img "); n != 2 {
 		t.Errorf("rich conversation has %d <img>, want 2 (only the data: PNG is shown inline)", n)
 	}
-	mustContain(t, "rich conversation", body, `<span class="flag">copy of #`)
+	mustContain(t, "rich conversation", body, `<span class="flag">copy of #`, `<span class="flag">carried over to <a href="#m`)
+	if n := strings.Count(body, `<span class="flag">rewound</span>`); n != 2 {
+		t.Errorf("%d rows marked rewound, want the 2 of the rewind (the carried-over originals are marked so)", n)
+	}
 	if strings.Contains(body, "<details open") {
 		t.Error("something is unfolded by default")
 	}
@@ -87,7 +89,8 @@ func TestPages_HostileTextIsInert(t *testing.T) {
 		"&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;",
 		"␛[31mred␛[0m and ⟨U&#43;202E⟩evil⟨U&#43;202C⟩",
 		"image: javascript:alert(3)", "(text/html): javascript:alert(8)",
-		"&lt;iframe src=javascript:alert(6)&gt;&lt;/iframe&gt;")
+		"&lt;iframe src=javascript:alert(6)&gt;&lt;/iframe&gt;",
+		`<details class="tool-output"><summary>Tool output from &lt;i&gt;t&lt;/i&gt;</summary>`)
 }
 
 // stripText drops the text between tags, leaving the markup, so an
