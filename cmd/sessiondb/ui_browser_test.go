@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,17 +69,21 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
-// startUI runs `sessiondb --db location ui` as the CLI would, and returns
-// the URL it printed; the server stops (and must exit cleanly) when the
-// test ends.
-func startUI(t *testing.T, location string) string {
+// startUI runs `sessiondb --db location ui [flags]` as the CLI would, and
+// returns the URL it printed (as text, or with --json in its JSON); the
+// server stops (and must exit cleanly) when the test ends.
+func startUI(t *testing.T, location string, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	exited := make(chan int, 1)
 	go func() {
-		code := run(ctx, []string{"--db", location, "ui", "--addr", "127.0.0.1:0"}, strings.NewReader(""), pw, &stderr)
+		args := append([]string{"--db", location, "ui"}, flags...)
+		if !slices.Contains(flags, "--addr") {
+			args = append(args, "--addr", "127.0.0.1:0")
+		}
+		code := run(ctx, args, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 		exited <- code
 	}()
@@ -92,15 +98,52 @@ func startUI(t *testing.T, location string) string {
 			t.Error("sessiondb ui did not stop within 10 s of the interrupt")
 		}
 	})
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "http://"); ok {
-			go io.Copy(io.Discard, pr)
-			return "http://" + strings.TrimSuffix(u, "/")
+	found := make(chan string, 1)
+	go func() {
+		defer io.Copy(io.Discard, pr) // never block the server on its stdout
+		var printed strings.Builder   // --json prints an indented object over several lines
+		for sc := bufio.NewScanner(pr); sc.Scan(); {
+			line := sc.Text()
+			printed.WriteString(line)
+			var j struct{ URL string }
+			if json.Unmarshal([]byte(printed.String()), &j) == nil && j.URL != "" {
+				line = j.URL
+			}
+			if strings.HasPrefix(line, "http://") {
+				found <- strings.TrimSuffix(line, "/")
+				return
+			}
 		}
+		close(found)
+	}()
+	select {
+	case u, ok := <-found:
+		if ok {
+			return u
+		}
+	case <-time.After(30 * time.Second):
 	}
 	t.Fatalf("sessiondb ui printed no URL; stderr: %s", stderr.String())
 	return ""
+}
+
+// lockedBuffer is a strings.Builder a server goroutine writes while the
+// test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // browser is one headless Chromium tab that records every dialog, script
