@@ -108,7 +108,7 @@ func TestPages_SessionList(t *testing.T) {
 	_, body := get(t, nil, ts.URL+"/")
 	mustContain(t, "session list", body, "sessions match", `<span class="flag">pinned</span>`,
 		`href="/s/`+uitest.RichTip+`"`, `href="/s/`+uitest.Long+`"`, "turn 1 of the long conversation",
-		`<option value="cron">cron (1)</option>`, `<option value="ada">ada (`)
+		`<option value="cron">cron (2)</option>`, `<option value="ada">ada (`)
 	if strings.Index(body, `href="/s/`+uitest.RichTip+`"`) > strings.Index(body, `href="/s/`+uitest.Long+`"`) {
 		t.Error("the pinned session is not listed first")
 	}

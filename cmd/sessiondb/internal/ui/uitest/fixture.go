@@ -26,6 +26,9 @@ const (
 	// Long holds LongCount messages.
 	Long      = "ui-long"
 	LongCount = 20000
+	// OnePage holds exactly one conversation page (200 messages) of the
+	// same turns: the baseline Long's page is measured against.
+	OnePage = "ui-one-page"
 
 	HostileTitle   = `<script>alert("title")</script> Evil title`
 	HostileImg     = `<img src=x onerror=alert(1)>`
@@ -174,11 +177,23 @@ func seedHostile(ctx context.Context, s *store.Store) error {
 }
 
 func seedLong(ctx context.Context, s *store.Store, f *Fixture) error {
-	if _, err := s.CreateSession(ctx, store.NewSession{ID: Long, Source: "cron", Title: "A very long conversation"}); err != nil {
+	if err := seedTurns(ctx, s, OnePage, 200, nil); err != nil {
 		return err
 	}
-	const batch = 1000
-	for i := 0; i < LongCount; i += batch {
+	return seedTurns(ctx, s, Long, LongCount, &f.LongLast)
+}
+
+// seedTurns writes a session of n alternating user and assistant turns.
+func seedTurns(ctx context.Context, s *store.Store, id string, n int, last *int64) error {
+	title := fmt.Sprintf("A conversation of %d turns", n)
+	if id == Long {
+		title = "A very long conversation"
+	}
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: "cron", Title: title}); err != nil {
+		return err
+	}
+	batch := min(n, 1000)
+	for i := 0; i < n; i += batch {
 		ms := make([]store.NewMessage, batch)
 		for j := range ms {
 			role := store.RoleUser
@@ -187,11 +202,13 @@ func seedLong(ctx context.Context, s *store.Store, f *Fixture) error {
 			}
 			ms[j] = store.NewMessage{Role: role, Content: fmt.Sprintf("turn %d of the long conversation", i+j+1)}
 		}
-		ids, err := s.AppendMessages(ctx, Long, ms)
+		ids, err := s.AppendMessages(ctx, id, ms)
 		if err != nil {
 			return err
 		}
-		f.LongLast = ids[len(ids)-1]
+		if last != nil {
+			*last = ids[len(ids)-1]
+		}
 	}
 	return nil
 }
