@@ -316,7 +316,7 @@ func seedDemo(t *testing.T, location string, open func() (*store.Store, func() e
 func TestUI_Browser(t *testing.T) {
 	chromiumPath(t) // skip before seeding when there is no browser
 	path := filepath.Join(t.TempDir(), "ui.db")
-	f := seedDemo(t, path, func() (*store.Store, func() error) {
+	seedDemo(t, path, func() (*store.Store, func() error) {
 		d, err := db.Open(context.Background(), path, db.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -539,7 +539,6 @@ func TestUI_Browser(t *testing.T) {
 		b.problems = nil // the 404 itself is logged by the browser as a failed load
 		b.mu.Unlock()
 	})
-	_ = f
 }
 
 // TestUI_BrowserPostgres serves a PostgreSQL store (the demo and the

@@ -93,6 +93,33 @@ func TestPages_HostileTextIsInert(t *testing.T) {
 		`<details class="tool-output"><summary>Tool output from &lt;i&gt;t&lt;/i&gt;</summary>`)
 }
 
+// TestPages_OddSessionID: a session id that is a path, a query and markup
+// is linked escaped, and the link opens it (and its live refresh).
+func TestPages_OddSessionID(t *testing.T) {
+	s, _ := seededStore(t)
+	ts := serve(t, s, Options{})
+	_, list := get(t, nil, ts.URL+"/?source=gateway")
+	href := regexp.MustCompile(`<a href="(/s/[^"]*)"><bdi>An odd id</bdi>`).FindStringSubmatch(list)
+	if href == nil {
+		t.Fatalf("no link to the odd session in:\n%s", list)
+	}
+	link := strings.ReplaceAll(href[1], "&amp;", "&")
+	if strings.ContainsAny(link, "?#<> \"") || strings.Contains(link, "/../") {
+		t.Errorf("the link %q is not escaped", link)
+	}
+	resp, body := get(t, nil, ts.URL+link)
+	if resp.StatusCode != 200 || !strings.Contains(body, "in the session with the odd id") {
+		t.Fatalf("GET %s: %d", link, resp.StatusCode)
+	}
+	live := regexp.MustCompile(`data-live="([^"]+)"`).FindStringSubmatch(body)
+	if live == nil {
+		t.Fatal("no live refresh link")
+	}
+	if resp, after := get(t, nil, ts.URL+strings.ReplaceAll(live[1], "&amp;", "&")); resp.StatusCode != 200 || strings.TrimSpace(after) != "" {
+		t.Errorf("live refresh of the odd session: %d %q", resp.StatusCode, after)
+	}
+}
+
 // stripText drops the text between tags, leaving the markup, so an
 // escaped "onerror=" in a message is not mistaken for an attribute.
 func stripText(html string) string {

@@ -30,6 +30,8 @@ const (
 	// same turns: the baseline Long's page is measured against.
 	OnePage = "ui-one-page"
 
+	// HostileID is a session id that is a path, a query and markup.
+	HostileID      = `../../etc/<b>x</b>?a=1&b=2#frag "q" %2e`
 	HostileTitle   = `<script>alert("title")</script> Evil title`
 	HostileImg     = `<img src=x onerror=alert(1)>`
 	HostileScript  = `</code></pre><script>alert(2)</script>`
@@ -43,9 +45,9 @@ const (
 
 // Fixture is what Seed wrote.
 type Fixture struct {
-	// Rewound is Rich's rewound user message; Compacted one of its
-	// compacted rows; Hit the message SearchWord finds.
-	Rewound, Compacted, Hit int64
+	// Rewound is Rich's rewound user message; Hit the message SearchWord
+	// finds.
+	Rewound, Hit int64
 	// LongLast is the newest message of Long.
 	LongLast int64
 }
@@ -133,7 +135,6 @@ func seedRich(ctx context.Context, s *store.Store, f *Fixture) error {
 		Messages: []store.NewMessage{{Role: store.RoleUser, Summary: true, Content: "Summary: the total sums a map in random order."}}}); err != nil {
 		return err
 	}
-	f.Compacted = ids[0]
 	if w, err = s.ActiveWatermark(ctx, Rich); err != nil {
 		return err
 	}
@@ -159,6 +160,12 @@ func seedRich(ctx context.Context, s *store.Store, f *Fixture) error {
 }
 
 func seedHostile(ctx context.Context, s *store.Store) error {
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: HostileID, Source: "gateway", Title: "An odd id"}); err != nil {
+		return err
+	}
+	if _, err := s.AppendMessage(ctx, HostileID, store.NewMessage{Role: store.RoleUser, Content: "in the session with the odd id"}); err != nil {
+		return err
+	}
 	if _, err := s.CreateSession(ctx, store.NewSession{ID: Hostile, Source: "gateway", UserID: "mallory", Title: HostileTitle}); err != nil {
 		return err
 	}
