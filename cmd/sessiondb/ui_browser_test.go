@@ -131,7 +131,8 @@ func startUI(t *testing.T, location string, flags ...string) string {
 // test reads it.
 type lockedBuffer struct {
 	mu sync.Mutex
-	b  strings.Builder
+	// +checklocks:mu
+	b strings.Builder
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
@@ -149,10 +150,11 @@ func (l *lockedBuffer) String() string {
 // browser is one headless Chromium tab that records every dialog, script
 // exception, console error and browser-log error (a CSP violation is one).
 type browser struct {
-	ctx      context.Context
-	base     string
-	dir      string
-	mu       sync.Mutex
+	ctx  context.Context
+	base string
+	dir  string
+	mu   sync.Mutex
+	// +checklocks:mu
 	problems []string
 }
 
