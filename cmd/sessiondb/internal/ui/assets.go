@@ -77,7 +77,7 @@ var funcs = template.FuncMap{
 	"visible":  visible,
 	"session":  sessionURL,
 	"msgURL":   messageURL,
-	"kindName": func(k store.ChildKind) string { return kindName(k) },
+	"kindName": kindName,
 	"table": func(caption string, rows []store.ModelUsage) usageTable {
 		return usageTable{Caption: caption, Rows: rows}
 	},
@@ -146,6 +146,11 @@ func (srv *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 
 // errBadParam marks a query parameter the viewer cannot read (400).
 var errBadParam = errors.New("bad parameter")
+
+// badParam is a query parameter that is none of its choices.
+func badParam(name, value string) error {
+	return fmt.Errorf("%s=%q is not one of the choices: %w", name, value, errBadParam)
+}
 
 func formatTime(t time.Time) string {
 	if t.IsZero() {

@@ -27,7 +27,6 @@ type conversationData struct {
 	// the newest page).
 	Live   string
 	PollMS int64
-	At     int64
 }
 
 // handleConversation shows one page of a session's messages — the newest
@@ -47,9 +46,9 @@ func (srv *Server) handleConversation(w http.ResponseWriter, r *http.Request) {
 	var ms []store.Message
 	switch {
 	case q.Has("at"):
-		d.At, err = idParam(q.Get("at"))
-		if err == nil {
-			ms, err = srv.pageAround(ctx, id, d.At)
+		var at int64
+		if at, err = idParam(q.Get("at")); err == nil {
+			ms, err = srv.pageAround(ctx, id, at)
 		}
 	case q.Has("before"):
 		var before int64
@@ -181,9 +180,4 @@ func sessionTitle(title, id string) string {
 		return title
 	}
 	return id
-}
-
-// badParam is a query parameter the viewer does not know how to read.
-func badParam(name, value string) error {
-	return fmt.Errorf("%s=%q is not one of the choices: %w", name, value, errBadParam)
 }
