@@ -35,6 +35,13 @@ type Options struct {
 	WritePatience      time.Duration
 	TranscriptPatience time.Duration
 	ActivityPatience   time.Duration
+	// TrustedOwners names the roles, besides the connecting role and the
+	// roles it is a member of, that may own the store's schema or the
+	// objects in it. A schema's owner can read and drop everything in it
+	// whatever is granted, so Open refuses a schema another role owns
+	// (ErrUntrustedOwner, naming the owner) unless that role is named here:
+	// say a DBA's role that created the schema for the application.
+	TrustedOwners []string
 	// SpoolDir is where Import spools its input; default the system's
 	// temporary directory.
 	SpoolDir string
@@ -96,10 +103,13 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
 			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
 	}
-	if _, err := Prepare(ctx, pool); err != nil {
-		return nil, fmt.Errorf("open: %w", mapError(err))
+	if _, err := prepare(ctx, pool, opts.TrustedOwners); err != nil {
+		return nil, fmt.Errorf("open: %w", mapError(explainTimeout(ctx, pool, err)))
 	}
-	eng := &engine{pool: pool, ownPool: own, schema: schema}
+	if err := checkOpenSchema(ctx, pool, schema); err != nil {
+		return nil, fmt.Errorf("open: %w", mapError(explainTimeout(ctx, pool, err)))
+	}
+	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, lockTables: lockTablesSQL(schema)}
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
