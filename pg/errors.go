@@ -123,7 +123,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("database is locked (other transactions held what this write needed in schema %s for over %v — "+
+	return fmt.Sprintf("database is locked (other transactions held what this call needed in schema %s for over %v — "+
 		"likely a long transaction or a busy pool; the database itself is healthy)", e.Schema, e.Patience.Round(time.Millisecond))
 }
 

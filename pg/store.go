@@ -23,6 +23,9 @@ import (
 // a workload of independent writes may want more: pool_max_conns sets it.
 const defaultMaxConns = 4
 
+// defaultOpenPatience is Options.OpenPatience's default.
+const defaultOpenPatience = 20 * time.Second
+
 // Options configure a PostgreSQL store. The zero value is the recommended
 // configuration.
 type Options struct {
@@ -42,6 +45,11 @@ type Options struct {
 	// (ErrUntrustedOwner, naming the owner) unless that role is named here:
 	// say a DBA's role that created the schema for the application.
 	TrustedOwners []string
+	// OpenPatience bounds how long Open waits for what others hold: the
+	// migration lock of a store another process is migrating, and the
+	// server's locks on the store's tables. Default 20 s, as on SQLite.
+	// Past it Open gives up with ErrLocked (a *LockedError).
+	OpenPatience time.Duration
 	// SpoolDir is where Import spools its input; default the system's
 	// temporary directory.
 	SpoolDir string
@@ -103,11 +111,8 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
 			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
 	}
-	if _, err := prepare(ctx, pool, opts.TrustedOwners); err != nil {
-		return nil, fmt.Errorf("open: %w", mapError(explainTimeout(ctx, pool, err)))
-	}
-	if err := checkOpenSchema(ctx, pool, schema); err != nil {
-		return nil, fmt.Errorf("open: %w", mapError(explainTimeout(ctx, pool, err)))
+	if err := prepareWithin(ctx, pool, schema, opts); err != nil {
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, lockTables: lockTablesSQL(schema)}
 	st, err := store.New(pgDriver{eng}, opts.domain())
@@ -115,4 +120,26 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, err
 	}
 	return &Store{Store: st, eng: eng}, nil
+}
+
+// prepareWithin readies the pool's store (prepare) and checks its schema
+// (checkOpenSchema) within Options.OpenPatience: the patience is a budget
+// for the whole open, every wait inside it included. Past it the open
+// gives up with a *LockedError; a server setting that canceled a
+// statement is named (ServerTimeoutError).
+func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) error {
+	patience := opts.OpenPatience
+	if patience <= 0 {
+		patience = defaultOpenPatience
+	}
+	pctx, cancel := context.WithTimeout(ctx, patience)
+	defer cancel()
+	_, err := prepare(pctx, pool, opts.TrustedOwners)
+	if err == nil {
+		err = checkOpenSchema(pctx, pool, schema)
+	}
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return &LockedError{Schema: schema, Patience: patience, Err: err}
+	}
+	return mapError(explainTimeout(ctx, pool, err))
 }
