@@ -27,11 +27,11 @@ type engine struct {
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
 	trusted []string // Options.TrustedOwners, for Verify
-	// lockTables is the LOCK TABLE statement every write sends with its
-	// BEGIN, before writeGuard (guard.go).
-	lockTables string
-	closed     atomic.Bool
-	keeper     keeper // the advisory locks of the holders NewHolder made
+	// guard checks every write for objects that run inside it, after its
+	// BEGIN locked the tables (guard.go).
+	guard  *schemaGuard
+	closed atomic.Bool
+	keeper keeper // the advisory locks of the holders NewHolder made
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -108,11 +108,11 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 	// The store's tables are locked with it, before the guard's snapshot.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
 	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; %s", ms, ms, d.lockTables)})
+		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; %s", ms, ms, d.guard.lockTables)})
 	if err != nil {
 		return lostIfClosed(pctx, conn, err)
 	}
-	err = writeGuard(pctx, tx, d.schema)
+	err = d.guard.check(pctx, tx)
 	if err == nil {
 		err = fn(pctx, pgExecutor{executor{q: queries, db: tx}})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,8 +19,8 @@ import (
 // acknowledged and gone, and a retry with the same idempotency key
 // acknowledged again with a new id. So the engine refuses to write
 // through one, as the SQLite engine does (ErrForeignSchema): Open checks
-// the schema, and every write transaction checks it again (writeGuard)
-// after locking the store's tables, so an object planted while a store is
+// the schema, and every write transaction checks it again
+// (schemaGuard.check) after locking the store's tables, so an object planted while a store is
 // open is refused by the next write, before it writes anything.
 //
 // The check reads facts that read alike on every server version: which
@@ -27,28 +28,31 @@ import (
 // level security is on, and the source of each trigger's function (a
 // CREATE OR REPLACE of sessiondb's own trigger function is caught too).
 
-// guardQuery lists the objects on the store's tables ($2) in schema $1
-// that run inside a write: triggers (each user trigger, and a constraint
-// trigger only when disabled: a foreign key no longer enforced), rules,
-// policies, and row level security. Hand-written: a catalog read.
+// guardQuery lists, for the store's tables (the OIDs %[1]s), how many of
+// them still exist and the objects on them that run inside a write:
+// triggers (each user trigger, and a constraint trigger only when
+// disabled: a foreign key no longer enforced), rules, policies, and row
+// level security. Hand-written: a catalog read. The OIDs are literals, not
+// parameters, so each connection plans the query once (pgx's statement
+// cache) and every lookup is by an index on the OID.
 const guardQuery = `
-WITH rel AS (
-    SELECT c.oid, c.relname, c.relrowsecurity OR c.relforcerowsecurity AS rls
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = $1 AND c.relname = ANY($2::text[])
-)
-SELECT 'trigger', r.relname || '.' || g.tgname,
+SELECT 'tables', '', count(*)::text FROM pg_class WHERE oid IN (%[1]s)
+UNION ALL
+SELECT 'trigger', c.relname || '.' || g.tgname,
        g.tgenabled::text || ' ' || p.proname::text || ' ' || p.prosrc || ' ' || COALESCE(array_to_string(p.proconfig, ' '), '')
-FROM pg_trigger g JOIN rel r ON r.oid = g.tgrelid JOIN pg_proc p ON p.oid = g.tgfoid
-WHERE NOT g.tgisinternal OR g.tgenabled <> 'O'
+FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_proc p ON p.oid = g.tgfoid
+WHERE g.tgrelid IN (%[1]s) AND (NOT g.tgisinternal OR g.tgenabled <> 'O')
 UNION ALL
-SELECT 'rule', r.relname || '.' || w.rulename, pg_get_ruledef(w.oid) FROM pg_rewrite w JOIN rel r ON r.oid = w.ev_class
+SELECT 'rule', c.relname || '.' || w.rulename, pg_get_ruledef(w.oid)
+FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class WHERE w.ev_class IN (%[1]s)
 UNION ALL
-SELECT 'policy', r.relname || '.' || p.polname, COALESCE(pg_get_expr(p.polqual, p.polrelid), '') FROM pg_policy p JOIN rel r ON r.oid = p.polrelid
+SELECT 'policy', c.relname || '.' || p.polname, COALESCE(pg_get_expr(p.polqual, p.polrelid), '')
+FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE p.polrelid IN (%[1]s)
 UNION ALL
-SELECT 'row level security', r.relname, 'enabled' FROM rel r WHERE r.rls`
+SELECT 'row level security', relname, 'enabled' FROM pg_class
+WHERE oid IN (%[1]s) AND (relrowsecurity OR relforcerowsecurity)`
 
-// expectedGuard is what guardQuery finds on a store as sessiondb made it:
+// expectedGuard is what the guard finds on a store as sessiondb made it:
 // its own triggers, each enabled and calling its own function with that
 // function's source, keyed as guardQuery keys them. It comes from
 // catalog.golden.
@@ -91,10 +95,57 @@ func guardState(enabled, function, source, config string) string {
 	return strings.Join(strings.Fields(enabled+" "+function+" "+source+" "+config), " ")
 }
 
-// writeHazards returns each object on the store's tables in schema that
-// runs inside a write and is not sessiondb's own, as it made it.
-func writeHazards(ctx context.Context, q querier, schema string) ([]string, error) {
-	rows, err := q.Query(ctx, guardQuery, schema, ourTables())
+// schemaGuard checks one store's tables for objects that run inside its
+// writes. Built once per store (newSchemaGuard), it holds the tables'
+// OIDs: tables dropped and made again under an open store are not the
+// ones it checked, and it says so.
+type schemaGuard struct {
+	schema string
+	query  string // guardQuery for the tables' OIDs
+	tables int    // how many tables the OIDs name
+	// lockTables locks the tables in ROW EXCLUSIVE mode, the mode any
+	// write takes: it conflicts with no other writer, but with CREATE
+	// TRIGGER, CREATE RULE, CREATE POLICY and ALTER TABLE, so no such
+	// object can appear on the tables between a write's guard and its
+	// COMMIT. Sent with the BEGIN, before the transaction's first query,
+	// it also comes before its snapshot (a LOCK TABLE takes none), so the
+	// guard sees every object committed before the lock.
+	lockTables string
+}
+
+// newSchemaGuard resolves the store's tables in schema. A table missing
+// (a store not yet migrated) is left out; check then reports it.
+func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard, error) {
+	// Hand-written: a catalog read.
+	rows, err := q.Query(ctx, `SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND c.relkind IN ('r', 'p')`, schema, ourTables())
+	if err != nil {
+		return nil, fmt.Errorf("read the store's tables: %w", err)
+	}
+	oids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
+	if err != nil {
+		return nil, fmt.Errorf("read the store's tables: %w", err)
+	}
+	list := make([]string, len(oids))
+	for i, o := range oids {
+		list[i] = strconv.FormatUint(uint64(o), 10)
+	}
+	if len(list) == 0 {
+		list = []string{"0"} // no table: IN () is not SQL
+	}
+	names := make([]string, len(ourTables()))
+	for i, t := range ourTables() {
+		names[i] = pgx.Identifier{schema, t}.Sanitize()
+	}
+	return &schemaGuard{schema: schema, query: fmt.Sprintf(guardQuery, strings.Join(list, ", ")), tables: len(oids),
+		lockTables: "LOCK TABLE " + strings.Join(names, ", ") + " IN ROW EXCLUSIVE MODE"}, nil
+}
+
+// hazards returns each object on the store's tables that runs inside a
+// write and is not sessiondb's own as it made it, and says so when some
+// of its tables are missing or were made again since the guard was built.
+func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.Query(ctx, g.query)
 	if err != nil {
 		return nil, fmt.Errorf("read the schema's triggers: %w", err)
 	}
@@ -106,14 +157,23 @@ func writeHazards(ctx context.Context, q querier, schema string) ([]string, erro
 		if err := rows.Scan(&kind, &name, &state); err != nil {
 			return nil, fmt.Errorf("read the schema's triggers: %w", err)
 		}
-		if kind == "trigger" {
-			// proconfig holds the search_path as the creating connection had it, quoted or not.
-			state = strings.NewReplacer(`search_path="`+schema+`"`, "search_path=<schema>", "search_path="+schema, "search_path=<schema>").Replace(state)
-			state = strings.Join(strings.Fields(state), " ")
-			if w, ok := want[kind+" "+name]; ok && w == state {
+		switch kind {
+		case "tables":
+			if n, _ := strconv.Atoi(state); n != len(ourTables()) || g.tables != len(ourTables()) {
+				found = append(found, fmt.Sprintf("%d of sessiondb's %d tables are not the ones the store opened "+
+					"(dropped, or made again since: open the store again)", len(ourTables())-n, len(ourTables())))
+			}
+			continue
+		case "trigger":
+			// proconfig holds the search_path as the creating connection
+			// had it, quoted or not.
+			state = strings.NewReplacer(`search_path="`+g.schema+`"`, "search_path=<schema>",
+				"search_path="+g.schema, "search_path=<schema>").Replace(state)
+			w, ours := want[kind+" "+name]
+			if ours && w == strings.Join(strings.Fields(state), " ") {
 				continue
 			}
-			if _, ok := want[kind+" "+name]; ok {
+			if ours {
 				found = append(found, fmt.Sprintf("sessiondb's trigger %s was altered (disabled, or its function replaced)", name))
 				continue
 			}
@@ -128,46 +188,33 @@ func writeHazards(ctx context.Context, q querier, schema string) ([]string, erro
 	return found, rows.Err()
 }
 
-// hazardError is ErrForeignSchema naming what writeHazards found.
+// check is the guard every write transaction runs first, after its BEGIN
+// locked the store's tables (lockTables): ErrForeignSchema when a
+// trigger, rule or policy not sessiondb's now runs inside writes. One
+// catalog read (its cost is in docs/PERFORMANCE.md). A method of its own
+// so that a write path of another shape (a batch of writes in one
+// transaction) can call it once per transaction.
+func (g *schemaGuard) check(ctx context.Context, tx pgx.Tx) error {
+	found, err := g.hazards(ctx, tx)
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	return hazardError(g.schema, found)
+}
+
+// hazardError is ErrForeignSchema naming what a guard found.
 func hazardError(schema string, found []string) error {
 	return fmt.Errorf("%w: %s in schema %s; it runs inside every write and could change or delete what sessiondb acknowledges, "+
 		"so sessiondb refuses to write through it (inspect it with psql, \\d+ TABLE, and drop it; pg.Verify lists every foreign object)",
 		driver.ErrForeignSchema, strings.Join(found, ", "), schema)
 }
 
-// lockTablesSQL locks every table of the store in schema in ROW EXCLUSIVE
-// mode, the mode any write takes: it conflicts with no other writer, but
-// with CREATE TRIGGER, CREATE RULE, CREATE POLICY and ALTER TABLE, so no
-// such object can appear on the tables between a write's guard and its
-// COMMIT. Sent before the transaction's first query, it also comes before
-// its snapshot (a LOCK TABLE takes none), so the guard sees every object
-// committed before the lock.
-func lockTablesSQL(schema string) string {
-	names := make([]string, len(ourTables()))
-	for i, t := range ourTables() {
-		names[i] = pgx.Identifier{schema, t}.Sanitize()
-	}
-	return "LOCK TABLE " + strings.Join(names, ", ") + " IN ROW EXCLUSIVE MODE"
-}
-
-// writeGuard is the check every write transaction runs first, after its
-// BEGIN locked the store's tables (lockTablesSQL): ErrForeignSchema when a
-// trigger, rule or policy not sessiondb's now runs inside writes. One
-// catalog read (measured in docs/PERFORMANCE.md). Kept a function of its
-// own so a write path of another shape can call it.
-func writeGuard(ctx context.Context, tx pgx.Tx, schema string) error {
-	found, err := writeHazards(ctx, tx, schema)
-	if err != nil || len(found) == 0 {
-		return err
-	}
-	return hazardError(schema, found)
-}
-
 // checkOpenSchema is Open's check of a migrated schema: the write hazards,
 // and the store's columns as sessiondb made them (an altered default or
 // type changes what a write stores).
-func checkOpenSchema(ctx context.Context, q querier, schema string) error {
-	found, err := writeHazards(ctx, q, schema)
+func checkOpenSchema(ctx context.Context, q querier, g *schemaGuard) error {
+	schema := g.schema
+	found, err := g.hazards(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -111,10 +111,11 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
 			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
 	}
-	if err := prepareWithin(ctx, pool, schema, opts); err != nil {
+	guard, err := prepareWithin(ctx, pool, schema, opts)
+	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, lockTables: lockTablesSQL(schema)}
+	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard}
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
@@ -122,24 +123,29 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	return &Store{Store: st, eng: eng}, nil
 }
 
-// prepareWithin readies the pool's store (prepare) and checks its schema
-// (checkOpenSchema) within Options.OpenPatience: the patience is a budget
+// prepareWithin readies the pool's store (prepare), checks its schema
+// (checkOpenSchema) and returns the guard of its writes, within
+// Options.OpenPatience: the patience is a budget
 // for the whole open, every wait inside it included. Past it the open
 // gives up with a *LockedError; a server setting that canceled a
 // statement is named (ServerTimeoutError).
-func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) error {
+func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*schemaGuard, error) {
 	patience := opts.OpenPatience
 	if patience <= 0 {
 		patience = defaultOpenPatience
 	}
 	pctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
+	var guard *schemaGuard
 	_, err := prepare(pctx, pool, opts.TrustedOwners)
 	if err == nil {
-		err = checkOpenSchema(pctx, pool, schema)
+		guard, err = newSchemaGuard(pctx, pool, schema)
+	}
+	if err == nil {
+		err = checkOpenSchema(pctx, pool, guard)
 	}
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
-		return &LockedError{Schema: schema, Patience: patience, Err: err}
+		return nil, &LockedError{Schema: schema, Patience: patience, Err: err}
 	}
-	return mapError(explainTimeout(ctx, pool, err))
+	return guard, mapError(explainTimeout(ctx, pool, err))
 }

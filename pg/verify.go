@@ -73,7 +73,11 @@ func verifySchema(ctx context.Context, pool *pgxpool.Pool, schema string, truste
 	if err != nil {
 		return r, fmt.Errorf("verify: %w", err)
 	}
-	hazards, err := writeHazards(ctx, pool, schema)
+	guard, err := newSchemaGuard(ctx, pool, schema)
+	if err != nil {
+		return r, fmt.Errorf("verify: %w", err)
+	}
+	hazards, err := guard.hazards(ctx, pool)
 	if err != nil {
 		return r, fmt.Errorf("verify: %w", err)
 	}
