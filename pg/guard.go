@@ -20,8 +20,9 @@ import (
 // acknowledged again with a new id. So the engine refuses to write
 // through one, as the SQLite engine does (ErrForeignSchema): Open checks
 // the schema, and every write transaction checks it again
-// (schemaGuard.check) after locking the store's tables, so an object planted while a store is
-// open is refused by the next write, before it writes anything.
+// (schemaGuard.check) after locking the store's tables, so an object
+// planted while a store is open is refused by the next write, before it
+// writes anything.
 //
 // The check reads facts that read alike on every server version: which
 // triggers, rules and policies exist on the store's tables, whether row
@@ -34,7 +35,8 @@ import (
 // disabled: a foreign key no longer enforced), rules, policies, and row
 // level security. Hand-written: a catalog read. The OIDs are literals, not
 // parameters, so each connection plans the query once (pgx's statement
-// cache) and every lookup is by an index on the OID.
+// cache): with the schema and table names as parameters the server
+// planned it anew at every execution.
 const guardQuery = `
 SELECT 'tables', '', count(*)::text FROM pg_class WHERE oid IN (%[1]s)
 UNION ALL

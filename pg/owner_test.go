@@ -14,9 +14,8 @@ import (
 
 // newRole creates a login role of its own for the test (roles are the
 // cluster's, so the name is random) and drops it, with everything it
-// owns, when the test ends. attrs are role options (CREATEDB, …); setup
-// statements run as the server's superuser after it is made, with %s the
-// role's name.
+// owns, when the test ends. The setup statements run as the server's
+// superuser after it is made, with %s the role's name.
 func newRole(t *testing.T, prefix string, setup ...string) string {
 	t.Helper()
 	b := make([]byte, 4)

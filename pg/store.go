@@ -124,11 +124,11 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 }
 
 // prepareWithin readies the pool's store (prepare), checks its schema
-// (checkOpenSchema) and returns the guard of its writes, within
-// Options.OpenPatience: the patience is a budget
-// for the whole open, every wait inside it included. Past it the open
-// gives up with a *LockedError; a server setting that canceled a
-// statement is named (ServerTimeoutError).
+// (checkOpenSchema) and returns the guard of its writes, all within
+// Options.OpenPatience: the patience is a budget for the whole open,
+// every wait inside it included. Past it the open gives up with a
+// *LockedError; a server setting that canceled a statement is named
+// (ServerTimeoutError).
 func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*schemaGuard, error) {
 	patience := opts.OpenPatience
 	if patience <= 0 {
