@@ -167,6 +167,23 @@ func TestOpenRefusesAConnectionInAnotherSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Release()
+	admin := adminConn(t)
+	inPublic := func() (n int) {
+		if err := admin.QueryRow(context.Background(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'goose_db_version'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if before := inPublic(); before == 0 {
+		// Without the check the store is made in public: take it out again.
+		t.Cleanup(func() {
+			if inPublic() > 0 {
+				for _, table := range append(ourTables(), "goose_db_version") {
+					_, _ = admin.Exec(context.Background(), "DROP TABLE IF EXISTS public."+table+" CASCADE")
+				}
+			}
+		})
+	}
 	_, err = Migrate(ctx, pool)
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "current_schema()") {
 		t.Fatalf("Migrate on a connection in public = %v, want ErrInvalidConfig naming current_schema()", err)
