@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -29,30 +28,27 @@ import (
 // level security is on, and the source of each trigger's function (a
 // CREATE OR REPLACE of sessiondb's own trigger function is caught too).
 
-// guardQuery lists, for the store's tables (the OIDs %[1]s), how many of
-// them still exist and the objects on them that run inside a write:
-// triggers (each user trigger, and a constraint trigger only when
-// disabled: a foreign key no longer enforced), rules, policies, and row
-// level security. Hand-written: a catalog read. The OIDs are literals, not
-// parameters, so each connection plans the query once (pgx's statement
-// cache): with the schema and table names as parameters the server
-// planned it anew at every execution.
+// guardQuery lists the store's tables (the OIDs %[1]s) that still exist,
+// with whether row level security is on, and the objects on them that
+// run inside a write: triggers (each user trigger, and a constraint
+// trigger only when disabled: a foreign key no longer enforced), rules and
+// policies. Tables are named by OID (schemaGuard names them). Hand-written:
+// a catalog read. The OIDs are literals, not parameters, so each
+// connection plans the query once (pgx's statement cache): with the
+// schema and table names as parameters the server planned it anew at
+// every execution.
 const guardQuery = `
-SELECT 'tables', '', count(*)::text FROM pg_class WHERE oid IN (%[1]s)
+SELECT 'table', c.oid::text, (c.relrowsecurity OR c.relforcerowsecurity)::text
+FROM unnest('{%[1]s}'::oid[]) AS t(oid) JOIN pg_class c ON c.oid = t.oid
 UNION ALL
-SELECT 'trigger', c.relname || '.' || g.tgname,
+SELECT 'trigger', g.tgrelid::text || '.' || g.tgname,
        g.tgenabled::text || ' ' || p.proname::text || ' ' || p.prosrc || ' ' || COALESCE(array_to_string(p.proconfig, ' '), '')
-FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_proc p ON p.oid = g.tgfoid
-WHERE g.tgrelid IN (%[1]s) AND (NOT g.tgisinternal OR g.tgenabled <> 'O')
+FROM pg_trigger g JOIN pg_proc p ON p.oid = g.tgfoid
+WHERE g.tgrelid = ANY ('{%[1]s}'::oid[]) AND (NOT g.tgisinternal OR g.tgenabled <> 'O')
 UNION ALL
-SELECT 'rule', c.relname || '.' || w.rulename, pg_get_ruledef(w.oid)
-FROM pg_rewrite w JOIN pg_class c ON c.oid = w.ev_class WHERE w.ev_class IN (%[1]s)
+SELECT 'rule', w.ev_class::text || '.' || w.rulename, '' FROM pg_rewrite w WHERE w.ev_class = ANY ('{%[1]s}'::oid[])
 UNION ALL
-SELECT 'policy', c.relname || '.' || p.polname, COALESCE(pg_get_expr(p.polqual, p.polrelid), '')
-FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE p.polrelid IN (%[1]s)
-UNION ALL
-SELECT 'row level security', relname, 'enabled' FROM pg_class
-WHERE oid IN (%[1]s) AND (relrowsecurity OR relforcerowsecurity)`
+SELECT 'policy', p.polrelid::text || '.' || p.polname, '' FROM pg_policy p WHERE p.polrelid = ANY ('{%[1]s}'::oid[])`
 
 // expectedGuard is what the guard finds on a store as sessiondb made it:
 // its own triggers, each enabled and calling its own function with that
@@ -103,8 +99,8 @@ func guardState(enabled, function, source, config string) string {
 // ones it checked, and it says so.
 type schemaGuard struct {
 	schema string
-	query  string // guardQuery for the tables' OIDs
-	tables int    // how many tables the OIDs name
+	query  string            // guardQuery for the tables' OIDs
+	names  map[string]string // each table's name by its OID, as text
 	// lockTables locks the tables in ROW EXCLUSIVE mode, the mode any
 	// write takes: it conflicts with no other writer, but with CREATE
 	// TRIGGER, CREATE RULE, CREATE POLICY and ALTER TABLE, so no such
@@ -116,31 +112,34 @@ type schemaGuard struct {
 }
 
 // newSchemaGuard resolves the store's tables in schema. A table missing
-// (a store not yet migrated) is left out; check then reports it.
+// (a store not yet migrated) is left out; hazards then reports it.
 func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard, error) {
 	// Hand-written: a catalog read.
-	rows, err := q.Query(ctx, `SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	rows, err := q.Query(ctx, `SELECT c.oid::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND c.relkind IN ('r', 'p')`, schema, ourTables())
 	if err != nil {
 		return nil, fmt.Errorf("read the store's tables: %w", err)
 	}
-	oids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
-	if err != nil {
+	g := &schemaGuard{schema: schema, names: map[string]string{}}
+	var oids []string
+	for rows.Next() {
+		var oid, name string
+		if err := rows.Scan(&oid, &name); err != nil {
+			return nil, fmt.Errorf("read the store's tables: %w", err)
+		}
+		g.names[oid] = name
+		oids = append(oids, oid)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the store's tables: %w", err)
 	}
-	list := make([]string, len(oids))
-	for i, o := range oids {
-		list[i] = strconv.FormatUint(uint64(o), 10)
-	}
-	if len(list) == 0 {
-		list = []string{"0"} // no table: IN () is not SQL
-	}
+	g.query = fmt.Sprintf(guardQuery, strings.Join(oids, ","))
 	names := make([]string, len(ourTables()))
 	for i, t := range ourTables() {
 		names[i] = pgx.Identifier{schema, t}.Sanitize()
 	}
-	return &schemaGuard{schema: schema, query: fmt.Sprintf(guardQuery, strings.Join(list, ", ")), tables: len(oids),
-		lockTables: "LOCK TABLE " + strings.Join(names, ", ") + " IN ROW EXCLUSIVE MODE"}, nil
+	g.lockTables = "LOCK TABLE " + strings.Join(names, ", ") + " IN ROW EXCLUSIVE MODE"
+	return g, nil
 }
 
 // hazards returns each object on the store's tables that runs inside a
@@ -154,16 +153,19 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 	defer rows.Close()
 	want := expectedGuard()
 	var found []string
+	tables := 0
 	for rows.Next() {
 		var kind, name, state string
 		if err := rows.Scan(&kind, &name, &state); err != nil {
 			return nil, fmt.Errorf("read the schema's triggers: %w", err)
 		}
+		oid, object, _ := strings.Cut(name, ".")
+		table := g.names[oid]
 		switch kind {
-		case "tables":
-			if n, _ := strconv.Atoi(state); n != len(ourTables()) || g.tables != len(ourTables()) {
-				found = append(found, fmt.Sprintf("%d of sessiondb's %d tables are not the ones the store opened "+
-					"(dropped, or made again since: open the store again)", len(ourTables())-n, len(ourTables())))
+		case "table":
+			tables++
+			if state == "true" {
+				found = append(found, "row level security on "+table)
 			}
 			continue
 		case "trigger":
@@ -171,23 +173,25 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 			// had it, quoted or not.
 			state = strings.NewReplacer(`search_path="`+g.schema+`"`, "search_path=<schema>",
 				"search_path="+g.schema, "search_path=<schema>").Replace(state)
-			w, ours := want[kind+" "+name]
+			w, ours := want["trigger "+table+"."+object]
 			if ours && w == strings.Join(strings.Fields(state), " ") {
 				continue
 			}
 			if ours {
-				found = append(found, fmt.Sprintf("sessiondb's trigger %s was altered (disabled, or its function replaced)", name))
+				found = append(found, fmt.Sprintf("sessiondb's trigger %s.%s was altered (disabled, or its function replaced)", table, object))
 				continue
 			}
 		}
-		table, object, _ := strings.Cut(name, ".")
-		if object == "" {
-			found = append(found, fmt.Sprintf("%s on %s", kind, table))
-		} else {
-			found = append(found, fmt.Sprintf("%s %q on %s", kind, object, table))
-		}
+		found = append(found, fmt.Sprintf("%s %q on %s", kind, object, table))
 	}
-	return found, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the schema's triggers: %w", err)
+	}
+	if tables != len(ourTables()) {
+		found = append(found, fmt.Sprintf("%d of sessiondb's %d tables are not the ones the store opened "+
+			"(missing, or dropped and made again since: open the store again)", len(ourTables())-tables, len(ourTables())))
+	}
+	return found, nil
 }
 
 // check is the guard every write transaction runs first, after its BEGIN
