@@ -468,6 +468,10 @@ type MessageQuery struct {
 	IncludeRewound bool
 }
 
+// maxMessagesLimit is the most rows one Messages call returns; AllMessages
+// streams a session of any length.
+const maxMessagesLimit = 100_000
+
 // Messages returns a session's messages. An unknown session gives
 // ErrNotFound.
 func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery) ([]Message, error) {
@@ -476,8 +480,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 		return nil, opErr("list messages", sessionID, invalid("negative limit or id bound"))
 	case mq.Limit == 0:
 		mq.Limit = 1000
-	case mq.Limit > 100000:
-		mq.Limit = 100000
+	case mq.Limit > maxMessagesLimit:
+		mq.Limit = maxMessagesLimit
 	}
 	if mq.BeforeID == 0 {
 		mq.BeforeID = math.MaxInt64
