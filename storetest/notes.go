@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -104,5 +105,14 @@ func testNote_Refusals(t *testing.T, open Opener) {
 	}
 	if ms := WholeSession(t, s, "s"); len(ms) != 1 {
 		t.Errorf("%d messages stored, want the one valid note", len(ms))
+	}
+	// An import refuses the same: a file whose note claims a summary's place.
+	file := ExportHeader + SessionLine("imported", "", "") +
+		`{"type":"message","session_id":"imported","seq":1,"role":"note","content":"x","summary":true,"state":"active","created_at":1}` + "\n"
+	if _, err := s.Import(ctx, strings.NewReader(file), ImportOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("import of a note marked summary: %v, want ErrInvalidInput", err)
+	}
+	if _, err := s.Session(ctx, "imported"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a refused import wrote its session: %v", err)
 	}
 }
