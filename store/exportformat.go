@@ -22,7 +22,9 @@ import (
 // details were added within version 1, as optional fields: a file without
 // them (written before) reads as messages without them, and a reader
 // that predates them refuses a file that has them by name (records are
-// decoded strictly), so none of them is ever dropped unseen.
+// decoded strictly), so none of them is ever dropped unseen. So was the
+// role "note" (RoleNote): a reader that predates it refuses a file holding
+// a note by its role, so a note is never read as anyone's words.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1

@@ -149,7 +149,7 @@ func checkExactlyOnce(t *testing.T, path string, acked map[string]bool) {
 }
 
 // exactlyOnce lists each acknowledged key not present exactly once in
-// msgs, and each key stored more than once.
+// msgs, and each other key stored more than once.
 func exactlyOnce(msgs []db.Message, acked map[string]bool) []string {
 	seen := map[string]int{}
 	for _, m := range msgs {
