@@ -52,8 +52,8 @@ const (
 	// all zero (what a power cut leaves of a new file on some
 	// filesystems), a SQLite file cut inside its 100-byte header (nothing
 	// anyone could lose is left in either), or one that still holds
-	// sessiondb's schema: a damaged store. A write moves it aside (quarantineTorn),
-	// Repair mends it, a read reports it.
+	// sessiondb's schema: a damaged store. A write moves a zeroed one
+	// aside (quarantineTorn), Repair mends it, a read reports it.
 	pathTorn
 	// pathStore: a SQLite database whose schema is sessiondb's (or a part
 	// of it, a first migration cut short).
@@ -150,16 +150,17 @@ func inspectSQLite(ctx context.Context, path string) (pathState, error) {
 		if !isDamage(err) {
 			return 0, readOnlyHint(path, fmt.Errorf("inspect: %w", mapDriverError(err)))
 		}
-		// Too damaged to read its schema: ours if our schema's text is
-		// still in it.
-		if ours, serr := holdsStoreSchema(path); serr == nil && ours {
+		// Too damaged to read its schema (or read while a checkpoint
+		// rewrites it: an immutable reader takes no lock): ours if our
+		// schema's text is still in it or in its WAL.
+		if ours, serr := holdsStoreSchema(path); (serr == nil && ours) || walOfAStore(path) {
 			return pathStore, nil
 		}
 		return 0, &NotAStoreError{Path: path, Found: "a SQLite database that cannot be read (" + mapDriverError(err).Error() + ") and holds nothing of a sessiondb store"}
 	}
 	if objects == 0 {
 		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Mode().IsRegular() && fi.Size() > walHeaderBytes {
-			if ours, err := holdsStoreSchema(path + "-wal"); err == nil && ours {
+			if walOfAStore(path) {
 				return pathStore, nil
 			}
 			return 0, &NotAStoreError{Path: path, Found: "a SQLite database of another program (its tables are still in its -wal)"}
@@ -221,6 +222,25 @@ func holdsStoreSchema(path string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// walOfAStore reports whether the database's -wal holds goose's version
+// table: a store being created (its main file still the empty WAL
+// database initializeEmpty wrote, its schema in the WAL, the first
+// migrations perhaps still running in another process) is ours from
+// goose's first commit on, before the rest of the schema is there.
+func walOfAStore(path string) bool {
+	fi, err := os.Lstat(path + "-wal")
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path + "-wal")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, markerScanBytes))
+	return err == nil && bytes.Contains(b, []byte(gooseTable))
 }
 
 // allZero reports whether every byte of the file is zero.

@@ -87,9 +87,10 @@ func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.
 // A file that is not a store — another program's SQLite database, a text
 // file, anything without sessiondb's schema in it — is refused with a
 // NotAStoreError and left exactly as it was (no lock file, no backup, no
-// side file). A store whose header is gone (zeroed, or overwritten while
-// its schema is still in it) is moved aside, keeping its bytes, and a
-// fresh database created with its mode; a WAL of another copy is retired. Otherwise, after a backup (a refused backup stops the repair),
+// side file). A store whose header is gone (zeroed, cut short, or
+// overwritten while its schema is still in it) is moved aside, keeping
+// its bytes, and a fresh database created with its mode; a WAL of another
+// copy is retired. Otherwise, after a backup (a refused backup stops the repair),
 // each strategy in turn — dropping foreign triggers, views and indexes
 // (restoring sessiondb's own and id counters near their maximum), FTS rebuild,
 // REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
@@ -281,9 +282,10 @@ func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (s
 	return "verified", nil
 }
 
-// moveAsideAndRecreate handles a file that is not SQLite at all.
+// moveAsideAndRecreate handles a store whose SQLite header is gone
+// (inspectPath found it ours, or nothing anyone could lose).
 func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, state headerState, why string, log *slog.Logger) (RepairReport, error) {
-	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "foreign", headerEmpty: "emptied"}[state]
+	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "overwritten", headerEmpty: "emptied"}[state]
 	owner, known := fsx.FileOwner(path)
 	dst, err := moveAside(path, kind)
 	if err != nil {
