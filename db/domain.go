@@ -134,6 +134,7 @@ var (
 	ErrLeaseLost           = store.ErrLeaseLost
 	ErrLocked              = store.ErrLocked
 	ErrNotDatabase         = store.ErrNotDatabase
+	ErrNotAStore           = store.ErrNotAStore
 	ErrNotFound            = store.ErrNotFound
 	ErrNotSupported        = store.ErrNotSupported
 	ErrReadOnly            = store.ErrReadOnly

@@ -27,7 +27,11 @@ const (
 	exitError    = 1
 	exitUsage    = 2
 	exitNotFound = 3
-	exitLocked   = 75
+	// exitNotAStore: the path holds something that is not a sessiondb
+	// store (another program's database, a text file, a directory): the
+	// wrong path, not damage. Nothing was changed.
+	exitNotAStore = 4
+	exitLocked    = 75
 )
 
 // command is one CLI verb.
