@@ -105,7 +105,7 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 			return r, opErr("verify", "", err)
 		}
 	}
-	probe, err := openDB(abs, kind, 1, "")
+	probe, err := openDB(abs, kind, 1, readOnlyWALVFS) // it only reads: a -wal it may not write is read (walreadonly.go)
 	if err != nil {
 		return r, opErr("verify", "", err)
 	}
