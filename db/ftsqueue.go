@@ -201,13 +201,13 @@ var indexSliceSQL = []string{
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
-	   AND `+indexableRow+`
+	   AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
-	   AND `+indexableRow+`
+	   AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
@@ -222,12 +222,12 @@ var indexSliceSQL = []string{
 var indexNewSQL = []string{
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
-	 WHERE m.id > ?1 AND m.id <= ?2 AND `+indexableRow+`
+	 WHERE m.id > ?1 AND m.id <= ?2 AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
-	 WHERE m.id > ?1 AND m.id <= ?2 AND `+indexableRow+`
+	 WHERE m.id > ?1 AND m.id <= ?2 AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }

@@ -15,11 +15,11 @@ import (
 type importValidator struct {
 	o        ImportOptions
 	maxBytes int64 // the engine's MaxMessageBytes
-	errs   []ImportError
-	blocks []importBlock
-	seen   map[string]bool // the file's session ids
-	titles map[string]string
-	cur    *blockState
+	errs     []ImportError
+	blocks   []importBlock
+	seen     map[string]bool // the file's session ids
+	titles   map[string]string
+	cur      *blockState
 }
 
 // blockState is what the validator knows about the session being read.
