@@ -255,7 +255,12 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	} else if deletes {
 		notDeleted = "AND d.id NOT IN (SELECT id FROM fts_deleted)"
 	}
-	// A row larger than the indexes take is never in them (indexableRow).
+	// A row larger than the indexes take is never in them (indexableRow,
+	// with the mark: an older file indexed every row, by triggers).
+	indexable := ""
+	if marked {
+		indexable = "AND " + indexableRow
+	}
 	for _, index := range ftsIndexes {
 		// Hand-written: sqlc cannot see FTS5's shadow tables.
 		pastMark := "0"
@@ -264,7 +269,7 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 		}
 		var missing, extra, past int64
 		err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) AND `+indexableRow+` `+notQueued+`),
+			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+indexable+` `+notQueued+`),
 			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id) `+notDeleted+`),
 			`+pastMark).Scan(&missing, &extra, &past)
 		switch {
