@@ -50,6 +50,13 @@ type stmtCache struct {
 // such a panic the sql.Conn holds its close lock for good and Conn.Close
 // waits forever (issue 38: the CLI hung after a 100 MB append). The writer
 // halts and closes the driver connection itself (writer.close).
+func (c *stmtCache) notePanic() {
+	if p := recover(); p != nil {
+		c.panicked.Store(true)
+		panic(p)
+	}
+}
+
 // driverPanicked reports whether p, a write callback's panic, was the
 // driver's: raised inside database/sql through this cache, or a
 // go-sqlite3 error raised while rows were read (Row.Scan steps the
@@ -59,13 +66,6 @@ func (c *stmtCache) driverPanicked(p any) bool {
 		c.panicked.Store(true)
 	}
 	return c.panicked.Load()
-}
-
-func (c *stmtCache) notePanic() {
-	if p := recover(); p != nil {
-		c.panicked.Store(true)
-		panic(p)
-	}
 }
 
 var _ gen.DBTX = (*stmtCache)(nil)

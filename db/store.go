@@ -6,11 +6,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ncruces/go-sqlite3"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/flock"
