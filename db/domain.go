@@ -98,6 +98,7 @@ const (
 	PartToolResult            = store.PartToolResult
 	PartToolUse               = store.PartToolUse
 	RoleAssistant             = store.RoleAssistant
+	RoleNote                  = store.RoleNote
 	RoleSystem                = store.RoleSystem
 	RoleTool                  = store.RoleTool
 	RoleUser                  = store.RoleUser

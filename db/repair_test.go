@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // allMessages reads every message of every session, checking each
@@ -28,14 +29,7 @@ func allMessages(t *testing.T, path string) map[int64]string {
 	}
 	out := map[int64]string{}
 	for _, sess := range ss {
-		msgs, err := s.Messages(t.Context(), sess.ID, MessageQuery{Limit: 100000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sess.MessageCount != int64(len(msgs)) {
-			t.Errorf("session %s: MessageCount %d, rows %d", sess.ID, sess.MessageCount, len(msgs))
-		}
-		for _, m := range msgs {
+		for _, m := range storetest.WholeSession(t, s.Store, sess.ID) {
 			out[m.ID] = m.Content
 		}
 	}
