@@ -208,7 +208,8 @@
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
 // [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
-// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased]) inside an
+// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased],
+// [ErrTooLarge], [ErrInternal]) inside an
 // [*Error] that names the operation and the session — except that a COMMIT
 // cut short by a full disk matches both [ErrCommitUnknown] and
 // [ErrDiskFull]. Branch with errors.Is. Some carry what the caller needs to

@@ -140,6 +140,8 @@ var (
 	ErrReadOnly            = store.ErrReadOnly
 	ErrReplaced            = store.ErrReplaced
 	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrTooLarge            = store.ErrTooLarge
+	ErrInternal            = store.ErrInternal
 	ErrSessionClosed       = store.ErrSessionClosed
 	ErrTooManyOpenFiles    = store.ErrTooManyOpenFiles
 )

@@ -23,6 +23,7 @@ var suite = []struct {
 	{"Append_IdempotencyKeyReusedForDifferentMessage", func(t *testing.T, e Engine) { testAppend_IdempotencyKeyReusedForDifferentMessage(t, e.Open) }},
 	{"Append_ToCompressedSessionKeepsNothing", func(t *testing.T, e Engine) { testAppend_ToCompressedSessionKeepsNothing(t, e.Open) }},
 	{"Append_ToCompressedSessionNamesTheContinuation", func(t *testing.T, e Engine) { testAppend_ToCompressedSessionNamesTheContinuation(t, e.Open) }},
+	{"Append_TooLargeIsRefused", func(t *testing.T, e Engine) { testAppend_TooLargeIsRefused(t, e.Open) }},
 	{"ArchiveSessions", testArchiveSessions},
 	{"AsNew_RoundTrips", func(t *testing.T, e Engine) { testAsNew_RoundTrips(t, e.Open) }},
 	{"AwaitTurnLease", func(t *testing.T, e Engine) { testAwaitTurnLease(t, e.Open) }},
