@@ -31,6 +31,14 @@ type BulkFilter struct {
 	EndedOnly    bool // only ended sessions
 	EmptyOnly    bool // only sessions without a single message
 	ArchivedOnly bool // only archived sessions
+	// ExcludeArchived leaves archived sessions out: a user archived them
+	// to keep them, even empty ones. DeleteGhostSessions always sets it.
+	ExcludeArchived bool
+	// IncludeLive lets PruneSessions take sessions that never ended (idle
+	// for OlderThan). Without it PruneSessions selects ended sessions only,
+	// as Prune does: a live session is never pruned unless asked for.
+	// DeleteSessions and ArchiveSessions ignore it (EndedOnly narrows them).
+	IncludeLive bool
 }
 
 func (f BulkFilter) empty() bool {
@@ -111,21 +119,30 @@ func (s *Store) DeleteSessions(ctx context.Context, f BulkFilter, o BulkOptions)
 	return s.bulk(ctx, "delete sessions", bulkDelete, f, o)
 }
 
-// PruneSessions is DeleteSessions by age: f.OlderThan is required.
+// PruneSessions is DeleteSessions by age: f.OlderThan is required. It
+// takes ended sessions only — a session that never ended is someone's
+// conversation, however idle — unless f.IncludeLive asks for idle live
+// ones too; a conversation with a live session that is not selected is
+// spared whole (SpareContinued).
 func (s *Store) PruneSessions(ctx context.Context, f BulkFilter, o BulkOptions) (BulkResult, error) {
 	if f.OlderThan <= 0 {
 		return BulkResult{}, opErr(pruneOp, "", invalid("prune age must be positive, got %v", f.OlderThan))
+	}
+	if !f.IncludeLive {
+		f.EndedOnly = true
 	}
 	return s.bulk(ctx, pruneOp, bulkDelete, f, o)
 }
 
 // DeleteGhostSessions deletes sessions that never got a message and are
 // older than olderThan (0: DefaultGhostAge), with DeleteSessions' rules.
+// Archived sessions are kept: archiving one is a wish to keep it.
 func (s *Store) DeleteGhostSessions(ctx context.Context, olderThan time.Duration, o BulkOptions) (BulkResult, error) {
 	if olderThan <= 0 {
 		olderThan = DefaultGhostAge
 	}
-	return s.bulk(ctx, "delete ghost sessions", bulkDelete, BulkFilter{EmptyOnly: true, OlderThan: olderThan}, o)
+	return s.bulk(ctx, "delete ghost sessions", bulkDelete,
+		BulkFilter{EmptyOnly: true, OlderThan: olderThan, ExcludeArchived: true}, o)
 }
 
 // ArchiveSessions archives the conversations f selects: every session of
@@ -145,6 +162,8 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 		return res, opErr(op, "", invalid("negative age %v", f.OlderThan))
 	case o.BatchSize < 0:
 		return res, opErr(op, "", invalid("negative batch size"))
+	case f.ArchivedOnly && f.ExcludeArchived:
+		return res, opErr(op, "", invalid("ArchivedOnly and ExcludeArchived select nothing together"))
 	}
 	for _, id := range f.IDs {
 		if err := rules.CheckID("session id", id); err != nil {
@@ -273,6 +292,7 @@ func (b *bulkRun) matches(f bulkFacts) bool {
 		b.f.EndedOnly && !f.ended,
 		b.f.EmptyOnly && f.hasMessages,
 		b.f.ArchivedOnly && !f.archived,
+		b.f.ExcludeArchived && f.archived,
 		b.cutoff != 0 && f.lastAlive >= b.cutoff:
 		return false
 	}

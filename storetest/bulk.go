@@ -117,8 +117,13 @@ func testPruneSessions(t *testing.T, e Engine) {
 		wantGone []string
 		spared   []Spared
 	}{
+		// A live session is pruned only when asked for (issue 34, item 10).
 		{"ByAge", BulkFilter{OlderThan: 30 * day},
+			[]string{"old-archived", "old-cli", "old-empty", "old-gw"}, spared},
+		{"IncludeLive", BulkFilter{OlderThan: 30 * day, IncludeLive: true},
 			[]string{"old-archived", "old-cli", "old-empty", "old-gw", "old-live"}, spared},
+		{"ExcludeArchived", BulkFilter{OlderThan: 30 * day, ExcludeArchived: true},
+			[]string{"old-cli", "old-empty", "old-gw"}, spared},
 		{"Source", BulkFilter{OlderThan: 30 * day, Source: "gateway"}, []string{"old-gw"}, nil},
 		{"EndedOnly", BulkFilter{OlderThan: 30 * day, EndedOnly: true},
 			[]string{"old-archived", "old-cli", "old-empty", "old-gw"}, spared}, // root ended by its compression
@@ -149,6 +154,33 @@ func testPruneSessions(t *testing.T, e Engine) {
 	s := bulkStore(t, e, nil)
 	if _, err := s.PruneSessions(t.Context(), BulkFilter{Source: "cli"}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("prune without an age = %v, want ErrInvalidInput", err)
+	}
+	if _, err := s.PruneSessions(t.Context(), BulkFilter{OlderThan: day, ArchivedOnly: true, ExcludeArchived: true}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("ArchivedOnly with ExcludeArchived = %v, want ErrInvalidInput", err)
+	}
+}
+
+// testPruneSparesLiveConversations: a live session idle for longer than
+// the age is not pruned by default, and neither is the rest of its
+// conversation (issue 34, item 10).
+func testPruneSparesLiveConversations(t *testing.T, e Engine) {
+	s := bulkStore(t, e, []bulkSpec{
+		{id: "idle-live", source: "cli", messages: 1, ago: 40 * day},
+		{id: "old-root", source: "cli", messages: 1, ago: 40 * day},
+		{id: "old-tip", parent: "old-root", kind: ChildCompression, ago: 40 * day}, // never ended
+	})
+	res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
+		return s.PruneSessions(t.Context(), BulkFilter{OlderThan: 30 * day}, o)
+	})
+	if len(res.IDs) != 0 || !slices.Equal(res.Spared, []Spared{{ID: "old-root", Reason: SpareContinued}}) {
+		t.Errorf("prune = %+v; want nothing pruned, old-root spared for its live tip", res)
+	}
+	if diff := cmp.Diff([]string{"idle-live", "old-root", "old-tip"}, ids(t, s)); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+	res, err := s.PruneSessions(t.Context(), BulkFilter{OlderThan: 30 * day, IncludeLive: true}, BulkOptions{})
+	if err != nil || res.Done() != 3 {
+		t.Errorf("prune IncludeLive = %+v, %v; want all three", res, err)
 	}
 }
 
@@ -230,6 +262,8 @@ func testDeleteGhostSessions(t *testing.T, e Engine) {
 		{id: "ghost-pinned", source: "gateway", pinned: true, ago: 2 * day},
 		{id: "fresh-ghost", source: "gateway"},
 		{id: "talked", source: "gateway", messages: 1, ago: 2 * day},
+		// Archived: kept, however empty (issue 34, item 6).
+		{id: "ghost-archived", source: "gateway", archived: true, ago: 2 * day},
 	})
 	res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
 		return s.DeleteGhostSessions(t.Context(), 0, o)
@@ -237,7 +271,15 @@ func testDeleteGhostSessions(t *testing.T, e Engine) {
 	if !slices.Equal(res.IDs, []string{"ghost"}) || !slices.Equal(res.Spared, []Spared{{ID: "ghost-pinned", Reason: SparePinned}}) {
 		t.Errorf("ghosts = %+v", res)
 	}
-	if diff := cmp.Diff([]string{"fresh-ghost", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
+	if diff := cmp.Diff([]string{"fresh-ghost", "ghost-archived", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+	// The empty-session sweep by filter leaves archived sessions out when asked.
+	res, err := s.DeleteSessions(t.Context(), BulkFilter{EmptyOnly: true, ExcludeArchived: true}, BulkOptions{})
+	if err != nil || !slices.Equal(res.IDs, []string{"fresh-ghost"}) {
+		t.Errorf("delete empty, not archived = %+v, %v; want fresh-ghost only", res, err)
+	}
+	if diff := cmp.Diff([]string{"ghost-archived", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
 		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }

@@ -87,6 +87,7 @@ var suite = []struct {
 	{"Meta", func(t *testing.T, e Engine) { testMeta(t, e.Open) }},
 	{"Prune", testPrune},
 	{"PruneSessions", testPruneSessions},
+	{"PruneSparesLiveConversations", testPruneSparesLiveConversations},
 	{"Prune_OrphansCountOnlySurvivors", func(t *testing.T, e Engine) { testPrune_OrphansCountOnlySurvivors(t, e.Open) }},
 	{"PublishCompressionChild", func(t *testing.T, e Engine) { testPublishCompressionChild(t, e.Open) }},
 	{"PublishCompressionChild_NumbersTheTitle", func(t *testing.T, e Engine) { testPublishCompressionChild_NumbersTheTitle(t, e.Open) }},

@@ -28,6 +28,8 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.EndedOnly, "ended", false, "only ended sessions")
 	fs.BoolVar(&f.EmptyOnly, "empty", false, "only sessions without a single message")
 	fs.BoolVar(&f.ArchivedOnly, "archived", false, "only archived sessions")
+	fs.BoolVar(&f.ExcludeArchived, "no-archived", false, "leave archived sessions out")
+	fs.BoolVar(&f.IncludeLive, "include-live", false, "prune: also sessions that never ended (idle for --older-than); without it prune takes ended sessions only")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "list what would be done; change nothing")
 	fs.IntVar(&o.BatchSize, "batch", 0, "sessions weighed per transaction (default 100)")
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
@@ -47,10 +49,16 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	if f.IncludeLive && sub != "prune" {
+		return usagef("bulk %s: --include-live is prune's (delete and archive take live sessions unless --ended)", sub)
+	}
 	var verb string
 	var op func(context.Context, *store.Store) (db.BulkResult, error)
 	switch sub {
 	case "prune":
+		if f.EndedOnly && f.IncludeLive {
+			return usagef("bulk prune: --ended and --include-live contradict each other")
+		}
 		if f.OlderThan == 0 {
 			f.OlderThan = 90 * 24 * time.Hour
 		}
@@ -60,7 +68,7 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 	case "archive":
 		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.ArchiveSessions(ctx, f, o) }
 	case "ghosts":
-		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly {
+		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly || f.IncludeLive {
 			return usagef("bulk ghosts: only --older-than (default 24h), --dry-run and --batch apply")
 		}
 		verb, op = "delete", func(ctx context.Context, s *store.Store) (db.BulkResult, error) {
