@@ -23,6 +23,14 @@ type (
 	Error                    = store.Error
 	ExportOptions            = store.ExportOptions
 	ExportResult             = store.ExportResult
+	ForeignBatch             = store.ForeignBatch
+	ForeignBatchResult       = store.ForeignBatchResult
+	ForeignLink              = store.ForeignLink
+	ForeignMessage           = store.ForeignMessage
+	ForeignSession           = store.ForeignSession
+	ForeignSessionRow        = store.ForeignSessionRow
+	ForeignState             = store.ForeignState
+	ForeignUsage             = store.ForeignUsage
 	HandoffState             = store.HandoffState
 	HandoffStatus            = store.HandoffStatus
 	IdempotencyConflictError = store.IdempotencyConflictError
@@ -57,6 +65,7 @@ type (
 	Session                  = store.Session
 	SessionCounts            = store.SessionCounts
 	SessionFilter            = store.SessionFilter
+	SessionMatch             = store.SessionMatch
 	SessionSummary           = store.SessionSummary
 	SpareReason              = store.SpareReason
 	Spared                   = store.Spared

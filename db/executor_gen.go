@@ -36,6 +36,33 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapDriverError(err)
 }
 
+func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
+	r, err := queries.ForeignMessageInsert(ctx, e.db, gen.ForeignMessageInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) ForeignModelUsagePut(ctx context.Context, arg driver.ForeignModelUsagePutParams) error {
+	return mapDriverError(queries.ForeignModelUsagePut(ctx, e.db, gen.ForeignModelUsagePutParams(arg)))
+}
+
+func (e executor) ForeignSessionInsert(ctx context.Context, arg driver.ForeignSessionInsertParams) (int64, error) {
+	r, err := queries.ForeignSessionInsert(ctx, e.db, gen.ForeignSessionInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) ForeignSessionRefresh(ctx context.Context, arg driver.ForeignSessionRefreshParams) error {
+	return mapDriverError(queries.ForeignSessionRefresh(ctx, e.db, gen.ForeignSessionRefreshParams(arg)))
+}
+
+func (e executor) ImportedSessionGet(ctx context.Context, sessionID string) (driver.ImportedSessionGetRow, error) {
+	r, err := queries.ImportedSessionGet(ctx, e.db, sessionID)
+	return driver.ImportedSessionGetRow(r), mapDriverError(err)
+}
+
+func (e executor) ImportedSessionPut(ctx context.Context, arg driver.ImportedSessionPutParams) error {
+	return mapDriverError(queries.ImportedSessionPut(ctx, e.db, gen.ImportedSessionPutParams(arg)))
+}
+
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := queries.MessageActiveAbove(ctx, e.db, gen.MessageActiveAboveParams(arg))
 	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
@@ -137,6 +164,15 @@ func (e executor) MessageSeq(ctx context.Context, id int64) (driver.MessageSeqRo
 
 func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOriginParams) error {
 	return mapDriverError(queries.MessageSetOrigin(ctx, e.db, gen.MessageSetOriginParams(arg)))
+}
+
+func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStateParams) error {
+	return mapDriverError(queries.MessageSetState(ctx, e.db, gen.MessageSetStateParams(arg)))
+}
+
+func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
+	r, err := queries.MessageStateByKey(ctx, e.db, gen.MessageStateByKeyParams(arg))
+	return driver.MessageStateByKeyRow(r), mapDriverError(err)
 }
 
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {

@@ -39,6 +39,33 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapError(err)
 }
 
+func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
+	r, err := e.q.ForeignMessageInsert(ctx, e.db, pggen.ForeignMessageInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) ForeignModelUsagePut(ctx context.Context, arg driver.ForeignModelUsagePutParams) error {
+	return mapError(e.q.ForeignModelUsagePut(ctx, e.db, pggen.ForeignModelUsagePutParams(arg)))
+}
+
+func (e executor) ForeignSessionInsert(ctx context.Context, arg driver.ForeignSessionInsertParams) (int64, error) {
+	r, err := e.q.ForeignSessionInsert(ctx, e.db, pggen.ForeignSessionInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) ForeignSessionRefresh(ctx context.Context, arg driver.ForeignSessionRefreshParams) error {
+	return mapError(e.q.ForeignSessionRefresh(ctx, e.db, pggen.ForeignSessionRefreshParams(arg)))
+}
+
+func (e executor) ImportedSessionGet(ctx context.Context, sessionID string) (driver.ImportedSessionGetRow, error) {
+	r, err := e.q.ImportedSessionGet(ctx, e.db, sessionID)
+	return driver.ImportedSessionGetRow(r), mapError(err)
+}
+
+func (e executor) ImportedSessionPut(ctx context.Context, arg driver.ImportedSessionPutParams) error {
+	return mapError(e.q.ImportedSessionPut(ctx, e.db, pggen.ImportedSessionPutParams(arg)))
+}
+
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := e.q.MessageActiveAbove(ctx, e.db, pggen.MessageActiveAboveParams(arg))
 	return rowcast.Same[pggen.Message, driver.Message](r), mapError(err)
@@ -140,6 +167,15 @@ func (e executor) MessageSeq(ctx context.Context, id int64) (driver.MessageSeqRo
 
 func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOriginParams) error {
 	return mapError(e.q.MessageSetOrigin(ctx, e.db, pggen.MessageSetOriginParams(arg)))
+}
+
+func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStateParams) error {
+	return mapError(e.q.MessageSetState(ctx, e.db, pggen.MessageSetStateParams(arg)))
+}
+
+func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
+	r, err := e.q.MessageStateByKey(ctx, e.db, pggen.MessageStateByKeyParams(arg))
+	return driver.MessageStateByKeyRow(r), mapError(err)
 }
 
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {

@@ -28,10 +28,12 @@ WHERE id = sqlc.arg(id);
 UPDATE sessions SET system_prompt = sqlc.narg(system_prompt) WHERE id = sqlc.arg(id);
 
 -- name: SessionReopen :execrows
--- Guarded in Go first (a compressed parent is refused); the condition here
--- keeps a concurrent compression from being undone.
+-- Guarded in Go first (a parent with a compression continuation is
+-- refused); the condition here keeps a concurrent publish from being
+-- undone. Ended 'compression' with no continuation may be reopened.
 UPDATE sessions SET ended_at = NULL, end_reason = NULL
-WHERE id = sqlc.arg(id) AND ended_at IS NOT NULL AND end_reason IS NOT 'compression';
+WHERE sessions.id = sqlc.arg(id) AND sessions.ended_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id AND c.parent_kind = 'compression');
 
 -- name: SessionCompressionCooldownGet :one
 SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.arg(id);

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
@@ -39,10 +41,85 @@ type BulkFilter struct {
 	// as Prune does: a live session is never pruned unless asked for.
 	// DeleteSessions and ArchiveSessions ignore it (EndedOnly narrows them).
 	IncludeLive bool
+	// Sessions narrows by what each session holds: its model, provider,
+	// title, counts, tokens, cost, end reason, place and start (see
+	// SessionMatch). Every session of a conversation must match for it to
+	// go, as with the other fields.
+	Sessions SessionMatch
+}
+
+// SessionMatch narrows a bulk operation by what a session says of itself.
+// A zero field is unset. Bounds are inclusive.
+type SessionMatch struct {
+	Model         string
+	Provider      string // the session's billing provider
+	TitleContains string // a literal substring of the title (no pattern syntax)
+	EndReason     string
+	Cwd           string
+	UserID        string
+	ChatID        string
+	// StartedAfter / StartedBefore bound the session's start.
+	StartedAfter, StartedBefore time.Time
+	MinMessages, MaxMessages    int64 // Session.MessageCount (live rows)
+	MinToolCalls, MaxToolCalls  int64
+	// MinTokens / MaxTokens bound input plus output tokens.
+	MinTokens, MaxTokens int64
+	// MinCostUSD / MaxCostUSD bound the session's cost: its actual cost
+	// when known, else its estimate.
+	MinCostUSD, MaxCostUSD float64
+}
+
+func (m SessionMatch) set() bool { return m != SessionMatch{} }
+
+// validate refuses bounds no session can meet and labels no session holds.
+func (m SessionMatch) validate() error {
+	for _, b := range []struct {
+		what     string
+		min, max int64
+	}{{"messages", m.MinMessages, m.MaxMessages}, {"tool calls", m.MinToolCalls, m.MaxToolCalls}, {"tokens", m.MinTokens, m.MaxTokens}} {
+		if b.min < 0 || b.max < 0 || (b.max > 0 && b.min > b.max) {
+			return invalid("%s bounds %d..%d select nothing", b.what, b.min, b.max)
+		}
+	}
+	if m.MinCostUSD < 0 || m.MaxCostUSD < 0 || (m.MaxCostUSD > 0 && m.MinCostUSD > m.MaxCostUSD) ||
+		math.IsNaN(m.MinCostUSD) || math.IsNaN(m.MaxCostUSD) {
+		return invalid("cost bounds %v..%v select nothing", m.MinCostUSD, m.MaxCostUSD)
+	}
+	if !m.StartedAfter.IsZero() && !m.StartedBefore.IsZero() && !m.StartedAfter.Before(m.StartedBefore) {
+		return invalid("started after %v and before %v selects nothing", m.StartedAfter, m.StartedBefore)
+	}
+	return rules.CheckLabels([]rules.Field{{Name: "model", Value: m.Model}, {Name: "provider", Value: m.Provider},
+		{Name: "title", Value: m.TitleContains}, {Name: "end reason", Value: m.EndReason}, {Name: "cwd", Value: m.Cwd},
+		{Name: "user id", Value: m.UserID}, {Name: "chat id", Value: m.ChatID}})
+}
+
+// matches reports whether the session row meets every set field.
+func (m SessionMatch) matches(r driver.Session) bool {
+	cost := r.ActualCostUsd
+	if cost == 0 {
+		cost = r.EstimatedCostUsd
+	}
+	tokens := r.InputTokens + r.OutputTokens
+	eq := func(want string, got *string) bool { return want == "" || want == rules.Str(got) }
+	within := func(v, lo, hi int64) bool { return v >= lo && (hi == 0 || v <= hi) }
+	switch {
+	case !eq(m.Model, r.Model), !eq(m.Provider, r.BillingProvider), !eq(m.EndReason, r.EndReason),
+		!eq(m.Cwd, r.Cwd), !eq(m.UserID, r.UserID), !eq(m.ChatID, r.ChatID),
+		m.TitleContains != "" && !strings.Contains(rules.Str(r.Title), m.TitleContains),
+		!m.StartedAfter.IsZero() && r.StartedAt <= m.StartedAfter.UnixMilli(),
+		!m.StartedBefore.IsZero() && r.StartedAt >= m.StartedBefore.UnixMilli(),
+		!within(r.MessageCount, m.MinMessages, m.MaxMessages),
+		!within(r.ToolCallCount, m.MinToolCalls, m.MaxToolCalls),
+		!within(tokens, m.MinTokens, m.MaxTokens),
+		cost < m.MinCostUSD, m.MaxCostUSD > 0 && cost > m.MaxCostUSD:
+		return false
+	}
+	return true
 }
 
 func (f BulkFilter) empty() bool {
-	return f.IDs == nil && f.OlderThan == 0 && f.Source == "" && !f.EndedOnly && !f.EmptyOnly && !f.ArchivedOnly
+	return f.IDs == nil && f.OlderThan == 0 && f.Source == "" && !f.EndedOnly && !f.EmptyOnly && !f.ArchivedOnly &&
+		!f.Sessions.set()
 }
 
 // BulkOptions tune a bulk operation.
@@ -173,6 +250,9 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 	if err := rules.CheckLabel("source", f.Source); err != nil {
 		return res, opErr(op, "", err)
 	}
+	if err := f.Sessions.validate(); err != nil {
+		return res, opErr(op, "", err)
+	}
 	if o.BatchSize == 0 {
 		o.BatchSize = defaultBulkBatch
 	}
@@ -283,6 +363,9 @@ type bulkFacts struct {
 	lastAlive   int64
 	hasMessages bool
 	source      string
+	// matched: the session meets the filter's SessionMatch (true when
+	// none is set).
+	matched bool
 }
 
 func (b *bulkRun) matches(f bulkFacts) bool {
@@ -293,6 +376,7 @@ func (b *bulkRun) matches(f bulkFacts) bool {
 		b.f.EmptyOnly && f.hasMessages,
 		b.f.ArchivedOnly && !f.archived,
 		b.f.ExcludeArchived && f.archived,
+		!f.matched,
 		b.cutoff != 0 && f.lastAlive >= b.cutoff:
 		return false
 	}
@@ -305,13 +389,21 @@ func (b *bulkRun) matchesBesidesIDs(f bulkFacts) bool {
 	return without.matches(f)
 }
 
-func loadBulkFacts(ctx context.Context, q driver.Executor, id string) (bulkFacts, error) {
+func (b *bulkRun) loadBulkFacts(ctx context.Context, q driver.Executor, id string) (bulkFacts, error) {
 	r, err := q.SessionBulkFacts(ctx, id)
 	if err != nil {
 		return bulkFacts{}, err
 	}
-	return bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, ended: r.EndedAt != nil,
-		lastAlive: r.LastAlive, hasMessages: r.HasMessages != 0, source: r.Source}, nil
+	f := bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, ended: r.EndedAt != nil,
+		lastAlive: r.LastAlive, hasMessages: r.HasMessages != 0, source: r.Source, matched: true}
+	if b.f.Sessions.set() {
+		row, err := q.SessionGet(ctx, id)
+		if err != nil {
+			return bulkFacts{}, err
+		}
+		f.matched = b.f.Sessions.matches(row)
+	}
+	return f, nil
 }
 
 // batch weighs the next candidates, and (unless a dry run) acts on those
@@ -343,7 +435,7 @@ func (b *bulkRun) batch(ctx context.Context, tx driver.Executor, size int) (bulk
 		if b.handled[id] || inStep[id] {
 			continue
 		}
-		facts, err := loadBulkFacts(ctx, tx, id)
+		facts, err := b.loadBulkFacts(ctx, tx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue // gone (an id that names no session, or deleted with its lineage)
 		}
@@ -388,7 +480,7 @@ func (b *bulkRun) unit(ctx context.Context, tx driver.Executor, id string) ([]st
 	}
 	member := set(unit...)
 	for _, sid := range unit {
-		f, err := loadBulkFacts(ctx, tx, sid)
+		f, err := b.loadBulkFacts(ctx, tx, sid)
 		if err != nil {
 			return nil, "", err
 		}
@@ -428,7 +520,7 @@ func (b *bulkRun) act(ctx context.Context, tx driver.Executor, unit []string, st
 	if b.action == bulkArchive {
 		var todo []string
 		for _, sid := range unit {
-			f, err := loadBulkFacts(ctx, tx, sid)
+			f, err := b.loadBulkFacts(ctx, tx, sid)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 
@@ -92,7 +93,9 @@ type ModelUsage struct {
 //     writes no per-model row: the totals of a provider that reports
 //     cumulative figures cannot be split by model;
 //   - an auxiliary task's delta (Task set) is added to its (model, task)
-//     row only — the session's totals count the main loop alone.
+//     row only — the session's totals count the main loop alone;
+//   - a main-loop report naming a Model gives a session that has no model
+//     yet that model (Session.Model); a set model is never changed here.
 //
 // An absolute report for an auxiliary task, negative counts and costs that
 // are negative, NaN or infinite give ErrInvalidInput; an unknown session
@@ -118,6 +121,11 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 		return opErr(op, id, invalid("absolute usage for auxiliary task %q: only the main loop has session totals", u.Task))
 	}
 	return s.write(ctx, op, id, s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {
+		if u.Task == "" && u.Model != "" {
+			if err := fillModel(ctx, tx, id, u.Model); err != nil {
+				return err
+			}
+		}
 		if u.Task == "" {
 			var n int64
 			var err error
@@ -156,6 +164,23 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 			CostSource: rules.Ptr(u.Billing.CostSource),
 		})
 	})
+}
+
+// fillModel gives a session without a model the model its main loop
+// reports usage for, as the reference store does: a session created before
+// its model was known then lists and exports with it. A session's own
+// model is never overwritten here (SetModel switches it). Unknown sessions
+// are left to the caller's ErrNotFound.
+func fillModel(ctx context.Context, tx driver.Executor, id, model string) error {
+	row, err := tx.SessionGet(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && rules.Str(row.Model) != "") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.SessionSetModel(ctx, driver.SessionSetModelParams{ID: id, Model: &model, ModelConfigJson: row.ModelConfigJson})
+	return err
 }
 
 // checkUsageBilling refuses a billing route a usage row cannot hold.

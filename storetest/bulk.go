@@ -335,3 +335,74 @@ var pruneSpecs = []bulkSpec{
 	{id: "root", source: "cli", messages: 2, ago: 40 * day},
 	{id: "tip", parent: "root", kind: ChildCompression}, // live and recent: root's conversation goes on
 }
+
+// testBulkFilterBySession: every field of SessionMatch narrows a bulk
+// operation to the sessions that hold it, and the dry run lists exactly
+// what the run does (issue 34, "Prune and bulk filters").
+func testBulkFilterBySession(t *testing.T, e Engine) {
+	ctx := t.Context()
+	setup := func(t *testing.T) *Store {
+		s := e.Open(t, Options{})
+		MustCreate(t, s, NewSession{ID: "a", Source: "cli", Model: "gpt-4o", Cwd: "/src/app", UserID: "ana", Title: "Fix the 100% [build]"})
+		MustCreate(t, s, NewSession{ID: "b", Source: "cli", Model: "claude", Cwd: "/src/web", UserID: "bo", Title: "Fix the 100 build"})
+		MustCreate(t, s, NewSession{ID: "c", Source: "cli", Model: "claude", UserID: "ana"})
+		AppendTexts(t, s, "a", "one", "two", "three")
+		if _, err := s.AppendMessage(ctx, "b", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{
+			{ID: "t1", Name: "ls", Arguments: "{}"}, {ID: "t2", Name: "cat", Arguments: "{}"}}}); err != nil {
+			t.Fatal(err)
+		}
+		for id, u := range map[string]Usage{"a": {InputTokens: 100, OutputTokens: 50, EstimatedCostUSD: 0.5},
+			"b": {InputTokens: 1000, OutputTokens: 500, EstimatedCostUSD: 2, ActualCostUSD: 3}} {
+			if err := s.RecordUsage(ctx, id, UsageUpdate{Usage: u}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.EndSession(ctx, "a", "user_exit")
+		s.EndSession(ctx, "b", "idle")
+		e.Exec(t, s, "UPDATE sessions SET billing_provider = 'openrouter', chat_id = 'chat-7' WHERE id = $1", "b")
+		e.Exec(t, s, "UPDATE sessions SET started_at = $1 WHERE id = $2", time.Now().Add(-10*day).UnixMilli(), "a")
+		return s
+	}
+	week := time.Now().Add(-7 * day)
+	tests := []struct {
+		name string
+		m    SessionMatch
+		want []string
+	}{
+		{"Model", SessionMatch{Model: "claude"}, []string{"b", "c"}},
+		{"Provider", SessionMatch{Provider: "openrouter"}, []string{"b"}},
+		{"TitleLiterally", SessionMatch{TitleContains: "100% [build]"}, []string{"a"}},
+		{"TitleNoPattern", SessionMatch{TitleContains: "%"}, []string{"a"}},
+		{"EndReason", SessionMatch{EndReason: "idle"}, []string{"b"}},
+		{"Cwd", SessionMatch{Cwd: "/src/app"}, []string{"a"}},
+		{"User", SessionMatch{UserID: "ana"}, []string{"a", "c"}},
+		{"Chat", SessionMatch{ChatID: "chat-7"}, []string{"b"}},
+		{"StartedBefore", SessionMatch{StartedBefore: week}, []string{"a"}},
+		{"StartedAfter", SessionMatch{StartedAfter: week}, []string{"b", "c"}},
+		{"Messages", SessionMatch{MinMessages: 2}, []string{"a"}},
+		{"MessagesAtMost", SessionMatch{MinMessages: 1, MaxMessages: 1}, []string{"b"}},
+		{"ToolCalls", SessionMatch{MinToolCalls: 2}, []string{"b"}},
+		{"Tokens", SessionMatch{MinTokens: 100, MaxTokens: 200}, []string{"a"}},
+		{"CostActualFirst", SessionMatch{MinCostUSD: 2.5}, []string{"b"}},
+		{"CostAtMost", SessionMatch{MinCostUSD: 0.1, MaxCostUSD: 1}, []string{"a"}},
+		{"Together", SessionMatch{UserID: "ana", Model: "claude"}, []string{"c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := setup(t)
+			res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
+				return s.DeleteSessions(t.Context(), BulkFilter{Sessions: tt.m}, o)
+			})
+			if diff := cmp.Diff(tt.want, slices.Sorted(slices.Values(res.IDs))); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+		})
+	}
+	s := e.Open(t, Options{})
+	for _, m := range []SessionMatch{{MinMessages: 3, MaxMessages: 2}, {MinTokens: -1}, {MaxCostUSD: -1},
+		{StartedAfter: week, StartedBefore: week.Add(-time.Hour)}, {Model: "bad\xffmodel"}} {
+		if _, err := s.PruneSessions(ctx, BulkFilter{OlderThan: day, Sessions: m}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("PruneSessions with %+v = %v, want ErrInvalidInput", m, err)
+		}
+	}
+}

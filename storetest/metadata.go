@@ -174,4 +174,22 @@ func testReopenSession(t *testing.T, e Engine) {
 	if _, err := s.ReopenSession(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ReopenSession(ghost) = %v, want ErrNotFound", err)
 	}
+	// Ended "compression" with no continuation: reopened and re-ended
+	// like any other (issue 34, item 5).
+	newTestSession(t, s, "uncontinued")
+	if _, err := s.EndSession(ctx, "uncontinued", "compression"); err != nil {
+		t.Fatal(err)
+	}
+	if reopened, err := s.ReopenSession(ctx, "uncontinued"); err != nil || !reopened {
+		t.Fatalf("ReopenSession(ended compression, no continuation) = %v, %v; want true, nil", reopened, err)
+	}
+	if _, err := s.AppendMessage(ctx, "uncontinued", NewMessage{Role: RoleUser, Content: "go on"}); err != nil {
+		t.Errorf("append after reopen: %v", err)
+	}
+	if _, err := s.EndSession(ctx, "uncontinued", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Session(ctx, "uncontinued"); got.EndReason != "done" {
+		t.Errorf("re-ended with reason %q, want done", got.EndReason)
+	}
 }

@@ -354,3 +354,30 @@ func testUsageByProvider(t *testing.T, open Opener) {
 		t.Errorf("UsageByProvider(invalid source) = %v, want ErrInvalidInput", err)
 	}
 }
+
+// testRecordUsage_FillsTheSessionModel: a main-loop report naming a model
+// gives a session without one that model; a set model stays, and an
+// auxiliary task's model never becomes the session's (issue 34, item 7).
+func testRecordUsage_FillsTheSessionModel(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	for _, id := range []string{"bare", "bare-absolute", "bare-aux"} {
+		newTestSession(t, s, id)
+	}
+	MustCreate(t, s, NewSession{ID: "set", Source: "cli", Model: "m-own"})
+	for id, u := range map[string]UsageUpdate{
+		"bare":          {Model: "m1", Usage: Usage{InputTokens: 1}},
+		"bare-absolute": {Model: "m2", Absolute: true, Usage: Usage{InputTokens: 5}},
+		"bare-aux":      {Model: "m3", Task: "title", Usage: Usage{InputTokens: 1}},
+		"set":           {Model: "m4", Usage: Usage{InputTokens: 1}},
+	} {
+		if err := s.RecordUsage(ctx, id, u); err != nil {
+			t.Fatalf("RecordUsage(%s): %v", id, err)
+		}
+	}
+	for id, want := range map[string]string{"bare": "m1", "bare-absolute": "m2", "bare-aux": "", "set": "m-own"} {
+		if got, err := s.Session(ctx, id); err != nil || got.Model != want {
+			t.Errorf("%s: model %q, %v; want %q", id, got.Model, err, want)
+		}
+	}
+}

@@ -135,11 +135,13 @@ func (q *Queries) SessionNewestMessageID(ctx context.Context, db DBTX, sessionID
 
 const sessionReopen = `-- name: SessionReopen :execrows
 UPDATE sessions SET ended_at = NULL, end_reason = NULL
-WHERE id = ?1 AND ended_at IS NOT NULL AND end_reason IS NOT 'compression'
+WHERE sessions.id = ?1 AND sessions.ended_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id AND c.parent_kind = 'compression')
 `
 
-// Guarded in Go first (a compressed parent is refused); the condition here
-// keeps a concurrent compression from being undone.
+// Guarded in Go first (a parent with a compression continuation is
+// refused); the condition here keeps a concurrent publish from being
+// undone. Ended 'compression' with no continuation may be reopened.
 func (q *Queries) SessionReopen(ctx context.Context, db DBTX, id string) (int64, error) {
 	result, err := db.ExecContext(ctx, sessionReopen, id)
 	if err != nil {

@@ -14,6 +14,12 @@ type Queries interface {
 	CompressionLockExtend(ctx context.Context, arg CompressionLockExtendParams) (int64, error)                         // leases.sql
 	CompressionLockGet(ctx context.Context, sessionID string) (CompressionLock, error)                                 // leases.sql
 	CompressionLockInsert(ctx context.Context, arg CompressionLockInsertParams) (int64, error)                         // leases.sql
+	ForeignMessageInsert(ctx context.Context, arg ForeignMessageInsertParams) (int64, error)                           // hermes.sql
+	ForeignModelUsagePut(ctx context.Context, arg ForeignModelUsagePutParams) error                                    // hermes.sql
+	ForeignSessionInsert(ctx context.Context, arg ForeignSessionInsertParams) (int64, error)                           // hermes.sql
+	ForeignSessionRefresh(ctx context.Context, arg ForeignSessionRefreshParams) error                                  // hermes.sql
+	ImportedSessionGet(ctx context.Context, sessionID string) (ImportedSessionGetRow, error)                           // hermes.sql
+	ImportedSessionPut(ctx context.Context, arg ImportedSessionPutParams) error                                        // hermes.sql
 	MessageActiveAbove(ctx context.Context, arg MessageActiveAboveParams) ([]Message, error)                           // compression.sql
 	MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error)                                           // rewind.sql
 	MessageActiveWatermark(ctx context.Context, sessionID string) (int64, error)                                       // compression.sql
@@ -35,6 +41,8 @@ type Queries interface {
 	MessageRewindFrom(ctx context.Context, arg MessageRewindFromParams) (int64, error)                                 // rewind.sql
 	MessageSeq(ctx context.Context, id int64) (MessageSeqRow, error)                                                   // export.sql
 	MessageSetOrigin(ctx context.Context, arg MessageSetOriginParams) error                                            // export.sql
+	MessageSetState(ctx context.Context, arg MessageSetStateParams) error                                              // hermes.sql
+	MessageStateByKey(ctx context.Context, arg MessageStateByKeyParams) (MessageStateByKeyRow, error)                  // hermes.sql
 	MetaDelete(ctx context.Context, key string) (int64, error)                                                         // meta.sql
 	MetaGet(ctx context.Context, key string) (string, error)                                                           // meta.sql
 	MetaInsertIfAbsent(ctx context.Context, arg MetaInsertIfAbsentParams) error                                        // meta.sql
@@ -131,6 +139,127 @@ type CompressionLockInsertParams struct {
 	Holder     string
 	AcquiredAt int64
 	ExpiresAt  int64
+}
+
+type ForeignMessageInsertParams struct {
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	ToolText          *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	PlatformMessageID *string
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	MetadataJson      *string
+}
+
+type ForeignModelUsagePutParams struct {
+	SessionID        string
+	Model            string
+	Task             string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+}
+
+type ForeignSessionInsertParams struct {
+	ID                      string
+	Source                  string
+	ParentSessionID         *string
+	ParentKind              *string
+	UserID                  *string
+	Model                   *string
+	ModelConfigJson         *string
+	SystemPrompt            *string
+	Cwd                     *string
+	GitBranch               *string
+	GitRepoRoot             *string
+	StartedAt               int64
+	EndedAt                 *int64
+	EndReason               *string
+	Title                   *string
+	TitleRank               int64
+	InputTokens             int64
+	OutputTokens            int64
+	CacheReadTokens         int64
+	CacheWriteTokens        int64
+	ReasoningTokens         int64
+	ApiCallCount            int64
+	EstimatedCostUsd        float64
+	ActualCostUsd           float64
+	BillingProvider         *string
+	BillingBaseUrl          *string
+	BillingMode             *string
+	CostStatus              *string
+	CostSource              *string
+	PricingVersion          *string
+	SessionKey              *string
+	ChatID                  *string
+	ChatType                *string
+	ThreadID                *string
+	DisplayName             *string
+	OriginJson              *string
+	HandoffState            *string
+	HandoffPlatform         *string
+	HandoffError            *string
+	HandoffUpdatedAt        *int64
+	Archived                int64
+	Pinned                  int64
+	Hidden                  int64
+	LastReadAt              *int64
+	RewindCount             int64
+	LastActivityAt          *int64
+	LastActivityDescription *string
+	LastActivityProvenance  *string
+	CompressionRetryAfter   *int64
+	CompressionError        *string
+}
+
+type ForeignSessionRefreshParams struct {
+	EndedAt          *int64
+	EndReason        *string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	RewindCount      int64
+	ID               string
+}
+
+type ImportedSessionGetRow struct {
+	Origin      string
+	Fingerprint string
+}
+
+type ImportedSessionPutParams struct {
+	SessionID   string
+	Origin      string
+	Fingerprint string
+	At          int64
 }
 
 type Message struct {
@@ -294,6 +423,21 @@ type MessageSeqRow struct {
 type MessageSetOriginParams struct {
 	OriginID *int64
 	ID       int64
+}
+
+type MessageSetStateParams struct {
+	State string
+	ID    int64
+}
+
+type MessageStateByKeyParams struct {
+	SessionID      string
+	IdempotencyKey *string
+}
+
+type MessageStateByKeyRow struct {
+	ID    int64
+	State string
 }
 
 type MetaInsertIfAbsentParams struct {
