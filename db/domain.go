@@ -44,6 +44,7 @@ type (
 	Message                  = store.Message
 	MessageQuery             = store.MessageQuery
 	MessageState             = store.MessageState
+	MessageWindow            = store.MessageWindow
 	ModelSwitch              = store.ModelSwitch
 	ModelUsage               = store.ModelUsage
 	NewMessage               = store.NewMessage

@@ -298,6 +298,11 @@ func (e executor) SessionCountRewind(ctx context.Context, id string) error {
 	return mapDriverError(queries.SessionCountRewind(ctx, e.db, id))
 }
 
+func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsOfUserParams) ([]*string, error) {
+	r, err := queries.SessionCwdsOfUser(ctx, e.db, gen.SessionCwdsOfUserParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionDelete(ctx, e.db, id)
 	return r, mapDriverError(err)
@@ -364,6 +369,11 @@ func (e executor) SessionHandoffRequest(ctx context.Context, arg driver.SessionH
 
 func (e executor) SessionHasRealTurns(ctx context.Context, sessionID string) (bool, error) {
 	r, err := queries.SessionHasRealTurns(ctx, e.db, sessionID)
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionIDsContaining(ctx context.Context, arg driver.SessionIDsContainingParams) ([]string, error) {
+	r, err := queries.SessionIDsContaining(ctx, e.db, gen.SessionIDsContainingParams(arg))
 	return r, mapDriverError(err)
 }
 

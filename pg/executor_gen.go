@@ -301,6 +301,11 @@ func (e executor) SessionCountRewind(ctx context.Context, id string) error {
 	return mapError(e.q.SessionCountRewind(ctx, e.db, id))
 }
 
+func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsOfUserParams) ([]*string, error) {
+	r, err := e.q.SessionCwdsOfUser(ctx, e.db, pggen.SessionCwdsOfUserParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := e.q.SessionDelete(ctx, e.db, id)
 	return r, mapError(err)
@@ -367,6 +372,11 @@ func (e executor) SessionHandoffRequest(ctx context.Context, arg driver.SessionH
 
 func (e executor) SessionHasRealTurns(ctx context.Context, sessionID string) (bool, error) {
 	r, err := e.q.SessionHasRealTurns(ctx, e.db, sessionID)
+	return r, mapError(err)
+}
+
+func (e executor) SessionIDsContaining(ctx context.Context, arg driver.SessionIDsContainingParams) ([]string, error) {
+	r, err := e.q.SessionIDsContaining(ctx, e.db, pggen.SessionIDsContainingParams(arg))
 	return r, mapError(err)
 }
 

@@ -48,3 +48,11 @@ WHERE id = sqlc.arg(id);
 
 -- name: SessionCompressionCooldownClear :execrows
 UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL WHERE id = sqlc.arg(id);
+
+-- name: SessionCwdsOfUser :many
+-- The distinct working directories of a user's sessions, the most
+-- recently started first.
+SELECT cwd FROM sessions
+WHERE COALESCE(user_id, '') = sqlc.arg(user_id) AND cwd IS NOT NULL AND cwd <> ''
+GROUP BY cwd ORDER BY MAX(started_at) DESC, cwd
+LIMIT sqlc.arg(max_rows);

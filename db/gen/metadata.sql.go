@@ -122,6 +122,43 @@ func (q *Queries) SessionCompressionCooldownSet(ctx context.Context, db DBTX, ar
 	return result.RowsAffected()
 }
 
+const sessionCwdsOfUser = `-- name: SessionCwdsOfUser :many
+SELECT cwd FROM sessions
+WHERE COALESCE(user_id, '') = ?1 AND cwd IS NOT NULL AND cwd <> ''
+GROUP BY cwd ORDER BY MAX(started_at) DESC, cwd
+LIMIT ?2
+`
+
+type SessionCwdsOfUserParams struct {
+	UserID  *string
+	MaxRows int64
+}
+
+// The distinct working directories of a user's sessions, the most
+// recently started first.
+func (q *Queries) SessionCwdsOfUser(ctx context.Context, db DBTX, arg SessionCwdsOfUserParams) ([]*string, error) {
+	rows, err := db.QueryContext(ctx, sessionCwdsOfUser, arg.UserID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*string{}
+	for rows.Next() {
+		var cwd *string
+		if err := rows.Scan(&cwd); err != nil {
+			return nil, err
+		}
+		items = append(items, cwd)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionNewestMessageID = `-- name: SessionNewestMessageID :one
 SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM messages WHERE session_id = ?1
 `

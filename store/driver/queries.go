@@ -69,6 +69,7 @@ type Queries interface {
 	SessionCopyFlags(ctx context.Context, arg SessionCopyFlagsParams) error                                            // compression.sql
 	SessionCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
 	SessionCountRewind(ctx context.Context, id string) error                                                           // rewind.sql
+	SessionCwdsOfUser(ctx context.Context, arg SessionCwdsOfUserParams) ([]*string, error)                             // metadata.sql
 	SessionDelete(ctx context.Context, id string) (int64, error)                                                       // delete.sql
 	SessionEnd(ctx context.Context, arg SessionEndParams) (int64, error)                                               // sessions.sql
 	SessionEndForCompression(ctx context.Context, arg SessionEndForCompressionParams) (int64, error)                   // compression.sql
@@ -83,6 +84,7 @@ type Queries interface {
 	SessionHandoffReclaimStale(ctx context.Context, arg SessionHandoffReclaimStaleParams) (int64, error)               // handoffs.sql
 	SessionHandoffRequest(ctx context.Context, arg SessionHandoffRequestParams) (int64, error)                         // handoffs.sql
 	SessionHasRealTurns(ctx context.Context, sessionID string) (bool, error)                                           // resume.sql
+	SessionIDsContaining(ctx context.Context, arg SessionIDsContainingParams) ([]string, error)                        // resume.sql
 	SessionIDsInRange(ctx context.Context, arg SessionIDsInRangeParams) ([]string, error)                              // resume.sql
 	SessionImport(ctx context.Context, arg SessionImportParams) (int64, error)                                         // export.sql
 	SessionInsert(ctx context.Context, arg SessionInsertParams) (int64, error)                                         // sessions.sql
@@ -673,6 +675,11 @@ type SessionCopyFlagsParams struct {
 	ID       string
 }
 
+type SessionCwdsOfUserParams struct {
+	UserID  *string
+	MaxRows int64
+}
+
 type SessionEndForCompressionParams struct {
 	EndedAt *int64
 	ID      string
@@ -731,6 +738,11 @@ type SessionHandoffRequestParams struct {
 	Platform  *string
 	UpdatedAt *int64
 	ID        string
+}
+
+type SessionIDsContainingParams struct {
+	Needle  string
+	MaxRows int64
 }
 
 type SessionIDsInRangeParams struct {
