@@ -245,6 +245,16 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapDriverError(err)
 }
 
+func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
+	r, err := queries.SessionBillingRouteFill(ctx, e.db, gen.SessionBillingRouteFillParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
+	r, err := queries.SessionBillingRouteSet(ctx, e.db, gen.SessionBillingRouteSetParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := queries.SessionBulkCandidates(ctx, e.db, gen.SessionBulkCandidatesParams(arg))
 	return rowcast.Same[gen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapDriverError(err)
@@ -399,6 +409,11 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := queries.SessionList(ctx, e.db, gen.SessionListParams(arg))
 	return rowcast.Same[gen.Session, driver.Session](r), mapDriverError(err)
+}
+
+func (e executor) SessionModelFill(ctx context.Context, arg driver.SessionModelFillParams) (int64, error) {
+	r, err := queries.SessionModelFill(ctx, e.db, gen.SessionModelFillParams(arg))
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {

@@ -248,6 +248,16 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapError(err)
 }
 
+func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
+	r, err := e.q.SessionBillingRouteFill(ctx, e.db, pggen.SessionBillingRouteFillParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
+	r, err := e.q.SessionBillingRouteSet(ctx, e.db, pggen.SessionBillingRouteSetParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := e.q.SessionBulkCandidates(ctx, e.db, pggen.SessionBulkCandidatesParams(arg))
 	return rowcast.Same[pggen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapError(err)
@@ -402,6 +412,11 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := e.q.SessionList(ctx, e.db, pggen.SessionListParams(arg))
 	return rowcast.Same[pggen.Session, driver.Session](r), mapError(err)
+}
+
+func (e executor) SessionModelFill(ctx context.Context, arg driver.SessionModelFillParams) (int64, error) {
+	r, err := e.q.SessionModelFill(ctx, e.db, pggen.SessionModelFillParams(arg))
+	return r, mapError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {

@@ -381,3 +381,50 @@ func testRecordUsage_FillsTheSessionModel(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// testBillingRoute_FirstAccountedThenExplicit: the first main-loop usage
+// with a billing route gives the session its route, later ones keep it,
+// an auxiliary task's never sets it, and SetBillingRoute changes it
+// (issue 34, "billing route").
+func testBillingRoute_FirstAccountedThenExplicit(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "r")
+	route := func() Billing {
+		t.Helper()
+		got, err := s.Session(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Billing{Provider: got.Billing.Provider, BaseURL: got.Billing.BaseURL, Mode: got.Billing.Mode}
+	}
+	record := func(task string, b Billing) {
+		t.Helper()
+		if err := s.RecordUsage(ctx, "r", UsageUpdate{Model: "m", Task: task, Usage: Usage{InputTokens: 1}, Billing: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("", Billing{})
+	record("vision", Billing{Provider: "aux-provider"})
+	if got := route(); got != (Billing{}) {
+		t.Errorf("route after usage without one and an aux task's = %+v, want none", got)
+	}
+	first := Billing{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Mode: "chat"}
+	record("", first)
+	record("", Billing{Provider: "openai"})
+	if got := route(); got != first {
+		t.Errorf("route = %+v, want the first accounted %+v", got, first)
+	}
+	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "anthropic"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := route(); got != (Billing{Provider: "anthropic"}) {
+		t.Errorf("route after SetBillingRoute = %+v, want anthropic alone", got)
+	}
+	if err := s.SetBillingRoute(ctx, "ghost", Billing{Provider: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetBillingRoute(ghost) = %v, want ErrNotFound", err)
+	}
+	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "x", PricingVersion: "v1"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("SetBillingRoute with a pricing version = %v, want ErrInvalidInput", err)
+	}
+}

@@ -58,6 +58,8 @@ type Queries interface {
 	SessionActivityTouch(ctx context.Context, arg SessionActivityTouchParams) (int64, error)                           // activity.sql
 	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) (int64, error)                     // sessions.sql
 	SessionAncestors(ctx context.Context, id string) ([]string, error)                                                 // lineage.sql
+	SessionBillingRouteFill(ctx context.Context, arg SessionBillingRouteFillParams) (int64, error)                     // usage.sql
+	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
 	SessionChildren(ctx context.Context, id *string) ([]SessionChildrenRow, error)                                     // lineage.sql
@@ -90,6 +92,7 @@ type Queries interface {
 	SessionInsert(ctx context.Context, arg SessionInsertParams) (int64, error)                                         // sessions.sql
 	SessionLink(ctx context.Context, arg SessionLinkParams) error                                                      // export.sql
 	SessionList(ctx context.Context, arg SessionListParams) ([]Session, error)                                         // sessions.sql
+	SessionModelFill(ctx context.Context, arg SessionModelFillParams) (int64, error)                                   // usage.sql
 	SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error)                                       // metadata.sql
 	SessionOrphanChildren(ctx context.Context, id *string) (int64, error)                                              // delete.sql
 	SessionParentOf(ctx context.Context, id string) (*string, error)                                                   // export.sql
@@ -624,6 +627,20 @@ type SessionAddMessageCountsParams struct {
 	ID        string
 }
 
+type SessionBillingRouteFillParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
+type SessionBillingRouteSetParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
 type SessionBulkCandidatesParams struct {
 	AfterID      string
 	Source       *string
@@ -808,6 +825,11 @@ type SessionListParams struct {
 	Ended           *int64
 	RowOffset       int64
 	RowLimit        int64
+}
+
+type SessionModelFillParams struct {
+	Model *string
+	ID    string
 }
 
 type SessionPruneCandidatesParams struct {
