@@ -313,6 +313,11 @@ func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsO
 	return r, mapDriverError(err)
 }
 
+func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	r, err := queries.SessionCwdsWithoutRepoRoot(ctx, e.db, gen.SessionCwdsWithoutRepoRootParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionDelete(ctx, e.db, id)
 	return r, mapDriverError(err)
@@ -452,6 +457,11 @@ func (e executor) SessionRecount(ctx context.Context, id string) error {
 
 func (e executor) SessionReopen(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionReopen(ctx, e.db, id)
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionRepoRootFill(ctx context.Context, arg driver.SessionRepoRootFillParams) (int64, error) {
+	r, err := queries.SessionRepoRootFill(ctx, e.db, gen.SessionRepoRootFillParams(arg))
 	return r, mapDriverError(err)
 }
 

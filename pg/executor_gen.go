@@ -316,6 +316,11 @@ func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsO
 	return r, mapError(err)
 }
 
+func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	r, err := e.q.SessionCwdsWithoutRepoRoot(ctx, e.db, pggen.SessionCwdsWithoutRepoRootParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := e.q.SessionDelete(ctx, e.db, id)
 	return r, mapError(err)
@@ -455,6 +460,11 @@ func (e executor) SessionRecount(ctx context.Context, id string) error {
 
 func (e executor) SessionReopen(ctx context.Context, id string) (int64, error) {
 	r, err := e.q.SessionReopen(ctx, e.db, id)
+	return r, mapError(err)
+}
+
+func (e executor) SessionRepoRootFill(ctx context.Context, arg driver.SessionRepoRootFillParams) (int64, error) {
+	r, err := e.q.SessionRepoRootFill(ctx, e.db, pggen.SessionRepoRootFillParams(arg))
 	return r, mapError(err)
 }
 

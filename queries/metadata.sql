@@ -56,3 +56,16 @@ SELECT cwd FROM sessions
 WHERE COALESCE(user_id, '') = sqlc.arg(user_id) AND cwd IS NOT NULL AND cwd <> ''
 GROUP BY cwd ORDER BY MAX(started_at) DESC, cwd
 LIMIT sqlc.arg(max_rows);
+
+-- name: SessionCwdsWithoutRepoRoot :many
+-- The working directories of sessions that have no repository root yet,
+-- in order from a cursor, a page at a time.
+SELECT DISTINCT cwd FROM sessions
+WHERE git_repo_root IS NULL AND cwd IS NOT NULL AND cwd > sqlc.arg(after_cwd)
+ORDER BY cwd LIMIT sqlc.arg(max_rows);
+
+-- name: SessionRepoRootFill :execrows
+-- Gives every session in cwd that has no repository root this one; a
+-- root already set is never changed.
+UPDATE sessions SET git_repo_root = sqlc.arg(git_repo_root)
+WHERE cwd = sqlc.arg(cwd) AND git_repo_root IS NULL;

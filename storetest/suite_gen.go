@@ -26,6 +26,7 @@ var suite = []struct {
 	{"ArchiveSessions", testArchiveSessions},
 	{"AsNew_RoundTrips", func(t *testing.T, e Engine) { testAsNew_RoundTrips(t, e.Open) }},
 	{"AwaitTurnLease", func(t *testing.T, e Engine) { testAwaitTurnLease(t, e.Open) }},
+	{"BackfillRepoRoots", testBackfillRepoRoots},
 	{"BillingRoute_FirstAccountedThenExplicit", func(t *testing.T, e Engine) { testBillingRoute_FirstAccountedThenExplicit(t, e.Open) }},
 	{"BulkFilterBySession", testBulkFilterBySession},
 	{"BulkResumable", testBulkResumable},

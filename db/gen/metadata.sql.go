@@ -159,6 +159,42 @@ func (q *Queries) SessionCwdsOfUser(ctx context.Context, db DBTX, arg SessionCwd
 	return items, nil
 }
 
+const sessionCwdsWithoutRepoRoot = `-- name: SessionCwdsWithoutRepoRoot :many
+SELECT DISTINCT cwd FROM sessions
+WHERE git_repo_root IS NULL AND cwd IS NOT NULL AND cwd > ?1
+ORDER BY cwd LIMIT ?2
+`
+
+type SessionCwdsWithoutRepoRootParams struct {
+	AfterCwd *string
+	MaxRows  int64
+}
+
+// The working directories of sessions that have no repository root yet,
+// in order from a cursor, a page at a time.
+func (q *Queries) SessionCwdsWithoutRepoRoot(ctx context.Context, db DBTX, arg SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	rows, err := db.QueryContext(ctx, sessionCwdsWithoutRepoRoot, arg.AfterCwd, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*string{}
+	for rows.Next() {
+		var cwd *string
+		if err := rows.Scan(&cwd); err != nil {
+			return nil, err
+		}
+		items = append(items, cwd)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionNewestMessageID = `-- name: SessionNewestMessageID :one
 SELECT CAST(COALESCE(MAX(id), 0) AS INTEGER) FROM messages WHERE session_id = ?1
 `
@@ -181,6 +217,26 @@ WHERE sessions.id = ?1 AND sessions.ended_at IS NOT NULL
 // undone. Ended 'compression' with no continuation may be reopened.
 func (q *Queries) SessionReopen(ctx context.Context, db DBTX, id string) (int64, error) {
 	result, err := db.ExecContext(ctx, sessionReopen, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const sessionRepoRootFill = `-- name: SessionRepoRootFill :execrows
+UPDATE sessions SET git_repo_root = ?1
+WHERE cwd = ?2 AND git_repo_root IS NULL
+`
+
+type SessionRepoRootFillParams struct {
+	GitRepoRoot *string
+	Cwd         *string
+}
+
+// Gives every session in cwd that has no repository root this one; a
+// root already set is never changed.
+func (q *Queries) SessionRepoRootFill(ctx context.Context, db DBTX, arg SessionRepoRootFillParams) (int64, error) {
+	result, err := db.ExecContext(ctx, sessionRepoRootFill, arg.GitRepoRoot, arg.Cwd)
 	if err != nil {
 		return 0, err
 	}

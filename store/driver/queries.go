@@ -72,6 +72,7 @@ type Queries interface {
 	SessionCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
 	SessionCountRewind(ctx context.Context, id string) error                                                           // rewind.sql
 	SessionCwdsOfUser(ctx context.Context, arg SessionCwdsOfUserParams) ([]*string, error)                             // metadata.sql
+	SessionCwdsWithoutRepoRoot(ctx context.Context, arg SessionCwdsWithoutRepoRootParams) ([]*string, error)           // metadata.sql
 	SessionDelete(ctx context.Context, id string) (int64, error)                                                       // delete.sql
 	SessionEnd(ctx context.Context, arg SessionEndParams) (int64, error)                                               // sessions.sql
 	SessionEndForCompression(ctx context.Context, arg SessionEndForCompressionParams) (int64, error)                   // compression.sql
@@ -101,6 +102,7 @@ type Queries interface {
 	SessionRecentCounts(ctx context.Context, arg SessionRecentCountsParams) ([]SessionRecentCountsRow, error)          // sidebar.sql
 	SessionRecount(ctx context.Context, id string) error                                                               // compression.sql
 	SessionReopen(ctx context.Context, id string) (int64, error)                                                       // metadata.sql
+	SessionRepoRootFill(ctx context.Context, arg SessionRepoRootFillParams) (int64, error)                             // metadata.sql
 	SessionSetFlags(ctx context.Context, arg SessionSetFlagsParams) (int64, error)                                     // flags.sql
 	SessionSetModel(ctx context.Context, arg SessionSetModelParams) (int64, error)                                     // metadata.sql
 	SessionSetSystemPrompt(ctx context.Context, arg SessionSetSystemPromptParams) (int64, error)                       // metadata.sql
@@ -697,6 +699,11 @@ type SessionCwdsOfUserParams struct {
 	MaxRows int64
 }
 
+type SessionCwdsWithoutRepoRootParams struct {
+	AfterCwd *string
+	MaxRows  int64
+}
+
 type SessionEndForCompressionParams struct {
 	EndedAt *int64
 	ID      string
@@ -900,6 +907,11 @@ type SessionRecentRow struct {
 	ParentKind      *string
 	ActiveAt        int64
 	Preview         string
+}
+
+type SessionRepoRootFillParams struct {
+	GitRepoRoot *string
+	Cwd         *string
 }
 
 type SessionSetFlagsParams struct {
