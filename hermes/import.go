@@ -99,6 +99,9 @@ func (r Result) NothingNew() bool {
 func Import(ctx context.Context, s *store.Store, path string, o Options) (Result, error) {
 	const op = "import hermes"
 	res := Result{Source: path, NotRepresentable: map[string]int64{}, RefusedMessages: map[string]int64{}}
+	if s == nil {
+		return res, opErr(op, "", fmt.Errorf("%w: no store", store.ErrInvalidInput))
+	}
 	if o.BatchMessages <= 0 {
 		o.BatchMessages = defaultHermesBatch
 	}
