@@ -25,7 +25,7 @@ var queries = gen.New()
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
 // same on every engine; the methods defined here are the file's own
-// (Path, Vacuum, IndexNow, Info, Stats, ImportHermes).
+// (Path, Vacuum, IndexNow, Info, Stats).
 type Store struct {
 	*store.Store
 	*engine
