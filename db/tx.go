@@ -372,14 +372,17 @@ func (w *writer) runBatch(own *request, batch []*request) (committed int) {
 		}
 		// A cancelled caller must not interrupt COMMIT halfway: that would
 		// turn a clean write into an unknown one.
+		commitStart := time.Now()
 		_, err = w.tx.ExecContext(context.Background(), "COMMIT")
 		switch {
 		case err == nil:
+			commitTook := time.Since(commitStart)
 			w.stampCommitted()
 			committed += len(ok)
 			if writes := len(ok) - countIndexing(ok); writes > 0 {
 				w.writes.Add(uint64(writes))
 				w.transactions.Add(1)
+				w.commitDuration.Observe(commitTook)
 			}
 			for _, r := range ok {
 				if r.ftsCause != nil {

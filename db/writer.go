@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/flock"
+	"github.com/sessiondb/sessiondb/metrics"
 )
 
 // writer owns the Store's one read-write connection. Every use of conn
@@ -110,6 +111,7 @@ type writer struct {
 	lockRetries         atomic.Uint64
 	batchReplays        atomic.Uint64
 	lockWaitNanos       atomic.Int64
+	commitDuration      metrics.Histogram // COMMIT's time, one per counted transaction
 	patienceExhausted   atomic.Uint64
 	maintenanceRuns     atomic.Uint64
 	maintenanceFailures atomic.Uint64

@@ -8,7 +8,8 @@ import (
 
 // TestDepsLeaveSQLiteOut holds the module's promise to PostgreSQL users:
 // nothing here links the SQLite engine (package db and its driver), only
-// the domain, the seam and shared leaves.
+// the domain, the seam and shared leaves. Nor a metrics client: the
+// Prometheus collector is a module of its own (metrics/prometheus).
 func TestDepsLeaveSQLiteOut(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-test", "./...").CombinedOutput()
 	if err != nil {
@@ -19,7 +20,8 @@ func TestDepsLeaveSQLiteOut(t *testing.T) {
 		t.Fatalf("go list -deps gave %d packages, without pgx: not this module's list", len(deps))
 	}
 	for _, p := range deps {
-		if strings.HasPrefix(p, "github.com/ncruces/") || p == "github.com/sessiondb/sessiondb/db" {
+		if strings.HasPrefix(p, "github.com/ncruces/") || p == "github.com/sessiondb/sessiondb/db" ||
+			strings.HasPrefix(p, "github.com/prometheus/") || strings.HasPrefix(p, "go.opentelemetry.io/") {
 			t.Errorf("the pg module depends on %s", p)
 		}
 	}

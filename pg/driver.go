@@ -32,6 +32,9 @@ type engine struct {
 	guard  *schemaGuard
 	closed atomic.Bool
 	keeper keeper // the advisory locks of the holders NewHolder made
+
+	// counters are what Metrics reports (metrics.go).
+	counters
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -72,12 +75,14 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	var err error
 	for attempt := 0; ; attempt++ {
 		if err = d.writeOnce(ctx, pctx, deadline, fn); err == nil {
+			d.writes.Add(1)
 			return nil
 		}
 		var lost *lostBeforeCommit
 		if !retryable(err) && !errors.As(err, &lost) || pctx.Err() != nil || sleep(pctx, backoff(attempt)) != nil {
 			break
 		}
+		d.reruns.Add(1)
 	}
 	if lost, ok := err.(*lostBeforeCommit); ok {
 		err = lost.err
@@ -86,6 +91,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	case errors.Is(err, driver.ErrCommitUnknown):
 		return err
 	case gaveUpWaiting(ctx, pctx, err), retryable(err) && ctx.Err() == nil:
+		d.lockTimeouts.Add(1)
 		return &LockedError{Schema: d.schema, Patience: patience, Err: err}
 	case d.closed.Load():
 		return driver.ErrClosed
@@ -120,12 +126,14 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 		rollback(ctx, tx) // the error that made fn fail is the one to report
 		return lostIfClosed(pctx, conn, err)
 	}
+	commitStart := time.Now()
 	if err := tx.Commit(pctx); err != nil {
 		if serverRolledBack(err) {
 			return err
 		}
 		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
 	}
+	d.commitDuration.Observe(time.Since(commitStart))
 	return nil
 }
 

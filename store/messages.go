@@ -310,6 +310,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	if err != nil {
 		return nil, err
 	}
+	s.appended.Add(uint64(len(ids)))
 	return ids, nil
 }
 

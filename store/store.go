@@ -17,6 +17,8 @@ type Store struct {
 	drv    driver.Driver
 	opts   Options
 	closed atomic.Bool
+	// appended counts messages acknowledged by appends (MessagesAppended).
+	appended atomic.Uint64
 }
 
 // New returns a Store over an engine's driver. Engines call it; users
@@ -45,6 +47,11 @@ func (s *Store) Close() error {
 	}
 	return opErr("close", "", s.drv.Close())
 }
+
+// MessagesAppended counts the messages this Store's append calls have
+// acknowledged since Open, a retried message whose idempotency key was
+// used included: the engines' Metrics report it.
+func (s *Store) MessagesAppended() uint64 { return s.appended.Load() }
 
 // write runs fn as one write transaction with the given patience.
 func (s *Store) write(ctx context.Context, op, sessionID string, patience time.Duration, fn func(ctx context.Context, tx driver.Executor) error) error {
