@@ -76,6 +76,10 @@ done
 source scripts/pg-cluster.sh
 pg_cluster_start
 (cd pg && run go test "${race[@]}" -count=1 ./...)
+# The Prometheus collector is a module of its own (the client stays out of
+# the store's graph); its tests scrape a store of each engine, PostgreSQL
+# on the same server.
+(cd metrics/prometheus && run go test "${race[@]}" -count=1 ./...)
 # The CLI is its own module (it links both engines); its PostgreSQL tests
 # use the same server.
 (cd cmd/sessiondb && run go test "${race[@]}" -count=1 ./...)

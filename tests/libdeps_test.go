@@ -8,7 +8,7 @@ import (
 )
 
 // The CLI's dependencies (the MCP SDK, the progress bar, the terminal
-// package, the PostgreSQL engine's pgx) are for the CLI: a program that
+// package, the PostgreSQL engine's pgx, the Prometheus client) are for the CLI: a program that
 // imports only the store must not link them. The CLI binary is checked too, so the listing is known to
 // show what a binary links.
 func TestLibraryLinksOnlyTheStore(t *testing.T) {
@@ -24,7 +24,8 @@ func TestLibraryLinksOnlyTheStore(t *testing.T) {
 		return string(out)
 	}
 	cliOnly := []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go",
-		"github.com/schollz/progressbar", "golang.org/x/term", "github.com/jackc/pgx"}
+		"github.com/schollz/progressbar", "golang.org/x/term", "github.com/jackc/pgx",
+		"github.com/prometheus/client_golang"}
 	lib := modules(bin)
 	if !strings.Contains(lib, "github.com/ncruces/go-sqlite3") {
 		t.Fatalf("the consumer's module list does not show the driver it links:\n%s", lib)
@@ -35,7 +36,8 @@ func TestLibraryLinksOnlyTheStore(t *testing.T) {
 		}
 	}
 	cli := modules(cliPath)
-	for _, m := range []string{"github.com/modelcontextprotocol/go-sdk", "github.com/schollz/progressbar", "github.com/jackc/pgx/v5"} {
+	for _, m := range []string{"github.com/modelcontextprotocol/go-sdk", "github.com/schollz/progressbar", "github.com/jackc/pgx/v5",
+		"github.com/prometheus/client_golang"} {
 		if !strings.Contains(cli, m) {
 			t.Errorf("the CLI binary's module list lacks %s, so the check above proves nothing:\n%s", m, cli)
 		}

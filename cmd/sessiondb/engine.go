@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/metrics"
 	"github.com/sessiondb/sessiondb/pg"
 	"github.com/sessiondb/sessiondb/store"
 )
@@ -22,6 +23,8 @@ type opened struct {
 	file  *db.Store // nil on PostgreSQL
 	where string    // the path, or the URL without its password
 	close func() error
+	// metrics reads the engine's counters (--metrics-addr).
+	metrics metrics.Source
 }
 
 // sessionCount is the number of sessions where it is cheap to know (a
@@ -83,7 +86,7 @@ func openLocation(ctx context.Context, location string, o db.Options, create, or
 		if err != nil {
 			return opened{}, err
 		}
-		return opened{store: s.Store, where: redactURL(location), close: s.Close}, nil
+		return opened{store: s.Store, where: redactURL(location), close: s.Close, metrics: s}, nil
 	}
 	if !create {
 		if _, err := os.Stat(location); errors.Is(err, fs.ErrNotExist) {
@@ -107,5 +110,5 @@ func openLocation(ctx context.Context, location string, o db.Options, create, or
 	if err != nil {
 		return opened{}, err
 	}
-	return opened{store: s.Store, file: s, where: s.Path(), close: s.Close}, nil
+	return opened{store: s.Store, file: s, where: s.Path(), close: s.Close, metrics: s}, nil
 }

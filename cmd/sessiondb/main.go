@@ -72,7 +72,7 @@ func commands() []command {
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged or absent, 2 could not check: locked, no permission, read-only medium, disk full)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
 		{"bench", "bench [--appends N] [--appenders 1,4,16,64] [--rows N] [--dir D]", "measure appends (serial, concurrent, batched), reads and open against the raw driver, on scratch databases", runBench},
-		{"ui", "ui [--addr 127.0.0.1:0] [--open]", "serve a read-only conversation viewer in the browser: sessions, conversations, search, lineage, usage (prints the URL; a token is required off loopback)", runUI},
+		{"ui", "ui [--addr 127.0.0.1:0] [--open] [--metrics-addr HOST:PORT]", "serve a read-only conversation viewer in the browser: sessions, conversations, search, lineage, usage (prints the URL; a token is required off loopback)", runUI},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
 		{"help", "help [COMMAND [SUBCOMMAND]]", "show the commands, or one command's usage with its flags and their defaults", runHelp},
 		{"version", "version", "print the module version and the VCS revision it was built from", runVersion},

@@ -18,7 +18,7 @@ import (
 	"github.com/sessiondb/sessiondb/store"
 )
 
-const mcpUsage = "mcp [--allow-notes] [--notes-session ID]..."
+const mcpUsage = "mcp [--allow-notes] [--notes-session ID]... [--metrics-addr HOST:PORT]"
 
 // sessionFlags collects repeated session id flags.
 type sessionFlags []string
@@ -39,8 +39,12 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		" (the server is read-only without it or --notes-session)")
 	var noteSessions sessionFlags
 	fs.Var(&noteSessions, "notes-session", "also let notes go to this session `ID` (implies --allow-notes); repeat for several")
+	metricsAddr := addMetricsFlag(fs)
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if _, err := metricsListenAddr(*metricsAddr); *metricsAddr != "" && err != nil {
+		return err // before the store is opened
 	}
 	// An existing store only (a mistyped path in a client's config must not
 	// look like an empty memory), read-only where it cannot be written;
@@ -49,6 +53,11 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopMetrics, err := serveMetrics(e, "mcp", *metricsAddr, e.opened.metrics)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	server := newMCPServer(s, mcpConfig{allowNotes: *allowNotes || len(noteSessions) > 0, noteSessions: noteSessions, log: log})
 	out := newLockedWriter(e.stdout)

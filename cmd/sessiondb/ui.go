@@ -18,13 +18,22 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("ui", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "`host:port` to listen on (port 0: any free one); any address but a loopback one requires the printed token")
 	open := fs.Bool("open", false, "open the URL in the default browser")
+	metricsAddr := addMetricsFlag(fs)
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if _, err := metricsListenAddr(*metricsAddr); *metricsAddr != "" && err != nil {
+		return err // before the store is opened
 	}
 	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
+	stopMetrics, err := serveMetrics(e, "ui", *metricsAddr, e.opened.metrics)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
