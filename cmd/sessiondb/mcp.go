@@ -43,8 +43,9 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if _, err := metricsListenAddr(*metricsAddr); *metricsAddr != "" && err != nil {
-		return err // before the store is opened
+	metricsListen, err := metricsListenAddr(*metricsAddr)
+	if err != nil {
+		return err
 	}
 	// An existing store only (a mistyped path in a client's config must not
 	// look like an empty memory), read-only where it cannot be written;
@@ -53,7 +54,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stopMetrics, err := serveMetrics(e, "mcp", *metricsAddr, e.opened.metrics)
+	stopMetrics, err := serveMetrics(e, "mcp", metricsListen, e.opened.metrics)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,12 @@ func addMetricsFlag(fs *flag.FlagSet) *string {
 
 // metricsListenAddr is where --metrics-addr listens: a value without a
 // host (":9464") means loopback, never every interface; those are asked
-// for by name (0.0.0.0:9464, [::]:9464).
+// for by name (0.0.0.0:9464, [::]:9464). Empty means no metrics. Commands
+// call it before they open the store, so a bad value touches nothing.
 func metricsListenAddr(flagValue string) (string, error) {
+	if flagValue == "" {
+		return "", nil
+	}
 	host, port, err := net.SplitHostPort(flagValue)
 	if err != nil {
 		return "", usagef("--metrics-addr %q: want host:port or :port (%v)", flagValue, err)
@@ -43,14 +47,11 @@ func metricsListenAddr(flagValue string) (string, error) {
 }
 
 // serveMetrics serves src's metrics (and the process's and Go runtime's)
-// on addr until the returned stop is called. An empty addr serves nothing.
-func serveMetrics(e *env, command, addr string, src metrics.Source) (stop func(), err error) {
-	if addr == "" {
+// on listen (metricsListenAddr's) until the returned stop is called. An
+// empty listen serves nothing.
+func serveMetrics(e *env, command, listen string, src metrics.Source) (stop func(), err error) {
+	if listen == "" {
 		return func() {}, nil
-	}
-	listen, err := metricsListenAddr(addr)
-	if err != nil {
-		return nil, err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

@@ -22,14 +22,15 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if _, err := metricsListenAddr(*metricsAddr); *metricsAddr != "" && err != nil {
-		return err // before the store is opened
+	metricsListen, err := metricsListenAddr(*metricsAddr)
+	if err != nil {
+		return err
 	}
 	s, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
-	stopMetrics, err := serveMetrics(e, "ui", *metricsAddr, e.opened.metrics)
+	stopMetrics, err := serveMetrics(e, "ui", metricsListen, e.opened.metrics)
 	if err != nil {
 		return err
 	}
