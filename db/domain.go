@@ -8,6 +8,9 @@ import "github.com/sessiondb/sessiondb/store"
 
 type (
 	AmbiguousIDError         = store.AmbiguousIDError
+	Migration                = store.Migration
+	SchemaBehindError        = store.SchemaBehindError
+	SchemaStatus             = store.SchemaStatus
 	Billing                  = store.Billing
 	BulkFilter               = store.BulkFilter
 	BulkOptions              = store.BulkOptions
@@ -138,6 +141,7 @@ var (
 	ErrReadOnly            = store.ErrReadOnly
 	ErrReplaced            = store.ErrReplaced
 	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrSchemaBehind        = store.ErrSchemaBehind
 	ErrSessionClosed       = store.ErrSessionClosed
 	ErrTooManyOpenFiles    = store.ErrTooManyOpenFiles
 )

@@ -63,6 +63,13 @@ type Options struct {
 	// immutable (see readonly.go for the risk where the medium itself is
 	// writable).
 	ReadOnly bool
+	// NoMigrate opens the store without migrating it, for deployments
+	// that migrate as a step of their own (Migrate, `sessiondb migrate`)
+	// before the new build starts: a file at an older schema version is
+	// refused with a *SchemaBehindError (errors.Is ErrSchemaBehind) naming
+	// both versions, and a missing file with the same error, since
+	// creating one is a migration. Nothing is written to a refused file.
+	NoMigrate bool
 	// ManualIndexing runs no background indexer: new messages stay
 	// queued for the full-text index until IndexNow, Close or the next
 	// Open indexes them, and Search finds them meanwhile all the same. For

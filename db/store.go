@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -70,6 +71,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
 		return s, opErr("open", "", err)
+	}
+	if opts.NoMigrate {
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			return nil, opErr("open", "", &SchemaBehindError{Where: abs, Want: latestMigration(),
+				Reason: "there is no database there, and Options.NoMigrate forbids creating one"})
+		}
 	}
 	created, err := prepareFile(abs)
 	if err != nil {
@@ -167,6 +174,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 	}
 	var wal bool
 	var id identity
+	var migration Migration
 	err = func() error {
 		defer lock.Release()
 		if err := quarantineTorn(path, opts.Logger); err != nil {
@@ -189,7 +197,13 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		if err != nil {
 			return err
 		}
-		if err := migrate(ctx, pool); err != nil {
+		if opts.NoMigrate {
+			err = refuseBehind(ctx, pool, path)
+		} else {
+			migration.Where = path
+			migration.From, migration.To, err = migrate(ctx, pool)
+		}
+		if err != nil {
 			return err
 		}
 		if c, err = pool.Conn(ctx); err != nil {
@@ -238,6 +252,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		gatherWait:      cmp.Or(opts.gatherWait, gatherWait),
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
+		migration:       migration,
 	}
 	w.watchAutoCheckpoint(conn)
 	return w, nil
