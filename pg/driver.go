@@ -32,6 +32,14 @@ type engine struct {
 	guard  *schemaGuard
 	closed atomic.Bool
 	keeper keeper // the advisory locks of the holders NewHolder made
+
+	// readOnly, when set, is why the store was opened read-only (a hot
+	// standby, Options.ReadOnly): every write returns it (readonly.go).
+	readOnly error
+	standby  bool
+	// migration is what Open's migrate step did (zero when it did not
+	// migrate); MigrateStore reports it.
+	migration Migration
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -65,6 +73,9 @@ func (d pgDriver) Close() error {
 func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
+	}
+	if d.readOnly != nil {
+		return d.readOnly
 	}
 	deadline := time.Now().Add(patience)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
