@@ -2,6 +2,7 @@ package pg
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -169,6 +170,55 @@ func TestStandby_SchemaBehind(t *testing.T) {
 		if behind.Have != c.have || behind.Want != latestMigration() || !strings.Contains(err.Error(), "migrate the primary") {
 			t.Errorf("Open on the standby of a version-%d schema = %v, want have %d, want %d, saying to migrate the primary",
 				c.have, err, c.have, latestMigration())
+		}
+	}
+}
+
+// Read-your-writes through a replica: after each append on the primary,
+// the replica store waits for the primary's Position and then sees the
+// message at once. A position the standby will not reach ends with the
+// caller's context; one that is not a position is ErrInvalidInput.
+func TestStandby_ReadYourWritesAfterWaitFor(t *testing.T) {
+	ctx := t.Context()
+	standby := standbyDSN(t)
+	w := openTestStore(t, Options{})
+	if _, err := w.CreateSession(ctx, store.NewSession{ID: "s1", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	awaitReplay(t, testDSN(t), standby)
+	r, err := Open(ctx, standby, Options{Schema: w.Schema(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range 20 {
+		id, err := w.AppendMessage(ctx, "s1", store.NewMessage{Role: store.RoleUser, Content: "turn"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos, err := w.Position(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WaitFor(ctx, pos); err != nil {
+			t.Fatalf("WaitFor(%s): %v", pos, err)
+		}
+		msgs, err := r.Messages(ctx, "s1", store.MessageQuery{})
+		if err != nil || len(msgs) != i+1 || msgs[i].ID != id {
+			t.Fatalf("after WaitFor the replica shows %d messages (%v), want %d ending with %d", len(msgs), err, i+1, id)
+		}
+	}
+	if err := w.WaitFor(ctx, "FFFFFFFF/FFFFFFFF"); err != nil {
+		t.Errorf("WaitFor on the primary = %v, want nil at once", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := r.WaitFor(short, "FFFFFFFF/FFFFFFFF"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitFor of a position the standby never reaches = %v, want the context's deadline", err)
+	}
+	for _, bad := range []Position{"", "0/", "x/1", "1/2/3", "0/123456789", "0/1; DROP TABLE sessions"} {
+		if err := r.WaitFor(ctx, bad); !errors.Is(err, store.ErrInvalidInput) {
+			t.Errorf("WaitFor(%q) = %v, want ErrInvalidInput", bad, err)
 		}
 	}
 }
