@@ -2,10 +2,7 @@ package db
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -40,31 +37,29 @@ func Migrate(ctx context.Context, path string, opts Options) (Migration, error) 
 
 // SchemaVersion reports the schema version of the store at path against
 // this build's, reading the file without writing it (no migration, no
-// lock taken, nothing created). A missing file is ErrNotFound; a file that
-// is not a SQLite database ErrNotDatabase.
+// lock taken, nothing created). A missing file is ErrNotFound, an empty
+// one version 0, a damaged store ErrNotDatabase, and anything that is not
+// a store (a text file, another program's database, a directory) a
+// NotAStoreError, left as it was.
 func SchemaVersion(ctx context.Context, path string) (SchemaStatus, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return SchemaStatus{}, opErr("schema version", "", err)
 	}
 	st := SchemaStatus{Where: abs, Latest: latestMigration()}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return st, opErr("schema version", "", fmt.Errorf("%w: no database at %s", ErrNotFound, abs))
-	case err != nil:
+	// As Open does, before SQLite touches the file: what is not a store
+	// is refused and left as it was.
+	state, err := inspectPath(ctx, abs, "")
+	if err != nil {
 		return st, opErr("schema version", "", err)
-	case !fi.Mode().IsRegular():
-		return st, opErr("schema version", "", fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, abs))
 	}
-	state, why, err := readHeader(abs)
-	switch {
-	case err != nil:
-		return st, opErr("schema version", "", readOnlyHint(abs, err))
-	case state == headerEmpty:
-		return st, nil // an empty file is a store not yet migrated
-	case state != headerSQLite:
-		return st, opErr("schema version", "", fmt.Errorf("%w: %s: %s", ErrNotDatabase, abs, why))
+	switch state {
+	case pathAbsent:
+		return st, opErr("schema version", "", fmt.Errorf("%w: no database at %s", ErrNotFound, abs))
+	case pathEmpty:
+		return st, nil // a store not yet made: version 0
+	case pathTorn:
+		return st, opErr("schema version", "", fmt.Errorf("%w: %s is a damaged store (its header is gone); sessiondb repair mends it", ErrNotDatabase, abs))
 	}
 	probe, err := openDB(abs, kindProbe, 1, "")
 	if err != nil {

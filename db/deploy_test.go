@@ -89,15 +89,15 @@ func TestDeploy_BadInput(t *testing.T) {
 	if err := os.WriteFile(notes, text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SchemaVersion(ctx, notes); !errors.Is(err, ErrNotDatabase) {
-		t.Errorf("SchemaVersion of a text file = %v, want ErrNotDatabase", err)
+	if _, err := SchemaVersion(ctx, notes); !errors.Is(err, ErrNotAStore) {
+		t.Errorf("SchemaVersion of a text file = %v, want ErrNotAStore", err)
 	}
 	if got, _ := os.ReadFile(notes); !bytes.Equal(got, text) {
 		t.Error("SchemaVersion changed a file that is not ours")
 	}
 
-	if _, err := SchemaVersion(ctx, dir); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("SchemaVersion of a directory = %v, want ErrInvalidInput", err)
+	if _, err := SchemaVersion(ctx, dir); !errors.Is(err, ErrNotAStore) {
+		t.Errorf("SchemaVersion of a directory = %v, want ErrNotAStore", err)
 	}
 	if _, err := Migrate(ctx, missing, Options{ReadOnly: true}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("Migrate with ReadOnly = %v, want ErrInvalidInput", err)
@@ -109,6 +109,15 @@ func TestDeploy_BadInput(t *testing.T) {
 	}
 	if st, err := SchemaVersion(ctx, empty); err != nil || st.Version != 0 || !st.Behind() {
 		t.Errorf("SchemaVersion of an empty file = %+v, %v, want version 0, behind", st, err)
+	}
+	if s, err := Open(ctx, empty, Options{NoMigrate: true}); !errors.Is(err, ErrSchemaBehind) {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("NoMigrate Open of an empty file = %v, want ErrSchemaBehind", err)
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("a refused NoMigrate open wrote to an empty file: %v", err)
 	}
 }
 

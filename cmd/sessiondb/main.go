@@ -27,7 +27,11 @@ const (
 	exitError    = 1
 	exitUsage    = 2
 	exitNotFound = 3
-	exitLocked   = 75
+	// exitNotAStore: the path holds something that is not a sessiondb
+	// store (another program's database, a text file, a directory): the
+	// wrong path, not damage. Nothing was changed.
+	exitNotAStore = 4
+	exitLocked    = 75
 )
 
 // command is one CLI verb.
@@ -48,8 +52,8 @@ func commands() []command {
 		{"messages", "messages SESSION_ID [--after ID] [--before ID] [--limit N] [--all] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
-		{"conversation", "conversation SESSION_ID [--lineage] [--compacted]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
-		{"mcp", mcpUsage, "serve the store to an agent over MCP on stdin/stdout: search and read past sessions (read-only unless --allow-notes)", runMCP},
+		{"conversation", "conversation SESSION_ID [--lineage] [--compacted] [--notes]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
+		{"mcp", mcpUsage, "serve the store to an agent over MCP on stdin/stdout: search and read past sessions (read-only unless --allow-notes or --notes-session)", runMCP},
 		{"rewind", "rewind SESSION_ID --to MESSAGE_ID [--expect-content TEXT] [--holder H]", "undo a conversation back to before a user message (soft: the rows are kept, hidden)", runRewind},
 		{"flag", "flag SESSION_ID archive|unarchive|pin|unpin|hide|unhide|read|unread", "set a flag on a session's whole lineage", runFlag},
 		{"delete", "delete SESSION_ID [--yes]", "delete a session and its delegate sessions (other children are kept, unlinked); without --yes only show what would go", runDelete},

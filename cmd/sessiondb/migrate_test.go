@@ -45,8 +45,8 @@ func TestMigrate_File(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("not ours\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := cli(t, notes, "migrate", "--status", "--json"); code != exitError || !strings.Contains(stderr, `"not_a_database"`) {
-		t.Errorf("migrate --status of a text file = %d, %q, want %d not_a_database", code, stderr, exitError)
+	if code, _, stderr := cli(t, notes, "migrate", "--status", "--json"); code != exitNotAStore || !strings.Contains(stderr, `"not_a_store"`) {
+		t.Errorf("migrate --status of a text file = %d, %q, want %d not_a_store", code, stderr, exitNotAStore)
 	}
 	if b, _ := os.ReadFile(notes); string(b) != "not ours\n" {
 		t.Error("migrate --status changed a file that is not ours")
