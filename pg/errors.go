@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,7 @@ const (
 	stateDeadlock            = "40P01"
 	stateLockNotAvailable    = "55P03"
 	stateQueryCanceled       = "57014"
+	stateInternal            = "XX000"
 )
 
 // messageIdentityIndexes make a message one of its session: a violation
@@ -89,12 +91,21 @@ func serverRolledBack(err error) bool {
 }
 
 // retryable reports an error the server raised after rolling the
-// transaction back for a reason a rerun can cure: a serialization failure
-// or a deadlock. Only the server's own report counts: a connection lost
-// mid-call proves nothing about the transaction.
+// transaction back for a reason a rerun can cure: a serialization failure,
+// a deadlock, or the multixact XX000 ("new multixact has more than one
+// updating member") that PostgreSQL 15 raised under concurrent updates of
+// one row (issue 33; the engine no longer provokes it). Only the server's
+// own report counts: a connection lost mid-call proves nothing about the
+// transaction.
 func retryable(err error) bool {
-	s := sqlState(err)
-	return s == stateSerialization || s == stateDeadlock
+	switch sqlState(err) {
+	case stateSerialization, stateDeadlock:
+		return true
+	case stateInternal:
+		var pgErr *pgconn.PgError
+		return errors.As(err, &pgErr) && strings.Contains(pgErr.Message, "multixact")
+	}
+	return false
 }
 
 // gaveUpWaiting reports an error that means the call's patience ran out

@@ -100,6 +100,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w", mapError(err))
 	}
 	eng := &engine{pool: pool, ownPool: own, schema: schema}
+	eng.appends = newAppender(eng)
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err

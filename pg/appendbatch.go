@@ -1,0 +1,400 @@
+package pg
+
+// appendbatch.go is the PostgreSQL engine's group commit for appends
+// (driver.Appender): concurrent appends of one process share one READ
+// COMMITTED transaction and its one WAL flush, as db/tx.go's batches do
+// for SQLite. It and driver.go's Write are the engine's only write paths
+// (lint/txonly). Why READ COMMITTED holds the domain's rules, and which
+// lock protects which: docs/ARCHITECTURE.md, "PostgreSQL: appends in
+// shared transactions".
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// appendRequest is one caller's append, queued for (or inside) a batch.
+type appendRequest struct {
+	ctx       context.Context
+	sessionID string
+	fn        func(context.Context, driver.Executor) error
+	patience  time.Duration
+	deadline  time.Time
+	done      chan appendResult // buffered: the leader never blocks on delivery
+	answered  atomic.Bool
+}
+
+type appendResult struct {
+	err      error
+	panicked any // the callback's panic, re-raised in the caller
+}
+
+// respond gives r its outcome, once.
+func (r *appendRequest) respond(res appendResult) {
+	if r.answered.CompareAndSwap(false, true) {
+		r.done <- res
+	}
+}
+
+// appender queues a process's appends and runs them in batches, one
+// batch at a time: a second transaction in flight would only wait for the
+// first one's row locks or its WAL flush, and the server's WAL writer
+// flushes one at a time anyway.
+type appender struct {
+	eng  *engine
+	lead sync.Mutex // held by the batch's leader
+	qmu  sync.Mutex
+	// +checklocks:qmu
+	queue   []*appendRequest
+	handoff chan struct{}
+	// lastBatch and careful are the leader's (lead held).
+	lastBatch int
+	careful   int // batches left to run with a savepoint per caller
+	// reruns counts the transactions run again after the server rolled
+	// them back (a deadlock, a lock timeout of the batch's least patient
+	// caller, a connection lost before COMMIT); batches counts commits.
+	reruns, batches, appends atomic.Int64
+}
+
+func newAppender(eng *engine) *appender {
+	return &appender{eng: eng, handoff: make(chan struct{}, 1)}
+}
+
+// WriteAppend runs fn, an append to sessionID, in a transaction shared
+// with the appends other goroutines of this process make meanwhile
+// (driver.Appender). The caller is answered after the COMMIT that made its
+// rows durable, or with its own error, which undid only its own changes;
+// fn runs again only after its changes were rolled back. A caller whose
+// ctx ends before its batch takes it is removed (ctx's error); once taken
+// it waits for the batch, which patience bounds.
+func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := time.Now()
+	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, patience: patience,
+		deadline: now.Add(patience), done: make(chan appendResult, 1)}
+	a := d.appends
+	a.enqueue(r)
+	for {
+		a.tryLead()
+		select {
+		case res := <-r.done:
+			return res.deliver()
+		case <-a.handoff:
+		case <-ctx.Done():
+			if a.dequeue(r) {
+				return ctx.Err()
+			}
+			return (<-r.done).deliver() // already in a batch: wait for it
+		}
+	}
+}
+
+func (res appendResult) deliver() error {
+	if res.panicked != nil {
+		panic(res.panicked) // the caller's panic, after its changes were undone
+	}
+	return res.err
+}
+
+func (a *appender) enqueue(r *appendRequest) {
+	a.qmu.Lock()
+	a.queue = append(a.queue, r)
+	a.qmu.Unlock()
+}
+
+func (a *appender) dequeue(r *appendRequest) bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if i := slices.Index(a.queue, r); i >= 0 {
+		a.queue = slices.Delete(a.queue, i, i+1)
+		return true
+	}
+	return false
+}
+
+func (a *appender) takeQueue() []*appendRequest {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	batch := a.queue
+	a.queue = nil
+	return batch
+}
+
+func (a *appender) queueLen() int {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	return len(a.queue)
+}
+
+// tryLead runs one batch when no one else is leading, then wakes a
+// waiter to lead the next when requests queued meanwhile.
+//
+// checklocks cannot follow TryLock's conditional acquisition.
+// +checklocksignore
+func (a *appender) tryLead() {
+	if !a.lead.TryLock() {
+		return
+	}
+	a.gather()
+	batch := a.takeQueue()
+	if len(batch) > 0 {
+		a.lastBatch = len(batch)
+		a.runBatch(batch)
+	}
+	a.lead.Unlock()
+	if a.queueLen() > 0 {
+		select {
+		case a.handoff <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// gatherWait bounds how long a leader waits for the last batch's callers
+// to queue again (db/tx.go's gatherWait, for the same reason: the first
+// caller back would otherwise lead a batch of one while the others queue
+// behind it).
+const gatherWait = 50 * time.Microsecond
+
+func (a *appender) gather() {
+	if a.lastBatch < 2 || a.queueLen() == 0 {
+		return
+	}
+	deadline := time.Now().Add(gatherWait)
+	for a.queueLen() < a.lastBatch && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+}
+
+// carefulAfterFailure is how many batches run with a savepoint per caller
+// after a caller of a batch without them failed (db/tx.go's rule: where
+// callbacks often fail, a batch run twice costs more than savepoints).
+const carefulAfterFailure = 64
+
+// runBatch runs the batch in transactions until every request has its
+// outcome.
+func (a *appender) runBatch(batch []*appendRequest) {
+	careful := a.careful > 0
+	if careful {
+		a.careful--
+	}
+	var lastErr error // why the last transaction was rolled back
+	for attempt := 0; len(batch) > 0; attempt++ {
+		batch = dropEnded(batch)
+		if a.eng.closed.Load() {
+			finishAppends(batch, appendResult{err: driver.ErrClosed})
+			return
+		}
+		if lastErr != nil {
+			batch = a.expire(batch, lastErr)
+			if len(batch) == 0 {
+				return
+			}
+			if !sleepUntil(backoff(attempt-1), earliest(batch)) {
+				continue // someone's patience ends first: expire them
+			}
+		}
+		replay, err, undone := a.attempt(batch, careful)
+		if undone {
+			careful, a.careful = true, carefulAfterFailure
+		}
+		if err != nil {
+			a.reruns.Add(1)
+			lastErr = err
+		}
+		batch = replay
+	}
+}
+
+// runPipelined runs the batch's appends on the pipeline, one lane a
+// session, so that one round trip carries a statement of every session
+// (pipeline.go). A session the batch could not lock is missing: its
+// append will fail, so it runs after the others, in a savepoint. Any
+// failure on the pipeline aborts the transaction: then everyone runs
+// again, careful (undone), or, when the server rolled back for a reason
+// a rerun may cure, as they were (err).
+func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool) {
+	var lanes [][]*appendRequest
+	var missing []*appendRequest
+	lane := map[string]int{}
+	for _, r := range batch {
+		if !locked[r.sessionID] {
+			missing = append(missing, r)
+			continue
+		}
+		i, seen := lane[r.sessionID]
+		if !seen {
+			i = len(lanes)
+			lane[r.sessionID] = i
+			lanes = append(lanes, nil)
+		}
+		lanes[i] = append(lanes[i], r)
+	}
+	errs := make([]error, len(lanes))
+	runs := make([]func(*pipeline), len(lanes))
+	for i, reqs := range lanes {
+		runs[i] = func(p *pipeline) {
+			ex := pgExecutor{executor{q: queries, db: p}}
+			for _, r := range reqs {
+				ferr, panicked := runAppend(ctx, r, ex)
+				if panicked != nil {
+					ferr = fmt.Errorf("panic: %v", panicked) // answered when it runs again, careful
+				}
+				if ferr != nil {
+					errs[i] = ferr
+					return
+				}
+			}
+		}
+	}
+	runLanes(ctx, c, runs)
+	for _, e := range errs {
+		if e != nil && (c.IsClosed() || wholeTransaction(e)) {
+			return nil, batch, lostOr(c, e), false
+		}
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, batch, nil, true
+		}
+	}
+	for _, reqs := range lanes {
+		ok = append(ok, reqs...)
+	}
+	if len(missing) == 0 {
+		return ok, nil, nil, false
+	}
+	more, replay, err, undone := a.runOneByOne(ctx, c, missing, true)
+	if len(replay) > 0 {
+		return nil, slices.Concat(ok, replay), err, undone
+	}
+	return append(ok, more...), nil, nil, false
+}
+
+// runAppend runs r's callback and catches its panic, so the batch can
+// undo its changes before re-raising it in the caller. The callback gets
+// the caller's values but not its cancellation, which would cut the
+// shared transaction short; the batch's timeouts bound it instead.
+func runAppend(ctx context.Context, r *appendRequest, ex driver.Executor) (err error, panicked any) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(r.ctx), deadlineOf(ctx))
+	defer cancel()
+	return r.fn(cctx, ex), nil
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// wholeTransaction reports an error after which the server keeps nothing
+// of the transaction and a rerun may succeed: a serialization failure or
+// deadlock (retryable), or a lock or statement timeout — the batch's
+// least patient caller's budget, which others may still have.
+func wholeTransaction(err error) bool {
+	switch sqlState(err) {
+	case stateLockNotAvailable, stateQueryCanceled:
+		return true
+	}
+	return retryable(err)
+}
+
+// lostOr marks err a lost connection's when the connection is gone.
+func lostOr(c *pgx.Conn, err error) error {
+	if c.IsClosed() {
+		return &lostBeforeCommit{err}
+	}
+	return err
+}
+
+// expire answers the requests whose patience ran out while their batch
+// was rolled back and run again: ErrLocked with the last cause (a lock
+// held elsewhere, a server that did not answer or restarts). Nothing of
+// theirs was committed, so a caller may resend.
+func (a *appender) expire(batch []*appendRequest, cause error) []*appendRequest {
+	now := time.Now()
+	keep := batch[:0]
+	for _, r := range batch {
+		if now.Before(r.deadline) {
+			keep = append(keep, r)
+			continue
+		}
+		if lost, ok := cause.(*lostBeforeCommit); ok {
+			cause = lost.err
+		}
+		r.respond(appendResult{err: &LockedError{Schema: a.eng.schema, Patience: r.patience, Err: cause}})
+	}
+	return keep
+}
+
+// dropEnded answers the requests whose callers gave up.
+func dropEnded(batch []*appendRequest) []*appendRequest {
+	keep := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.respond(appendResult{err: err})
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep
+}
+
+func finishAppends(batch []*appendRequest, res appendResult) {
+	for _, r := range batch {
+		r.respond(res)
+	}
+}
+
+func earliest(batch []*appendRequest) time.Time {
+	t := batch[0].deadline
+	for _, r := range batch[1:] {
+		if r.deadline.Before(t) {
+			t = r.deadline
+		}
+	}
+	return t
+}
+
+func latest(batch []*appendRequest) time.Time {
+	t := batch[0].deadline
+	for _, r := range batch[1:] {
+		t = maxTime(t, r.deadline)
+	}
+	return t
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sleepUntil sleeps d, or until limit if that comes first, and reports
+// whether it slept the whole d.
+func sleepUntil(d time.Duration, limit time.Time) bool {
+	if left := time.Until(limit); left < d {
+		time.Sleep(max(left, 0))
+		return false
+	}
+	time.Sleep(d)
+	return true
+}
