@@ -53,8 +53,15 @@ type appender struct {
 	lead sync.Mutex // held by the batch's leader
 	qmu  sync.Mutex
 	// +checklocks:qmu
-	queue   []*appendRequest
-	handoff chan struct{}
+	queue []*appendRequest
+	// aside holds the appends whose session another transaction held
+	// when their batch began; one goroutine at a time runs them
+	// (runAside), waiting for the locks.
+	// +checklocks:qmu
+	aside []*appendRequest
+	// +checklocks:qmu
+	asideRunning bool
+	handoff      chan struct{}
 	// lastBatch and careful are the leader's (lead held).
 	lastBatch int
 	careful   int // batches left to run with a savepoint per caller
@@ -82,9 +89,15 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := time.Now()
+	// The caller's own deadline bounds its batch's lock waits as its
+	// patience does: the batch is then rolled back in time to answer it
+	// with its context's error, and runs again without it.
+	deadline := time.Now().Add(patience)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, patience: patience,
-		deadline: now.Add(patience), done: make(chan appendResult, 1)}
+		deadline: deadline, done: make(chan appendResult, 1)}
 	a := d.appends
 	a.enqueue(r)
 	for {
@@ -152,7 +165,7 @@ func (a *appender) tryLead() {
 	batch := a.takeQueue()
 	if len(batch) > 0 {
 		a.lastBatch = len(batch)
-		a.runBatch(batch)
+		a.runBatch(batch, false)
 	}
 	a.lead.Unlock()
 	if a.queueLen() > 0 {
@@ -161,6 +174,47 @@ func (a *appender) tryLead() {
 		default: // a wake-up is already pending
 		}
 	}
+}
+
+// runAside queues appends whose session another transaction holds (a
+// long transaction, another process's batch) for a goroutine that runs
+// them in transactions of their own, waiting for the row locks within
+// each caller's patience, so that the leader's batches go on without
+// them. One such goroutine at a time: it holds one pool connection.
+func (a *appender) runAside(held []*appendRequest) {
+	a.qmu.Lock()
+	a.aside = append(a.aside, held...)
+	start := !a.asideRunning
+	a.asideRunning = true
+	a.qmu.Unlock()
+	if !start {
+		return
+	}
+	go func() {
+		for {
+			a.qmu.Lock()
+			batch := a.aside
+			a.aside = nil
+			if len(batch) == 0 {
+				a.asideRunning = false
+				a.qmu.Unlock()
+				return
+			}
+			a.qmu.Unlock()
+			a.runBatch(batch, true)
+		}
+	}()
+}
+
+// heldElsewhere lists the requests whose session exists but was not
+// locked: another transaction holds its row.
+func heldElsewhere(batch []*appendRequest, locked, exist map[string]bool) (held []*appendRequest) {
+	for _, r := range batch {
+		if exist[r.sessionID] && !locked[r.sessionID] {
+			held = append(held, r)
+		}
+	}
+	return held
 }
 
 // gatherWait bounds how long a leader waits for the last batch's callers
@@ -186,9 +240,14 @@ const carefulAfterFailure = 64
 
 // runBatch runs the batch in transactions until every request has its
 // outcome.
-func (a *appender) runBatch(batch []*appendRequest) {
-	careful := a.careful > 0
-	if careful {
+//
+// The leader's batches (aside false) run without savepoints unless a
+// recent batch had a failing caller; runAside's (aside true) always run
+// careful: they are the rare batches that waited for a lock.
+func (a *appender) runBatch(batch []*appendRequest, aside bool) {
+	careful := aside
+	if !aside && a.careful > 0 {
+		careful = true
 		a.careful--
 	}
 	var lastErr error // why the last transaction was rolled back
@@ -207,9 +266,12 @@ func (a *appender) runBatch(batch []*appendRequest) {
 				continue // someone's patience ends first: expire them
 			}
 		}
-		replay, err, undone := a.attempt(batch, careful)
+		replay, err, undone := a.attempt(batch, careful, aside)
 		if undone {
-			careful, a.careful = true, carefulAfterFailure
+			careful = true
+			if !aside {
+				a.careful = carefulAfterFailure
+			}
 		}
 		if err != nil {
 			a.reruns.Add(1)

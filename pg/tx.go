@@ -27,6 +27,16 @@ import (
 // as does a connection lost before COMMIT (lostBeforeCommit).
 // A COMMIT that got no answer from the server (the connection lost, the
 // context ended) is ErrCommitUnknown and never rerun.
+//
+// From the third run after serialization failures on, the transaction
+// first takes the sessions table in EXCLUSIVE mode, before its snapshot:
+// appends commit a new version of their session's row every few
+// milliseconds (appendbatch.go), and a write that reads a session and
+// then writes its row (a compression child's publish ending its parent)
+// would otherwise fail 40001 whenever one committed in between, again
+// and again for as long as a conversation is busy. The lock waits for
+// the batches in flight and holds new ones back for this one transaction
+// (plain reads go on), so its rerun cannot be starved.
 func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
@@ -36,7 +46,8 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	defer cancel()
 	var err error
 	for attempt := 0; ; attempt++ {
-		if err = d.writeOnce(ctx, pctx, deadline, fn); err == nil {
+		exclusive := attempt >= 2 && retryable(err)
+		if err = d.writeOnce(ctx, pctx, deadline, exclusive, fn); err == nil {
 			return nil
 		}
 		var lost *lostBeforeCommit
@@ -64,7 +75,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	return mapError(err)
 }
 
-func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn func(context.Context, driver.Executor) error) error {
+func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclusive bool, fn func(context.Context, driver.Executor) error) error {
 	conn, err := d.pool.Acquire(pctx)
 	if err != nil {
 		if pctx.Err() == nil && !d.closed.Load() {
@@ -77,9 +88,12 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 	// one: zero would mean none). Hand-written: SET LOCAL takes no
 	// parameters, and sending it with BEGIN saves a round trip.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
-	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
-			"SET LOCAL sessiondb.counts_last_message_at = on", ms, ms)}) // the trigger's work is done (migration 5)
+	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
+		"SET LOCAL sessiondb.counts_last_message_at = on", ms, ms) // the trigger's work is done (migration 5)
+	if exclusive {
+		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
+	}
+	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: begin})
 	if err != nil {
 		return lostIfClosed(pctx, conn, err)
 	}
@@ -171,7 +185,11 @@ func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 // reason a rerun may cure; undone reports a caller's failure in a batch
 // without savepoints, which then runs again careful, the failing caller
 // too.
-func (a *appender) attempt(batch []*appendRequest, careful bool) (replay []*appendRequest, err error, undone bool) {
+//
+// A leader's batch (aside false) hands the appends whose session another
+// transaction holds to runAside and goes on without them; the batch
+// runAside runs (aside true) waits for the locks.
+func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay []*appendRequest, err error, undone bool) {
 	first, last := earliest(batch), latest(batch)
 	// The pool's connection, with the patience of the most patient caller:
 	// an unreachable server is rerun until then, each caller expiring on
@@ -188,10 +206,18 @@ func (a *appender) attempt(batch []*appendRequest, careful bool) (replay []*appe
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, err := begin(actx, c, batch, first, last)
+	locked, exist, err := begin(actx, c, batch, first, last, aside)
 	if err != nil {
 		rollbackConn(c)
 		return batch, lostOr(c, err), false
+	}
+	if held := heldElsewhere(batch, locked, exist); len(held) > 0 {
+		a.runAside(held)
+		batch = slices.DeleteFunc(slices.Clone(batch), func(r *appendRequest) bool { return slices.Contains(held, r) })
+		if len(batch) == 0 {
+			rollbackConn(c)
+			return nil, nil, false
+		}
 	}
 	var ok []*appendRequest
 	if careful || len(batch) == 1 {
@@ -293,46 +319,73 @@ const commitBound = 10 * time.Second
 // KEY UPDATE is the lock the counter UPDATE takes anyway, taken first:
 // appends to one session are serial from their idempotency lookup on, and
 // it does not block other transactions' foreign-key checks (FOR KEY
-// SHARE). Hand-written: it is the engine's transaction mechanics, not a
-// domain query (the two engines' query sets match one for one).
-const lockSessions = `SELECT id FROM sessions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
+// SHARE). A leader's batch skips rows another transaction holds
+// (lockSessionsNow): one held session must not stall the others. The
+// sessions that exist are read in the same round trip, which tells a
+// held session (run apart, waiting: runAside) from a missing one (its
+// append fails with ErrNotFound). Hand-written: it is the engine's
+// transaction mechanics, not a domain query (the two engines' query sets
+// match one for one).
+const (
+	lockSessions     = `SELECT id FROM sessions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
+	lockSessionsNow  = lockSessions + ` SKIP LOCKED`
+	existingSessions = `SELECT id FROM sessions WHERE id = ANY($1)`
+)
 
 // begin opens the batch's transaction and locks its sessions in one
-// round trip, and returns which sessions it locked (the others are
-// missing). lock_timeout is the least patient caller's patience left, so
-// a lock held elsewhere rolls the batch back in time to answer it
-// (LockedError) and run the others again; statement_timeout is the most
-// patient's.
-func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last time.Time) (map[string]bool, error) {
+// round trip, and returns which sessions it locked and which exist (those
+// neither are missing; those only existing are held elsewhere). Unless
+// wait, rows other transactions hold are skipped. lock_timeout is the
+// least patient caller's patience left, so a lock held elsewhere rolls
+// the batch back in time to answer it (LockedError) and run the others
+// again; statement_timeout is the most patient's.
+func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
+	lock := lockSessionsNow
+	if wait {
+		lock = lockSessions
+	}
 	var b pgx.Batch
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
-	b.Queue(lockSessions, ids)
+	b.Queue(lock, ids)
+	if !wait {
+		b.Queue(existingSessions, ids)
+	}
 	res := c.SendBatch(ctx, &b)
-	locked := make(map[string]bool, len(ids))
-	_, err := res.Exec()
+	locked = make(map[string]bool, len(ids))
+	exist = locked
+	_, err = res.Exec()
 	if err == nil {
 		_, err = res.Exec()
 	}
 	if err == nil {
-		var rows pgx.Rows
-		rows, err = res.Query()
-		if err == nil {
-			var id string
-			_, err = pgx.ForEachRow(rows, []any{&id}, func() error { locked[id] = true; return nil })
-		}
+		err = readIDs(res, locked)
+	}
+	if err == nil && !wait {
+		exist = make(map[string]bool, len(ids))
+		err = readIDs(res, exist)
 	}
 	if cerr := res.Close(); err == nil {
 		err = cerr
 	}
-	return locked, err
+	return locked, exist, err
+}
+
+func readIDs(res pgx.BatchResults, into map[string]bool) error {
+	rows, err := res.Query()
+	if err != nil {
+		return err
+	}
+	var id string
+	_, err = pgx.ForEachRow(rows, []any{&id}, func() error { into[id] = true; return nil })
+	return err
 }
 
 // rollbackConn ends the connection's transaction, if any is open. A
