@@ -44,16 +44,19 @@ func (r *appendRequest) respond(res appendResult) {
 	}
 }
 
-// appender queues a process's appends and runs them in batches, one
-// batch at a time: a second transaction in flight would only wait for the
-// first one's row locks or its WAL flush, and the server's WAL writer
-// flushes one at a time anyway.
+// appender queues a process's appends and runs them in batches, up to
+// maxBatches at a time, a session in one of them at most: one batch's
+// statements run while another's COMMIT waits for its WAL flush.
 type appender struct {
-	eng  *engine
-	lead sync.Mutex // held by the batch's leader
-	qmu  sync.Mutex
+	eng     *engine
+	leaders chan struct{} // a slot per batch in flight
+	qmu     sync.Mutex
 	// +checklocks:qmu
 	queue []*appendRequest
+	// inFlight counts each session's appends in batches in flight: a
+	// batch takes none of a session another batch holds.
+	// +checklocks:qmu
+	inFlight map[string]int
 	// aside holds the appends whose session another transaction held
 	// when their batch began; one goroutine at a time runs them
 	// (runAside), waiting for the locks.
@@ -62,9 +65,8 @@ type appender struct {
 	// +checklocks:qmu
 	asideRunning bool
 	handoff      chan struct{}
-	// lastBatch and careful are the leader's (lead held).
-	lastBatch int
-	careful   int // batches left to run with a savepoint per caller
+	lastBatch    atomic.Int64 // the size of the last batch taken (gather)
+	careful      atomic.Int64 // batches left to run with a savepoint per caller
 	// reruns counts the transactions run again after the server rolled
 	// them back (a deadlock, a lock timeout of the batch's least patient
 	// caller, a connection lost before COMMIT); batches counts commits.
@@ -72,8 +74,12 @@ type appender struct {
 }
 
 func newAppender(eng *engine) *appender {
-	return &appender{eng: eng, handoff: make(chan struct{}, 1)}
+	return &appender{eng: eng, handoff: make(chan struct{}, 1), leaders: make(chan struct{}, maxBatches),
+		inFlight: map[string]int{}}
 }
+
+// maxBatches is how many batches of one process may be in flight.
+const maxBatches = 2
 
 // WriteAppend runs fn, an append to sessionID, in a transaction shared
 // with the appends other goroutines of this process make meanwhile
@@ -138,12 +144,53 @@ func (a *appender) dequeue(r *appendRequest) bool {
 	return false
 }
 
-func (a *appender) takeQueue() []*appendRequest {
+// takeQueue takes the queued requests whose session no batch in flight
+// holds, and marks their sessions in flight.
+func (a *appender) takeQueue() (batch []*appendRequest) {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
-	batch := a.queue
-	a.queue = nil
+	if len(a.inFlight) == 0 {
+		batch, a.queue = a.queue, nil
+	} else {
+		keep := a.queue[:0]
+		for _, r := range a.queue {
+			if a.inFlight[r.sessionID] > 0 {
+				keep = append(keep, r)
+			} else {
+				batch = append(batch, r)
+			}
+		}
+		clear(a.queue[len(keep):])
+		a.queue = keep
+	}
+	for _, r := range batch {
+		a.inFlight[r.sessionID]++
+	}
 	return batch
+}
+
+// takeable reports whether a queued request's session is in no batch
+// in flight.
+func (a *appender) takeable() bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	for _, r := range a.queue {
+		if a.inFlight[r.sessionID] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// landed marks a batch's sessions no longer in flight.
+func (a *appender) landed(batch []*appendRequest) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	for _, r := range batch {
+		if a.inFlight[r.sessionID]--; a.inFlight[r.sessionID] <= 0 {
+			delete(a.inFlight, r.sessionID)
+		}
+	}
 }
 
 func (a *appender) queueLen() int {
@@ -152,22 +199,29 @@ func (a *appender) queueLen() int {
 	return len(a.queue)
 }
 
-// tryLead runs one batch when no one else is leading, then wakes a
-// waiter to lead the next when requests queued meanwhile.
-//
-// checklocks cannot follow TryLock's conditional acquisition.
-// +checklocksignore
+// tryLead runs one batch when a slot is free, then wakes a waiter to
+// lead the next when requests queued meanwhile.
 func (a *appender) tryLead() {
-	if !a.lead.TryLock() {
+	select {
+	case a.leaders <- struct{}{}:
+	default:
 		return
 	}
-	a.gather()
-	batch := a.takeQueue()
-	if len(batch) > 0 {
-		a.lastBatch = len(batch)
-		a.runBatch(batch, false)
+	if a.takeable() {
+		a.gather()
 	}
-	a.lead.Unlock()
+	batch := a.takeQueue()
+	if len(batch) == 0 {
+		// What is queued waits for its session's batch in flight, whose
+		// leader wakes a waiter when it lands: waking one now would only
+		// spin.
+		<-a.leaders
+		return
+	}
+	a.lastBatch.Store(int64(len(batch)))
+	a.runBatch(slices.Clone(batch), false)
+	a.landed(batch)
+	<-a.leaders
 	if a.queueLen() > 0 {
 		select {
 		case a.handoff <- struct{}{}:
@@ -224,11 +278,12 @@ func heldElsewhere(batch []*appendRequest, locked, exist map[string]bool) (held 
 const gatherWait = 50 * time.Microsecond
 
 func (a *appender) gather() {
-	if a.lastBatch < 2 || a.queueLen() == 0 {
+	last := int(a.lastBatch.Load())
+	if last < 2 || a.queueLen() == 0 {
 		return
 	}
 	deadline := time.Now().Add(gatherWait)
-	for a.queueLen() < a.lastBatch && time.Now().Before(deadline) {
+	for a.queueLen() < last && time.Now().Before(deadline) {
 		runtime.Gosched()
 	}
 }
@@ -246,9 +301,9 @@ const carefulAfterFailure = 64
 // careful: they are the rare batches that waited for a lock.
 func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 	careful := aside
-	if !aside && a.careful > 0 {
+	if !aside && a.careful.Load() > 0 {
 		careful = true
-		a.careful--
+		a.careful.Add(-1)
 	}
 	var lastErr error // why the last transaction was rolled back
 	for attempt := 0; len(batch) > 0; attempt++ {
@@ -270,7 +325,7 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 		if undone {
 			careful = true
 			if !aside {
-				a.careful = carefulAfterFailure
+				a.careful.Store(carefulAfterFailure)
 			}
 		}
 		if err != nil {
