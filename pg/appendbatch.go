@@ -394,9 +394,9 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 	if len(missing) == 0 {
 		return ok, nil, nil, false
 	}
-	more, replay, err, undone := a.runOneByOne(ctx, c, missing, true)
+	more, replay, err := a.runOneByOne(ctx, c, missing, true)
 	if len(replay) > 0 {
-		return nil, slices.Concat(ok, replay), err, undone
+		return nil, slices.Concat(ok, replay), err, false
 	}
 	return append(ok, more...), nil, nil, false
 }

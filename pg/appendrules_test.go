@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sessiondb/sessiondb/store"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 // twoStores opens two stores on one fresh schema, each with its own pool.
@@ -408,4 +410,117 @@ func TestAppendWhileSessionRowHeld(t *testing.T) {
 	}
 	checkSessionRow(t, s, "held")
 	checkSessionRow(t, s, "free")
+}
+
+// runOneBatch runs fns (an append callback per session, in order) as one
+// batch of s's appender, the way a leader does, and returns each
+// caller's result.
+func runOneBatch(t *testing.T, s *Store, sessions []string, fns []func(context.Context, driver.Executor) error) []appendResult {
+	t.Helper()
+	var rs []*appendRequest
+	for i, sid := range sessions {
+		rs = append(rs, &appendRequest{ctx: t.Context(), sessionID: sid, fn: fns[i], patience: 10 * time.Second,
+			deadline: time.Now().Add(10 * time.Second), done: make(chan appendResult, 1)})
+	}
+	s.eng.appends.runBatch(slices.Clone(rs), false)
+	out := make([]appendResult, len(rs))
+	for i, r := range rs {
+		select {
+		case out[i] = <-r.done:
+		default:
+			t.Fatalf("caller %d (%s) was not answered", i, sessions[i])
+		}
+	}
+	return out
+}
+
+// Per-caller outcomes inside one batch, run deterministically (the
+// leader's path, pipelined across sessions): a caller whose session is
+// missing, one whose callback fails after its insert, and one that panics
+// each get their own outcome, with nothing of theirs kept, while every
+// other caller's message is committed and counted.
+func TestAppendBatchCallersFailAlone(t *testing.T) {
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	boom := errors.New("boom")
+	appendTo := func(sid, content string, fail func() error) func(context.Context, driver.Executor) error {
+		return func(ctx context.Context, tx driver.Executor) error {
+			if _, err := tx.MessageInsert(ctx, driver.MessageInsertParams{SessionID: sid, Role: "user", Content: content, CreatedAt: time.Now().UnixMilli()}); err != nil {
+				return err
+			}
+			if fail != nil {
+				if err := fail(); err != nil {
+					return err
+				}
+			}
+			n, err := tx.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: sid, Messages: 1})
+			if err == nil && n == 0 {
+				err = store.ErrNotFound
+			}
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		sessions []string
+		fail     []func() error
+		want     []string // "" ok, "notfound", "boom", "panic"
+	}{
+		{"one missing session among good ones", []string{"a", "missing", "b", "c"}, nil, []string{"", "notfound", "", ""}},
+		{"a callback failing after its insert", []string{"a", "b", "c", "a"}, []func() error{nil, func() error { return boom }, nil, nil}, []string{"", "boom", "", ""}},
+		{"a callback panicking", []string{"a", "b", "c"}, []func() error{nil, nil, func() error { panic("callback panic") }}, []string{"", "", "panic"}},
+		{"alone and missing", []string{"missing"}, nil, []string{"notfound"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := map[string]int{}
+			for _, sid := range []string{"a", "b", "c"} {
+				msgs, _ := s.Messages(ctx, sid, store.MessageQuery{Limit: 1000})
+				before[sid] = len(msgs)
+			}
+			fns := make([]func(context.Context, driver.Executor) error, len(tc.sessions))
+			for i, sid := range tc.sessions {
+				var fail func() error
+				if tc.fail != nil {
+					fail = tc.fail[i]
+				}
+				fns[i] = appendTo(sid, fmt.Sprint(tc.name, i), fail)
+			}
+			res := runOneBatch(t, s, tc.sessions, fns)
+			added := map[string]int{}
+			for i, r := range res {
+				got := ""
+				switch {
+				case r.panicked != nil:
+					got = "panic"
+				case errors.Is(r.err, store.ErrNotFound):
+					got = "notfound"
+				case errors.Is(r.err, boom):
+					got = "boom"
+				case r.err != nil:
+					got = r.err.Error()
+				}
+				if got != tc.want[i] {
+					t.Errorf("caller %d (%s): got %q, want %q", i, tc.sessions[i], got, tc.want[i])
+				}
+				if got == "" {
+					added[tc.sessions[i]]++
+				}
+			}
+			for _, sid := range []string{"a", "b", "c"} {
+				msgs, err := s.Messages(ctx, sid, store.MessageQuery{Limit: 1000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(msgs) != before[sid]+added[sid] {
+					t.Errorf("session %s: %d messages, want %d (before) + %d (acknowledged)", sid, len(msgs), before[sid], added[sid])
+				}
+				checkSessionRow(t, s, sid)
+			}
+		})
+	}
 }

@@ -122,7 +122,9 @@ func gaveUpWaiting(ctx, patienceCtx context.Context, err error) bool {
 
 // LockedError reports a write that gave up after waiting its whole patience
 // for locks other transactions held (rows, a table, the pool's
-// connections). It matches ErrLocked.
+// connections) or for a server that did not answer. It matches ErrLocked.
+// Nothing of the write was committed: resending it is safe (with its
+// idempotency key, an append is stored once however often it is sent).
 type LockedError struct {
 	Schema   string
 	Patience time.Duration

@@ -55,13 +55,16 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 			break
 		}
 	}
-	if lost, ok := err.(*lostBeforeCommit); ok {
+	lost, wasLost := err.(*lostBeforeCommit)
+	if wasLost {
 		err = lost.err
 	}
 	switch {
 	case errors.Is(err, driver.ErrCommitUnknown):
 		return err
-	case gaveUpWaiting(ctx, pctx, err), retryable(err) && ctx.Err() == nil:
+	case gaveUpWaiting(ctx, pctx, err), (retryable(err) || wasLost) && ctx.Err() == nil && !d.closed.Load():
+		// Patience spent on reruns: after serialization failures, or
+		// with the server unreachable (restarting) — nothing committed.
 		return &LockedError{Schema: d.schema, Patience: patience, Err: err}
 	case d.closed.Load():
 		return driver.ErrClosed
@@ -221,7 +224,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	var ok []*appendRequest
 	if careful || len(batch) == 1 {
-		ok, replay, err, undone = a.runOneByOne(actx, c, batch, careful || len(batch) > 1)
+		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
 	} else {
 		ok, replay, err, undone = a.runPipelined(actx, c, batch, locked)
 	}
@@ -233,13 +236,12 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 }
 
 // runOneByOne runs the batch's appends one after another, each in a
-// savepoint when savepoints (so a failing caller undoes only its own
-// changes and gets its error), else undoing everyone's when one fails
-// (undone: they run again, careful) — except a caller alone in its
-// transaction, which gets its error at once. It returns the requests
-// whose changes stand and, after the transaction was lost or rolled back,
-// the ones to run again.
-func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*appendRequest, savepoints bool) (ok, replay []*appendRequest, err error, undone bool) {
+// savepoint when savepoints, so a failing caller undoes only its own
+// changes and gets its error; without savepoints the batch must be one
+// caller alone in its transaction, which a failure rolls back. It returns
+// the requests whose changes stand and, after the transaction was lost or
+// rolled back for a reason a rerun may cure, the ones to run again.
+func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*appendRequest, savepoints bool) (ok, replay []*appendRequest, err error) {
 	ex := pgExecutor{executor{q: queries, db: c}}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil { // gave up before its turn: nothing of it ran
@@ -248,14 +250,14 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 		}
 		if savepoints {
 			if _, err := c.Exec(ctx, "SAVEPOINT sessiondb_append"); err != nil {
-				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err), false
+				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
 			}
 		}
 		ferr, panicked := runAppend(ctx, r, ex)
 		if ferr == nil && panicked == nil {
 			if savepoints {
 				if _, err := c.Exec(ctx, "RELEASE sessiondb_append"); err != nil {
-					return nil, slices.Concat(ok, batch[i:]), lostOr(c, err), false
+					return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
 				}
 			}
 			ok = append(ok, r)
@@ -266,23 +268,18 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 			// reason a rerun may cure (a deadlock, a lock wait past the
 			// least patient caller's patience): nothing of the batch
 			// stands, everyone runs again.
-			return nil, slices.Concat(ok, batch[i:]), lostOr(c, ferr), false
+			return nil, slices.Concat(ok, batch[i:]), lostOr(c, ferr)
 		}
-		switch {
-		case len(batch) == 1:
-			rollbackConn(c)
-		case !savepoints:
-			// No savepoint to undo this caller alone: undo everyone's and
-			// run them all again, each in a savepoint.
-			return nil, batch, nil, true
-		default:
+		if savepoints {
 			if _, err := c.Exec(ctx, "ROLLBACK TO sessiondb_append; RELEASE sessiondb_append"); err != nil {
-				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err), false
+				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
 			}
+		} else { // alone in its transaction (attempt): undo it all
+			rollbackConn(c)
 		}
 		r.respond(appendResult{err: pgDriver{a.eng}.cause(ferr), panicked: panicked})
 	}
-	return ok, nil, nil, false
+	return ok, nil, nil
 }
 
 // commit commits the requests whose changes stand and answers them. A
@@ -291,6 +288,12 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // most patient caller or commitBound, whichever is later, so a server
 // that stops answering ends in ErrCommitUnknown.
 func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time) (replay []*appendRequest, err error, undone bool) {
+	if c.PgConn().TxStatus() != 'T' {
+		// The transaction is not open (a bug: every path that rolls back
+		// returns before here). COMMIT would answer "COMMIT" with nothing
+		// committed; nothing was, so everyone runs again.
+		return ok, errors.New("pg: the batch's transaction closed before COMMIT"), false
+	}
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
 	defer cancel()
 	tag, err := c.Exec(cctx, "COMMIT")
