@@ -307,7 +307,9 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 	}
 	var lastErr error // why the last transaction was rolled back
 	for attempt := 0; len(batch) > 0; attempt++ {
-		batch = dropEnded(batch)
+		if batch = dropEnded(batch); len(batch) == 0 {
+			return
+		}
 		if a.eng.closed.Load() {
 			finishAppends(batch, appendResult{err: driver.ErrClosed})
 			return

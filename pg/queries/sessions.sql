@@ -31,7 +31,7 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- It also moves last_message_at forward to the newest created_at of the
 -- rows it counts — the session's last `messages` rows by id, which are
 -- the caller's: its transaction holds the session's row lock from before
--- its inserts (pg/appendbatch.go) or, under SERIALIZABLE, a concurrent
+-- its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
 -- insert into the session fails one of the two. That is the trigger's work
 -- (migration 5) in this statement's one row version. GREATEST skips NULL.
 UPDATE sessions
