@@ -3,8 +3,9 @@ package pg
 // appendbatch.go is the PostgreSQL engine's group commit for appends
 // (driver.Appender): concurrent appends of one process share one READ
 // COMMITTED transaction and its one WAL flush, as db/tx.go's batches do
-// for SQLite. It and driver.go's Write are the engine's only write paths
-// (lint/txonly). Why READ COMMITTED holds the domain's rules, and which
+// for SQLite. It queues the appends and leads the batches; their
+// transactions begin and end in tx.go, beside Write's (lint/txonly allows
+// no other file). Why READ COMMITTED holds the domain's rules, and which
 // lock protects which: docs/ARCHITECTURE.md, "PostgreSQL: appends in
 // shared transactions".
 
