@@ -98,6 +98,7 @@ const (
 	PartToolResult            = store.PartToolResult
 	PartToolUse               = store.PartToolUse
 	RoleAssistant             = store.RoleAssistant
+	RoleNote                  = store.RoleNote
 	RoleSystem                = store.RoleSystem
 	RoleTool                  = store.RoleTool
 	RoleUser                  = store.RoleUser
@@ -133,6 +134,7 @@ var (
 	ErrLeaseLost           = store.ErrLeaseLost
 	ErrLocked              = store.ErrLocked
 	ErrNotDatabase         = store.ErrNotDatabase
+	ErrNotAStore           = store.ErrNotAStore
 	ErrNotFound            = store.ErrNotFound
 	ErrNotSupported        = store.ErrNotSupported
 	ErrReadOnly            = store.ErrReadOnly

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -24,7 +22,8 @@ type Health string
 const (
 	// HealthAbsent: no file at the path.
 	HealthAbsent Health = "absent"
-	// HealthEmpty: a zero-length file (SQLite treats it as a new database).
+	// HealthEmpty: a zero-length file (SQLite treats it as a new
+	// database), or a SQLite database without a single schema object.
 	HealthEmpty Health = "empty"
 	// HealthVerified: integrity_check, the FTS probe and the index coverage
 	// check passed (or the index is marked stale: the data is fine and the
@@ -35,6 +34,10 @@ const (
 	// HealthBusy: another process's lock kept the check from running
 	// reliably; check again later.
 	HealthBusy Health = "busy"
+	// HealthNotAStore: the path holds something that is not a sessiondb
+	// store (another program's SQLite database, a text file, a device);
+	// Details say what. It is not damage, and Repair refuses it.
+	HealthNotAStore Health = "not a store"
 )
 
 // VerifyReport is the outcome of Verify.
@@ -65,16 +68,18 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		return VerifyReport{}, opErr("verify", "", err)
 	}
 	r := VerifyReport{Path: abs}
-	fi, err := os.Stat(abs)
+	state, err := inspectPath(ctx, abs, "")
+	var notStore *NotAStoreError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		r.Health = HealthAbsent
+	case errors.As(err, &notStore):
+		r.Health, r.Details = HealthNotAStore, []string{notStore.Found}
 		return r, nil
 	case err != nil:
 		return r, opErr("verify", "", err)
-	case fi.IsDir():
-		return r, opErr("verify", "", fmt.Errorf("%w: %s is a directory", ErrInvalidInput, abs))
-	case fi.Size() == 0:
+	case state == pathAbsent:
+		r.Health = HealthAbsent
+		return r, nil
+	case state == pathEmpty:
 		r.Health = HealthEmpty
 		return r, nil
 	}

@@ -52,6 +52,15 @@ type engine struct {
 // Open opens (creating if needed) the database at path, applies pending
 // migrations, and returns a Store ready for use.
 //
+// Open changes nothing at a path that does not hold a store: another
+// program's SQLite database, a text file, a directory or a device is
+// refused with a NotAStoreError (ErrNotAStore) before any file is
+// created, chmod-ed, locked or migrated. An absent path, an empty file
+// and an empty SQLite database become a store, unless
+// Options.ExistingOnly or Options.ReadOnly says only to open one that is
+// there. A new file is created 0600; an existing file keeps its mode, and
+// the side files (-wal, -shm, the lock) get the database's mode and owner.
+//
 // Open waits out another process's lock (a migration, a VACUUM) for up to
 // Options.OpenPatience. Errors that waiting cannot fix — a directory at the
 // path, no permission, a file that is not a database — fail at once.
@@ -66,6 +75,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, opErr("open", "", err)
+	}
+	// Before anything is created, chmod-ed, locked or migrated: a path
+	// that holds something other than a store is left exactly as it was.
+	state, err := inspectPath(ctx, abs, opts.VFS)
+	if err != nil {
+		return nil, opErr("open", "", err)
+	}
+	if opts.ReadOnly || opts.ExistingOnly {
+		if err := refuseNoStore(abs, state); err != nil {
+			return nil, opErr("open", "", err)
+		}
 	}
 	if opts.ReadOnly {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
@@ -113,7 +133,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.close()
 		return nil, opErr("open", "", err)
 	}
-	tightenSidecars(abs)
+	alignSidecars(abs)
 	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
 		w.close()
 		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", resourceCause(abs, err)))
@@ -161,7 +181,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 			pool.Close()
 		}
 	}()
-	lock, err := acquireFileLock(ctx, path+".migrate.lock")
+	lock, err := acquireFileLock(ctx, path+".migrate.lock", path)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +268,10 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 func describeOpenError(path string, err error) error {
 	err = resourceCause(path, err)
 	switch {
+	case errors.Is(err, ErrNotAStore):
+		return err
 	case errors.Is(err, ErrNotDatabase):
-		return fmt.Errorf("%s is not a SQLite database (it may not be ours; move it aside or run `sessiondb repair`): %w", path, err)
+		return fmt.Errorf("%s cannot be read as a SQLite database (`sessiondb verify` tells a damaged store, which `sessiondb repair` mends, from another program's file, which it leaves alone): %w", path, err)
 	case errors.Is(err, ErrReadOnly):
 		return fmt.Errorf("%s cannot be written by this user (fix its permissions, e.g. chmod u+rw on the file and its directory, or open it with Options.ReadOnly to read it): %w", path, err)
 	}

@@ -25,9 +25,14 @@ type engine struct {
 	pool    *pgxpool.Pool
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
-	closed  atomic.Bool
-	keeper  keeper    // the advisory locks of the holders NewHolder made
-	appends *appender // the group commit of plain appends (appendbatch.go)
+	trusted []string // Options.TrustedOwners, for Verify
+	// guard checks every write for objects that run inside it, after its
+	// BEGIN locked the tables (guard.go).
+	guard  *schemaGuard
+	closed atomic.Bool
+	keeper keeper // the advisory locks of the holders NewHolder made
+	// appends is the group commit of plain appends (appendbatch.go).
+	appends *appender
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -55,15 +60,16 @@ func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Exec
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
+	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
 }
 
-// cause maps a read's error, reporting ErrClosed for one Close cut short.
-func (d pgDriver) cause(err error) error {
+// cause maps a read's error, reporting ErrClosed for one Close cut short
+// and naming the server's own timeout when one canceled it.
+func (d pgDriver) cause(ctx context.Context, err error) error {
 	if err != nil && d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return mapError(err)
+	return mapError(explainTimeout(ctx, d.pool, err))
 }
 
 // pgExecutor is the engine's driver.Executor: the generated queries plus

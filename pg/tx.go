@@ -91,8 +91,9 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	// one: zero would mean none). Hand-written: SET LOCAL takes no
 	// parameters, and sending it with BEGIN saves a round trip.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
+	// The store's tables are locked with it, before the guard's snapshot.
 	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
-		"SET LOCAL sessiondb.counts_last_message_at = on", ms, ms) // the trigger's work is done (migration 5)
+		"SET LOCAL sessiondb.counts_last_message_at = on; %s", ms, ms, d.guard.lockTables) // the trigger's work is done (migration 6)
 	if exclusive {
 		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
 	}
@@ -100,7 +101,11 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	if err != nil {
 		return lostIfClosed(pctx, conn, err)
 	}
-	if err := fn(pctx, pgExecutor{executor{q: queries, db: tx}}); err != nil {
+	err = d.guard.check(pctx, tx)
+	if err == nil {
+		err = fn(pctx, pgExecutor{executor{q: queries, db: tx}})
+	}
+	if err != nil {
 		rollback(ctx, tx) // the error that made fn fail is the one to report
 		return lostIfClosed(pctx, conn, err)
 	}
@@ -168,7 +173,7 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
+	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
@@ -209,9 +214,13 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, exist, err := begin(actx, c, batch, first, last, aside)
+	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside)
 	if err != nil {
 		rollbackConn(c)
+		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
+			finishAppends(batch, appendResult{err: err})
+			return nil, nil, false
+		}
 		return batch, lostOr(c, err), false
 	}
 	if held := heldElsewhere(batch, locked, exist); len(held) > 0 {
@@ -277,7 +286,7 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 		} else { // alone in its transaction (attempt): undo it all
 			rollbackConn(c)
 		}
-		r.respond(appendResult{err: pgDriver{a.eng}.cause(ferr), panicked: panicked})
+		r.respond(appendResult{err: pgDriver{a.eng}.cause(r.ctx, ferr), panicked: panicked})
 	}
 	return ok, nil, nil
 }
@@ -342,7 +351,12 @@ const (
 // least patient caller's patience left, so a lock held elsewhere rolls
 // the batch back in time to answer it (LockedError) and run the others
 // again; statement_timeout is the most patient's.
-func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
+//
+// The store's tables are locked in ROW EXCLUSIVE mode first and the
+// schema guard's catalog read goes in the same round trip, as Write does
+// (guard.go): a trigger, rule or policy planted since the store opened is
+// refused (ErrForeignSchema) before the batch writes anything.
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
@@ -357,6 +371,8 @@ func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
+	b.Queue(guard.lockTables)
+	b.Queue(guard.query)
 	b.Queue(lock, ids)
 	if !wait {
 		b.Queue(existingSessions, ids)
@@ -364,9 +380,16 @@ func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last
 	res := c.SendBatch(ctx, &b)
 	locked = make(map[string]bool, len(ids))
 	exist = locked
-	_, err = res.Exec()
+	for range 3 { // BEGIN, the settings, the tables' lock
+		if err == nil {
+			_, err = res.Exec()
+		}
+	}
 	if err == nil {
-		_, err = res.Exec()
+		var found []string
+		if found, err = guard.hazards(ctx, batchRows{res}); err == nil && len(found) > 0 {
+			err = hazardError(guard.schema, found)
+		}
 	}
 	if err == nil {
 		err = readIDs(res, locked)
@@ -380,6 +403,11 @@ func begin(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last
 	}
 	return locked, exist, err
 }
+
+// batchRows hands the guard the next result of a batch as its query's.
+type batchRows struct{ res pgx.BatchResults }
+
+func (b batchRows) Query(context.Context, string, ...any) (pgx.Rows, error) { return b.res.Query() }
 
 func readIDs(res pgx.BatchResults, into map[string]bool) error {
 	rows, err := res.Query()

@@ -29,6 +29,8 @@ command -v sqlite3 >/dev/null 2>&1 || need+=(sqlite3)
 command -v script >/dev/null 2>&1 || need+=(bsdutils) # script(1): a terminal for the progress-bar test
 command -v zsh >/dev/null 2>&1 || need+=(zsh)           # the completion tests drive each shell
 command -v fish >/dev/null 2>&1 || need+=(fish)
+# the viewer's browser tests (cmd/sessiondb/ui_browser_test.go) drive headless Chromium
+[ -n "${SESSIONDB_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if ! have_cc && can_install; then
   need+=(gcc)
 fi

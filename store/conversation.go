@@ -19,6 +19,10 @@ type ConversationOptions struct {
 	// IncludeCompacted adds the session's compacted rows to the
 	// single-session view (the default is what a model sees: active rows).
 	IncludeCompacted bool
+	// IncludeNotes adds the notes (RoleNote) to either view, in their
+	// place. Without it no view holds a note: what Conversation returns by
+	// default can be given to a model, and a note is nobody's words.
+	IncludeNotes bool
 }
 
 // conversationPage is how many rows one query of a view reads.
@@ -27,7 +31,7 @@ const conversationPage = 5000
 // Conversation returns a session's conversation in order (by id, never by
 // timestamp): by default its active rows, the live context a model is
 // given; see ConversationOptions for the display views. Rewound rows are
-// never part of it.
+// never part of it, and notes only when asked (IncludeNotes).
 func (s *Store) Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]Message, error) {
 	var out []Message
 	err := s.snapshot(ctx, "get conversation", sessionID, func(q driver.Executor) error {
@@ -71,6 +75,9 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
 		return nil
 	})
+	if !o.IncludeNotes {
+		out = slices.DeleteFunc(out, func(m Message) bool { return m.Role == RoleNote })
+	}
 	return out, err
 }
 

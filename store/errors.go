@@ -35,6 +35,12 @@ var (
 	ErrCorrupt = driver.ErrCorrupt
 	// ErrNotDatabase: the file at the path is not a SQLite database.
 	ErrNotDatabase = driver.ErrNotDatabase
+	// ErrNotAStore: the path holds something that is not a sessiondb store
+	// and that sessiondb will not turn into one — another program's SQLite
+	// database, a text file, a directory, a device. Nothing was created,
+	// changed or left beside it. It is not damage: check the path. An
+	// error that matches it matches ErrNotDatabase too.
+	ErrNotAStore = driver.ErrNotAStore
 	// ErrReadOnly: the file or its directory cannot be written by this
 	// user, the filesystem is mounted read-only, or the Store was opened
 	// with Options.ReadOnly. Reading still works through Options.ReadOnly.

@@ -22,7 +22,9 @@ import (
 // details were added within version 1, as optional fields: a file without
 // them (written before) reads as messages without them, and a reader
 // that predates them refuses a file that has them by name (records are
-// decoded strictly), so none of them is ever dropped unseen.
+// decoded strictly), so none of them is ever dropped unseen. So was the
+// role "note" (RoleNote): a reader that predates it refuses a file holding
+// a note by its role, so a note is never read as anyone's words.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1
@@ -185,7 +187,8 @@ func (r *sessionRecord) check() error {
 func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
-		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata}
+		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
+		Summary: r.Summary}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
 	}

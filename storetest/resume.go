@@ -81,6 +81,10 @@ func testResume(t *testing.T, open Opener) {
 	AppendTexts(t, s, "quiet-1", "a", "b")
 	summarise(t, s, "quiet-1", "quiet-2")
 	summarise(t, s, "quiet-2", "quiet-3") // and again, before any new turn
+	// A note is no turn: the continuation still holds none of its own.
+	if _, err := s.AppendMessage(ctx, "quiet-3", NewMessage{Role: RoleNote, Content: "an agent's note"}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Compressed mid-conversation: rows above the watermark are carried
 	// into the child, which so has turns of its own.

@@ -85,6 +85,8 @@ var suite = []struct {
 	{"Message_ByID", func(t *testing.T, e Engine) { testMessage_ByID(t, e.Open) }},
 	{"Messages_Paging", func(t *testing.T, e Engine) { testMessages_Paging(t, e.Open) }},
 	{"Meta", func(t *testing.T, e Engine) { testMeta(t, e.Open) }},
+	{"Note_KeptApartFromTheModelsView", func(t *testing.T, e Engine) { testNote_KeptApartFromTheModelsView(t, e.Open) }},
+	{"Note_Refusals", func(t *testing.T, e Engine) { testNote_Refusals(t, e.Open) }},
 	{"Prune", testPrune},
 	{"PruneSessions", testPruneSessions},
 	{"Prune_OrphansCountOnlySurvivors", func(t *testing.T, e Engine) { testPrune_OrphansCountOnlySurvivors(t, e.Open) }},

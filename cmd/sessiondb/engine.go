@@ -79,7 +79,7 @@ func (f fileOperationError) Error() string {
 func openLocation(ctx context.Context, location string, o db.Options, create, orReadOnly bool) (opened, error) {
 	if isServerURL(location) {
 		s, err := pg.Open(ctx, location, pg.Options{WritePatience: o.WritePatience,
-			TranscriptPatience: o.TranscriptPatience, Logger: o.Logger})
+			TranscriptPatience: o.TranscriptPatience, OpenPatience: o.OpenPatience, Logger: o.Logger})
 		if err != nil {
 			return opened{}, err
 		}
@@ -90,6 +90,9 @@ func openLocation(ctx context.Context, location string, o db.Options, create, or
 			return opened{}, noDatabaseError{location}
 		}
 	}
+	// A read never makes a store of what it finds (an empty file, an
+	// empty SQLite database) nor moves a torn one aside.
+	o.ExistingOnly = orReadOnly
 	s, err := db.Open(ctx, location, o)
 	if err != nil && orReadOnly && errors.Is(err, db.ErrReadOnly) {
 		o.ReadOnly = true

@@ -21,6 +21,7 @@ var errorCodes = []struct {
 	{func(err error) bool { return errors.As(err, new(usageError)) }, "usage", exitUsage},
 	{func(err error) bool { return errors.As(err, new(noDatabaseError)) }, "no_database", exitNotFound},
 	{func(err error) bool { return errors.As(err, new(fileOperationError)) }, "file_operation", exitUsage},
+	{sentinel(db.ErrNotAStore), "not_a_store", exitNotAStore},
 	{sentinel(db.ErrInvalidInput), "invalid_input", exitUsage},
 	{sentinel(db.ErrLocked), "locked", exitLocked},
 	{sentinel(db.ErrLeaseHeld), "lease_held", exitLocked},

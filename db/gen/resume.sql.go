@@ -12,13 +12,13 @@ import (
 const sessionHasRealTurns = `-- name: SessionHasRealTurns :one
 SELECT EXISTS (
     SELECT 1 FROM messages
-    WHERE session_id = ?1 AND is_summary = 0 AND state = 'active' AND role <> 'system'
+    WHERE session_id = ?1 AND is_summary = 0 AND state = 'active' AND role <> 'system' AND role <> 'note'
 )
 `
 
 // Whether a session holds a turn of its own: a visible message that is
 // not a compression summary (a continuation that holds only its summary
-// has none yet).
+// has none yet), nor a system prompt, nor a note (nobody's turn).
 func (q *Queries) SessionHasRealTurns(ctx context.Context, db DBTX, sessionID string) (bool, error) {
 	row := db.QueryRowContext(ctx, sessionHasRealTurns, sessionID)
 	var exists bool

@@ -33,7 +33,7 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- the caller's: its transaction holds the session's row lock from before
 -- its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
 -- insert into the session fails one of the two. That is the trigger's work
--- (migration 5) in this statement's one row version. GREATEST skips NULL.
+-- (migration 6) in this statement's one row version. GREATEST skips NULL.
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
     tool_call_count = tool_call_count + sqlc.arg(tool_calls),

@@ -18,6 +18,7 @@ var (
 	ErrCommitUnknown       = errors.New("commit outcome unknown")
 	ErrCorrupt             = errors.New("database file is damaged")
 	ErrNotDatabase         = errors.New("not a sessiondb database")
+	ErrNotAStore           = errors.New("not a sessiondb store")
 	ErrReadOnly            = errors.New("database is read-only")
 	ErrDiskFull            = errors.New("disk is full")
 	ErrTooManyOpenFiles    = errors.New("too many open files")
@@ -37,7 +38,7 @@ var (
 
 // Sentinels lists every sentinel above.
 var Sentinels = []error{ErrNotFound, ErrExists, ErrConflict, ErrInvalidInput, ErrLocked,
-	ErrCommitUnknown, ErrCorrupt, ErrNotDatabase, ErrReadOnly, ErrDiskFull, ErrTooManyOpenFiles,
+	ErrCommitUnknown, ErrCorrupt, ErrNotDatabase, ErrNotAStore, ErrReadOnly, ErrDiskFull, ErrTooManyOpenFiles,
 	ErrReplaced, ErrClosed, ErrLeaseHeld, ErrLeaseLost, ErrSessionClosed, ErrSchemaTooNew,
 	ErrIdempotencyConflict, ErrCoolingDown, ErrIO, ErrForeignSchema, ErrAliased, ErrNotSupported}
 

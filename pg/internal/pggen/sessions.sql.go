@@ -36,7 +36,7 @@ type SessionAddMessageCountsParams struct {
 // the caller's: its transaction holds the session's row lock from before
 // its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
 // insert into the session fails one of the two. That is the trigger's work
-// (migration 5) in this statement's one row version. GREATEST skips NULL.
+// (migration 6) in this statement's one row version. GREATEST skips NULL.
 func (q *Queries) SessionAddMessageCounts(ctx context.Context, db DBTX, arg SessionAddMessageCountsParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionAddMessageCounts, arg.Messages, arg.ToolCalls, arg.ID)
 	if err != nil {
