@@ -13,7 +13,7 @@ import (
 // to migrate fails at once (ErrSchemaBehind) instead of migrating under
 // the old build's processes:
 //
-//	sessiondb migrate --status --db state.db   # exit 0 current, 4 behind
+//	sessiondb migrate --status --db state.db   # exit 0 current, 1 behind or ahead
 //	sessiondb migrate --db state.db            # the deploy step
 //	db.Open(ctx, "state.db", db.Options{NoMigrate: true})
 
@@ -36,8 +36,9 @@ func Migrate(ctx context.Context, path string, opts Options) (Migration, error) 
 }
 
 // SchemaVersion reports the schema version of the store at path against
-// this build's, reading the file without writing it (no migration, no
-// lock taken, nothing created). A missing file is ErrNotFound, an empty
+// this build's, reading the file without writing it: no migration, no
+// write lock, no database created (a read connection, as any reader's,
+// may leave SQLite's shared-memory file beside a WAL-mode store). A missing file is ErrNotFound, an empty
 // one version 0, a damaged store ErrNotDatabase, and anything that is not
 // a store (a text file, another program's database, a directory) a
 // NotAStoreError, left as it was.
