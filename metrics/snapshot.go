@@ -20,13 +20,15 @@ type Snapshot struct {
 	// WritesCommitted counts write calls (appends, session changes,
 	// leases, ...) that committed.
 	WritesCommitted uint64
-	// Transactions counts the transactions that committed them: on SQLite
-	// a group-commit batch carries every write that was waiting, so
-	// Transactions ≤ WritesCommitted; on PostgreSQL each write is one.
+	// Transactions counts the transactions that committed them: a
+	// group-commit batch carries every write that was waiting (SQLite:
+	// every write; PostgreSQL: plain appends, each other write is its
+	// own), so Transactions ≤ WritesCommitted.
 	Transactions uint64
 	// Reruns counts transactions rolled back and run again: SQLite's
 	// group-commit batch replays; PostgreSQL's serialization failures,
-	// deadlocks and connections lost before COMMIT.
+	// deadlocks, lock waits past an append batch's least patient caller
+	// and connections lost before COMMIT.
 	Reruns uint64
 	// LockRetries counts tries that met another connection's write lock
 	// and LockWait the time writes waited for it (SQLite; HasLockWait).
