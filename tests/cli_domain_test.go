@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestCLI_Domain walks the lineage, conversation, rewind, flag, locks and
@@ -118,10 +120,7 @@ func TestCLI_ExportImport(t *testing.T) {
 // a terminal (script(1) gives it one) and stays quiet when its output is a
 // pipe or --json is set.
 func TestCLI_ProgressOnlyOnATerminal(t *testing.T) {
-	scriptPath, err := exec.LookPath("script")
-	if err != nil {
-		t.Fatal("script(1) is required for this test (scripts/test.sh installs it)")
-	}
+	scriptPath := needs.Program(t, "script", "bsdutils")
 	path := filepath.Join(t.TempDir(), "state.db")
 	onTerminal := func(args string) string {
 		cmd := exec.Command(scriptPath, "-qec", cliPath+" "+args+" >/dev/null", "/dev/null")

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestCLI_Help: every way of asking for a command's help prints its usage
@@ -105,14 +107,7 @@ func TestCLI_Version(t *testing.T) {
 // test skips locally and fails in CI (scripts/test.sh installs them).
 func shell(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (scripts/test.sh installs it)", name)
-		}
-		t.Skipf("%s not installed (apt-get install %s, or run scripts/test.sh)", name, name)
-	}
-	return p
+	return needs.Program(t, name, name)
 }
 
 // TestCLI_Completion drives each shell's completion as the shell would,

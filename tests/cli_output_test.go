@@ -9,16 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // onTerminal runs the CLI with a terminal as its standard output (script(1)
 // gives it one) and returns what the terminal showed.
 func onTerminal(t *testing.T, env []string, args string) string {
 	t.Helper()
-	scriptPath, err := exec.LookPath("script")
-	if err != nil {
-		t.Fatal("script(1) is required for this test (scripts/test.sh installs it)")
-	}
+	scriptPath := needs.Program(t, "script", "bsdutils")
 	cmd := exec.Command(scriptPath, "-qec", cliPath+" "+args, "/dev/null")
 	cmd.Env = append(append(os.Environ(), "NO_COLOR="), env...)
 	out, err := cmd.CombinedOutput()
