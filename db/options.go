@@ -60,8 +60,10 @@ type Options struct {
 	// write (a plain Open refuses those with ErrReadOnly). The file must
 	// exist and be at this build's schema version. Where the directory
 	// cannot hold SQLite's shared-memory file, the file is read as
-	// immutable (see readonly.go for the risk where the medium itself is
-	// writable).
+	// immutable: safe on a read-only mount; in a read-only directory whose
+	// owner may still write the file, a read can fail on a half-written
+	// page, so Open logs a warning. A WAL still holding committed writes is
+	// refused, not read without them.
 	ReadOnly bool
 	// ManualIndexing runs no background indexer: new messages stay
 	// queued for the full-text index until IndexNow, Close or the next
