@@ -24,7 +24,7 @@ func TestCLI_Help(t *testing.T) {
 		{"SearchDashH", []string{"search", "-h"}, []string{"usage: sessiondb search QUERY", "--limit N", "(default: 20)", "--sort SORT", `(default: "relevance")`, "--context N", "--write-patience D"}},
 		{"SearchDashDashHelp", []string{"search", "--help"}, []string{"usage: sessiondb search QUERY", "--offset N", "(default: 0)"}},
 		{"HelpSearch", []string{"help", "search"}, []string{"usage: sessiondb search QUERY", "--role ROLE", "--source SOURCE"}},
-		{"HelpAfterArgs", []string{"messages", "s1", "--help"}, []string{"usage: sessiondb messages SESSION_ID", "--limit N", "(default: 1000)"}},
+		{"HelpAfterArgs", []string{"messages", "s1", "--help"}, []string{"usage: sessiondb messages ID|PREFIX", "--limit N", "(default: 1000)"}},
 		{"SessionNewHelp", []string{"session", "new", "-h"}, []string{"usage: sessiondb session new", "--source SOURCE", `(default: "cli")`}},
 		{"HelpSessionNew", []string{"help", "session", "new"}, []string{"usage: sessiondb session new", "--kind KIND"}},
 		{"SessionHelp", []string{"session", "--help"}, []string{"usage: sessiondb session new", "or: sessiondb session show ID", "help session SUBCOMMAND"}},
