@@ -76,7 +76,7 @@ run go test "${race[@]}" -count=1 -timeout 40m ./...
 (cd lint && run go test -count=1 ./...)
 # The provider converters are modules of their own (their SDKs stay out of
 # the store's graph).
-for m in convert/openai convert/anthropic; do
+for m in convert/openai convert/anthropic convert/eino; do
   (cd "$m" && run go test "${race[@]}" -count=1 ./...)
 done
 
