@@ -407,3 +407,35 @@ func BenchmarkSearch100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWriteGuard measures what every write pays for the foreign
+// schema guard (guard.go): guard=false runs an empty transaction as a
+// write begins it, guard=true the same with the store's tables locked in
+// its BEGIN and the guard's catalog read. Neither writes, so the disk's
+// sync is not in it: the difference is the guard's whole cost.
+func BenchmarkWriteGuard(b *testing.B) {
+	s := benchStore(b, benchPool(b, 0, nil))
+	ctx := context.Background()
+	for _, guard := range []bool{false, true} {
+		b.Run(fmt.Sprintf("guard=%t", guard), func(b *testing.B) {
+			begin := "BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = 1000; SET LOCAL statement_timeout = 1000"
+			if guard {
+				begin += "; " + s.eng.guard.lockTables
+			}
+			for b.Loop() {
+				tx, err := s.eng.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if guard {
+					if err := s.eng.guard.check(ctx, tx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -105,17 +105,37 @@ func firstSchemaOrEmpty(searchPath string) string {
 	return name
 }
 
-// validSchema refuses names PostgreSQL would truncate or cannot store.
+// validSchema refuses a name the store cannot live in: a system schema
+// (pg_catalog, pg_toast, pg_temp_N and every other pg_ name, and
+// information_schema, where the server keeps its own views and a store's
+// tables would hide among them), and any name that is not a plain
+// lower-case identifier (letters, digits and _, not starting with a
+// digit). A plain name reads the same quoted or not, in a URL, a
+// search_path, psql and every tool a DBA points at the store; a name like
+// "A B" or we"ird needs quoting that one of them will get wrong.
 func validSchema(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty schema name", ErrInvalidConfig)
 	case len(name) > 63:
 		return fmt.Errorf("%w: schema name %q is longer than 63 bytes", ErrInvalidConfig, name)
-	case strings.ContainsRune(name, 0):
-		return fmt.Errorf("%w: schema name holds a NUL byte", ErrInvalidConfig)
-	case strings.HasPrefix(name, "pg_"):
-		return fmt.Errorf("%w: schema name %q: the pg_ prefix is reserved", ErrInvalidConfig, name)
+	case strings.HasPrefix(name, "pg_"), name == "information_schema":
+		return fmt.Errorf("%w: schema %q is a system schema of PostgreSQL; name a schema of your own", ErrInvalidConfig, name)
+	case !plainIdentifier(name):
+		return fmt.Errorf("%w: schema name %q: use a plain lower-case name (a-z, 0-9 and _, not starting with a digit), "+
+			"which needs no quoting anywhere", ErrInvalidConfig, name)
 	}
 	return nil
+}
+
+func plainIdentifier(name string) bool {
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r == '_':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -172,15 +172,15 @@ func TestWrite_RerunsWhenTheConnectionDiesBeforeCommit(t *testing.T) {
 // TestWrite_ConnectionLostDuringCommitIsCommitUnknown: the server session
 // ends while COMMIT runs (a deferred trigger holds the commit open, and
 // another connection terminates the backend): the write reports
-// ErrCommitUnknown and is not rerun.
+// ErrCommitUnknown and is not rerun. The write plants the trigger itself,
+// after its guard (a trigger planted before would be refused as foreign,
+// guard.go), and its rollback takes the trigger away.
 func TestWrite_ConnectionLostDuringCommitIsCommitUnknown(t *testing.T) {
 	s := openTestStore(t, Options{})
 	ctx := t.Context()
 	killer := sideConn(t, s)
 	sideExec(t, killer, `CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
 		$$ BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$`)
-	sideExec(t, killer, `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON sessions
-		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`)
 
 	killed := make(chan error, 1)
 	go func() {
@@ -201,6 +201,10 @@ func TestWrite_ConnectionLostDuringCommitIsCommitUnknown(t *testing.T) {
 	var runs atomic.Int32
 	err := pgDriver{s.eng}.Write(ctx, 25*time.Second, func(ctx context.Context, tx driver.Executor) error {
 		runs.Add(1)
+		if _, err := tx.(pgExecutor).db.Exec(ctx, `CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON sessions
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`); err != nil {
+			return err
+		}
 		_, err := tx.SessionInsert(ctx, driver.SessionInsertParams{ID: "s", Source: "test", StartedAt: time.Now().UnixMilli()})
 		return err
 	})

@@ -12,6 +12,18 @@
 // substrings (diacritics folded by unaccent), with the SQLite engine's
 // sanitiser and snippet rules.
 //
+// Open refuses what would make an acknowledged write unsafe. It refuses a
+// trigger, rule or row-level-security policy on the store's tables that
+// sessiondb did not create, or an altered column (ErrForeignSchema), and
+// every write checks again for these objects after locking the tables.
+// It refuses a schema owned by a role the caller does not trust
+// (ErrUntrustedOwner, Options.TrustedOwners), a system schema, and
+// connections that work in another schema (ErrInvalidConfig). Verify
+// compares a store's whole catalog with sessiondb's own (catalog.golden).
+// A statement canceled by the server's own statement_timeout or
+// lock_timeout is a *ServerTimeoutError naming the setting. Open, like
+// every write, keeps within its patience (Options.OpenPatience).
+//
 // Lease holders made by Store.NewHolder are provably dead once their
 // store's session ends (an advisory lock the holder keeps; holder.go),
 // on any machine; other holders wait for their TTL.

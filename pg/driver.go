@@ -26,8 +26,12 @@ type engine struct {
 	pool    *pgxpool.Pool
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
-	closed  atomic.Bool
-	keeper  keeper // the advisory locks of the holders NewHolder made
+	trusted []string // Options.TrustedOwners, for Verify
+	// guard checks every write for objects that run inside it, after its
+	// BEGIN locked the tables (guard.go).
+	guard  *schemaGuard
+	closed atomic.Bool
+	keeper keeper // the advisory locks of the holders NewHolder made
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -101,13 +105,18 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 	// The timeouts are the patience left, in whole milliseconds (at least
 	// one: zero would mean none). Hand-written: SET LOCAL takes no
 	// parameters, and sending it with BEGIN saves a round trip.
+	// The store's tables are locked with it, before the guard's snapshot.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
 	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d", ms, ms)})
+		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; %s", ms, ms, d.guard.lockTables)})
 	if err != nil {
 		return lostIfClosed(pctx, conn, err)
 	}
-	if err := fn(pctx, pgExecutor{executor{q: queries, db: tx}}); err != nil {
+	err = d.guard.check(pctx, tx)
+	if err == nil {
+		err = fn(pctx, pgExecutor{executor{q: queries, db: tx}})
+	}
+	if err != nil {
 		rollback(ctx, tx) // the error that made fn fail is the one to report
 		return lostIfClosed(pctx, conn, err)
 	}
@@ -174,7 +183,7 @@ func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Exec
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
+	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
 }
 
 // Snapshot runs fn in one REPEATABLE READ READ ONLY transaction: every
@@ -183,7 +192,7 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
+	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
@@ -198,12 +207,13 @@ func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// cause maps a read's error, reporting ErrClosed for one Close cut short.
-func (d pgDriver) cause(err error) error {
+// cause maps a read's error, reporting ErrClosed for one Close cut short
+// and naming the server's own timeout when one canceled it.
+func (d pgDriver) cause(ctx context.Context, err error) error {
 	if err != nil && d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return mapError(err)
+	return mapError(explainTimeout(ctx, d.pool, err))
 }
 
 // pgExecutor is the engine's driver.Executor: the generated queries plus

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -34,7 +36,9 @@ var messageIdentityIndexes = map[string]bool{"messages_idempotency": true, "mess
 // the one place that reads SQLSTATEs for them. The server's error stays in
 // the chain for logs, except for a missing row, whose driver wording is
 // not the caller's business. Lock and timeout states are left alone here:
-// Write turns them into a *LockedError with the patience it spent.
+// Write turns them into a *LockedError with the patience it spent, and a
+// read or Open into a *ServerTimeoutError naming the server setting that
+// fired (explainTimeout).
 func mapError(err error) error {
 	if err == nil || driver.HasSentinel(err) {
 		return err
@@ -119,9 +123,102 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("database is locked (other transactions held what this write needed in schema %s for over %v — "+
+	return fmt.Sprintf("database is locked (other transactions held what this call needed in schema %s for over %v — "+
 		"likely a long transaction or a busy pool; the database itself is healthy)", e.Schema, e.Patience.Round(time.Millisecond))
 }
 
 func (e *LockedError) Is(target error) bool { return target == driver.ErrLocked }
 func (e *LockedError) Unwrap() error        { return e.Err }
+
+// ServerTimeoutError reports a statement the server canceled by a
+// statement_timeout or lock_timeout of its own — set for the role (ALTER
+// ROLE … SET), the database, the server's configuration or the connection
+// string — not by the call's patience, which a write sets for itself with
+// SET LOCAL. It matches ErrLocked: the database is healthy, and the call
+// may succeed later or with the setting raised.
+type ServerTimeoutError struct {
+	Setting string // statement_timeout or lock_timeout
+	Value   string // as the server states it, "1ms"; "" when it could not be read
+	Origin  string // where it was set: "role alice", "database app", …; "" when not known
+	Err     error  // the server's error
+}
+
+func (e *ServerTimeoutError) Error() string {
+	what := e.Setting
+	if e.Value != "" {
+		what += " = " + e.Value
+	}
+	if e.Origin != "" {
+		what += ", set for " + e.Origin + ","
+	}
+	fix := "raise it"
+	if role, ok := strings.CutPrefix(e.Origin, "role "); ok {
+		role, _, _ = strings.Cut(role, " ")
+		fix = fmt.Sprintf("raise it, or RESET it for the role (ALTER ROLE %s RESET %s)", role, e.Setting)
+	}
+	return fmt.Sprintf("database is locked: the server's %s canceled the statement — this server setting fired, "+
+		"not the call's patience; %s", what, fix)
+}
+
+func (e *ServerTimeoutError) Is(target error) bool { return target == driver.ErrLocked }
+func (e *ServerTimeoutError) Unwrap() error        { return e.Err }
+
+// timeoutSetting names the server setting that canceled a statement, or
+// "" for any other error (a cancel by pg_cancel_backend is 57014 too).
+func timeoutSetting(err error) string {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return ""
+	}
+	switch {
+	case pgErr.Code == stateQueryCanceled && strings.Contains(pgErr.Message, "statement timeout"):
+		return "statement_timeout"
+	case pgErr.Code == stateLockNotAvailable && strings.Contains(pgErr.Message, "lock timeout"):
+		return "lock_timeout"
+	}
+	return ""
+}
+
+// settingQuery reads a setting's session value and where it was set for
+// this role and database ($1 the setting). It runs after SET LOCAL lifted
+// both timeouts (reset_val is the value before), so a 1 ms limit cannot
+// cancel it too. Hand-written: a catalog read.
+const settingQuery = `
+SELECT s.reset_val || COALESCE(s.unit, ''),
+       COALESCE((SELECT CASE WHEN r.setrole = 0 THEN 'database ' || current_database()
+                             WHEN r.setdatabase = 0 THEN 'role ' || current_user
+                             ELSE 'role ' || current_user || ' in database ' || current_database() END
+                 FROM pg_db_role_setting r
+                 WHERE r.setrole IN (0, (SELECT oid FROM pg_roles WHERE rolname = current_user))
+                   AND r.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+                   AND NOT (r.setrole = 0 AND r.setdatabase = 0)
+                   AND EXISTS (SELECT 1 FROM unnest(r.setconfig) c WHERE c LIKE $1 || '=%')
+                 ORDER BY r.setrole DESC, r.setdatabase DESC LIMIT 1), '')
+FROM pg_settings s WHERE s.name = $1`
+
+// explainTimeout turns a statement the server's own timeout canceled into
+// a *ServerTimeoutError naming the setting, its value and where it was
+// set; any other error is returned as it is. Only a call that set no
+// timeout of its own (a read, Open) can meet one.
+func explainTimeout(ctx context.Context, pool *pgxpool.Pool, err error) error {
+	setting := timeoutSetting(err)
+	if setting == "" || ctx.Err() != nil {
+		return err
+	}
+	out := &ServerTimeoutError{Setting: setting, Err: err}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
+	defer cancel()
+	tx, txErr := pool.BeginTx(lctx, pgx.TxOptions{BeginQuery: "BEGIN READ ONLY; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0"})
+	if txErr != nil {
+		return out
+	}
+	defer rollback(lctx, tx)
+	var origin string
+	if tx.QueryRow(lctx, settingQuery, setting).Scan(&out.Value, &origin) == nil {
+		out.Origin = origin
+		if origin == "" {
+			out.Origin = "the server (its configuration or the connection string's options)"
+		}
+	}
+	return out
+}

@@ -42,7 +42,17 @@ func migrationFS() fs.FS {
 // one connection still has it free for goose, and closing it releases the
 // lock whatever happened (a canceled wait included). A session lock needs
 // a real server session, not a transaction-pooling proxy.
+//
+// Before goose creates anything it refuses a schema owned by another role
+// (ErrUntrustedOwner; see owner.go) and connections whose current_schema()
+// is not the configured schema (ErrInvalidConfig).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	return migrate(ctx, pool, nil)
+}
+
+// migrate is Migrate trusting the owners in trusted besides the
+// connecting role (Options.TrustedOwners).
+func migrate(ctx context.Context, pool *pgxpool.Pool, trusted []string) (int, error) {
 	schema, err := SchemaOf(pool.Config())
 	if err != nil {
 		return 0, err
@@ -57,12 +67,22 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey(schema)); err != nil {
 		return 0, fmt.Errorf("migrate: take the migration lock: %w", err)
 	}
-	return migrateLocked(ctx, pool, conn, schema)
+	return migrateLocked(ctx, pool, conn, schema, trusted)
 }
 
-func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string) (int, error) {
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string, trusted []string) (int, error) {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
+	}
+	if err := checkOwners(ctx, conn, schema, trusted); err != nil {
+		return 0, err
+	}
+	// Both the lock's connection and the pool's, which goose migrates on.
+	if err := checkCurrentSchema(ctx, conn.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
+		return 0, err
+	}
+	if err := checkCurrentSchema(ctx, pool.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
+		return 0, err
 	}
 	db := stdlib.OpenDBFromPool(pool) // closing it leaves the pool open
 	defer db.Close()

@@ -11,8 +11,12 @@ import (
 // anything, then creates and migrates the schema (Migrate). It returns how
 // many migrations it applied.
 func Prepare(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	return prepare(ctx, pool, nil)
+}
+
+func prepare(ctx context.Context, pool *pgxpool.Pool, trusted []string) (int, error) {
 	if err := CheckLocale(ctx, pool); err != nil {
 		return 0, err
 	}
-	return Migrate(ctx, pool)
+	return migrate(ctx, pool, trusted)
 }

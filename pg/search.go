@@ -25,7 +25,7 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 		return driver.ErrClosed
 	}
 	terms := searchtext.Terms(req.Terms)
-	return d.cause(d.snapshot(ctx, func(tx pgx.Tx) error {
+	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error {
 		var hits []driver.SearchHit
 		var err error
 		if terms.WordMatch() != "" {

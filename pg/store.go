@@ -23,6 +23,9 @@ import (
 // a workload of independent writes may want more: pool_max_conns sets it.
 const defaultMaxConns = 4
 
+// defaultOpenPatience is Options.OpenPatience's default.
+const defaultOpenPatience = 20 * time.Second
+
 // Options configure a PostgreSQL store. The zero value is the recommended
 // configuration.
 type Options struct {
@@ -35,6 +38,18 @@ type Options struct {
 	WritePatience      time.Duration
 	TranscriptPatience time.Duration
 	ActivityPatience   time.Duration
+	// TrustedOwners names the roles, besides the connecting role and the
+	// roles it is a member of, that may own the store's schema or the
+	// objects in it. A schema's owner can read and drop everything in it
+	// whatever is granted, so Open refuses a schema another role owns
+	// (ErrUntrustedOwner, naming the owner) unless that role is named here:
+	// say a DBA's role that created the schema for the application.
+	TrustedOwners []string
+	// OpenPatience bounds how long Open waits for what others hold: the
+	// migration lock of a store another process is migrating, and the
+	// server's locks on the store's tables. Default 20 s, as on SQLite.
+	// Past it Open gives up with ErrLocked (a *LockedError).
+	OpenPatience time.Duration
 	// SpoolDir is where Import spools its input; default the system's
 	// temporary directory.
 	SpoolDir string
@@ -97,13 +112,41 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
 			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
 	}
-	if _, err := Prepare(ctx, pool); err != nil {
-		return nil, fmt.Errorf("open: %w", mapError(err))
+	guard, err := prepareWithin(ctx, pool, schema, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
 	}
-	eng := &engine{pool: pool, ownPool: own, schema: schema}
+	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard}
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
 	}
 	return &Store{Store: st, eng: eng}, nil
+}
+
+// prepareWithin readies the pool's store (prepare), checks its schema
+// (checkOpenSchema) and returns the guard of its writes, all within
+// Options.OpenPatience: the patience is a budget for the whole open,
+// every wait inside it included. Past it the open gives up with a
+// *LockedError; a server setting that canceled a statement is named
+// (ServerTimeoutError).
+func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*schemaGuard, error) {
+	patience := opts.OpenPatience
+	if patience <= 0 {
+		patience = defaultOpenPatience
+	}
+	pctx, cancel := context.WithTimeout(ctx, patience)
+	defer cancel()
+	var guard *schemaGuard
+	_, err := prepare(pctx, pool, opts.TrustedOwners)
+	if err == nil {
+		guard, err = newSchemaGuard(pctx, pool, schema)
+	}
+	if err == nil {
+		err = checkOpenSchema(pctx, pool, guard)
+	}
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return nil, &LockedError{Schema: schema, Patience: patience, Err: err}
+	}
+	return guard, mapError(explainTimeout(ctx, pool, err))
 }

@@ -79,7 +79,7 @@ func (f fileOperationError) Error() string {
 func openLocation(ctx context.Context, location string, o db.Options, create, orReadOnly bool) (opened, error) {
 	if isServerURL(location) {
 		s, err := pg.Open(ctx, location, pg.Options{WritePatience: o.WritePatience,
-			TranscriptPatience: o.TranscriptPatience, Logger: o.Logger})
+			TranscriptPatience: o.TranscriptPatience, OpenPatience: o.OpenPatience, Logger: o.Logger})
 		if err != nil {
 			return opened{}, err
 		}

@@ -1,0 +1,166 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// An object planted through psql on the store's tables that undoes each
+// append: on 63b5fb9 the append was acknowledged and the row gone, and a
+// retry with the same key acknowledged with a new id, gone too. Each is
+// now refused with ErrForeignSchema naming it — by the next write when
+// planted while the store is open, by Open, and listed by Verify — and
+// nothing acknowledged is ever missing. Dropping the object ends it.
+func TestForeignSchemaObjectsAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plant  []string // run in the store's schema
+		remove []string
+		names  string // what the error must name
+	}{
+		{"trigger deleting each row", []string{
+			`CREATE FUNCTION eat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM messages WHERE id = NEW.id; RETURN NULL; END $$`,
+			`CREATE TRIGGER eater AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION eat()`,
+		}, []string{"DROP TRIGGER eater ON messages"}, `trigger "eater" on messages`},
+		{"before trigger dropping each row", []string{
+			`CREATE FUNCTION skip() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
+			`CREATE TRIGGER skipper BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION skip()`,
+		}, []string{"DROP TRIGGER skipper ON messages"}, `trigger "skipper" on messages`},
+		{"trigger on sessions", []string{
+			`CREATE FUNCTION nop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$`,
+			`CREATE TRIGGER watcher BEFORE UPDATE ON sessions FOR EACH ROW EXECUTE FUNCTION nop()`,
+		}, []string{"DROP TRIGGER watcher ON sessions"}, `trigger "watcher" on sessions`},
+		{"rule", []string{`CREATE RULE swallow AS ON INSERT TO messages DO INSTEAD NOTHING`},
+			[]string{"DROP RULE swallow ON messages"}, `rule "swallow" on messages`},
+		{"row level security policy", []string{
+			`ALTER TABLE messages ENABLE ROW LEVEL SECURITY`, `ALTER TABLE messages FORCE ROW LEVEL SECURITY`,
+			`CREATE POLICY hide ON messages USING (false) WITH CHECK (true)`,
+		}, []string{"DROP POLICY hide ON messages", "ALTER TABLE messages NO FORCE ROW LEVEL SECURITY",
+			"ALTER TABLE messages DISABLE ROW LEVEL SECURITY"}, `policy "hide" on messages`},
+		{"sessiondb's trigger function replaced", []string{
+			`CREATE OR REPLACE FUNCTION messages_last_message_at() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM messages WHERE id = NEW.id; RETURN NULL; END $$`,
+		}, nil, "messages.messages_last_message_at was altered"},
+		{"sessiondb's trigger disabled", []string{`ALTER TABLE messages DISABLE TRIGGER messages_last_message_at`},
+			[]string{`ALTER TABLE messages ENABLE TRIGGER messages_last_message_at`}, "messages.messages_last_message_at was altered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := openTestStore(t, Options{})
+			if _, err := s.CreateSession(ctx, store.NewSession{ID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before", IdempotencyKey: "k0"}); err != nil {
+				t.Fatal(err)
+			}
+			admin := openPool(t, testDSN(t), s.Schema())
+			execAll(t, admin, tc.plant)
+
+			// The open store: the next write is refused, twice with one key.
+			for try := range 2 {
+				id, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "planted", IdempotencyKey: "k1"})
+				if !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), tc.names) {
+					t.Fatalf("append %d through it = id %d, %v; want ErrForeignSchema naming %s", try+1, id, err, tc.names)
+				}
+			}
+			assertContents(t, admin, "before")
+
+			// A new Open refuses it; Verify names it without opening.
+			if o, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()}); !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), tc.names) {
+				if err == nil {
+					o.Close()
+				}
+				t.Errorf("Open = %v, want ErrForeignSchema naming %s", err, tc.names)
+			}
+			r, err := Verify(ctx, testDSN(t), Options{Schema: s.Schema()})
+			if err != nil || r.OK() || !strings.Contains(strings.Join(r.Findings, "\n"), tc.names) {
+				t.Errorf("Verify = %q, %v; want a finding naming %s", r.Findings, err, tc.names)
+			}
+
+			if tc.remove == nil {
+				return // sessiondb's own object altered: put back by hand, not here
+			}
+			execAll(t, admin, tc.remove)
+			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "after", IdempotencyKey: "k1"}); err != nil {
+				t.Fatalf("append once it is gone: %v", err)
+			}
+			assertContents(t, admin, "before", "after")
+		})
+	}
+}
+
+// An altered column (a default that hides every new message) changes what
+// a write stores: Open refuses it and Verify names it.
+func TestAlteredColumnIsRefusedAtOpen(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	admin := openPool(t, testDSN(t), s.Schema())
+	execAll(t, admin, []string{`ALTER TABLE messages ALTER COLUMN state SET DEFAULT 'rewound'`})
+	const names = "column messages.state was altered"
+	if o, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()}); !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), names) {
+		if err == nil {
+			o.Close()
+		}
+		t.Errorf("Open = %v, want ErrForeignSchema naming %s", err, names)
+	}
+	r, err := s.Verify(ctx)
+	if err != nil || !strings.Contains(strings.Join(r.Findings, "\n"), names) {
+		t.Errorf("Verify = %q, %v; want a finding naming %s", r.Findings, err, names)
+	}
+}
+
+// Verify on a store as sessiondb made it finds nothing; an index or table
+// a DBA added is listed (and does not stop Open: it runs inside no write).
+func TestVerifyListsForeignObjects(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	if r, err := s.Verify(ctx); err != nil || !r.OK() {
+		t.Fatalf("Verify of a fresh store = %q, %v", r.Findings, err)
+	}
+	admin := openPool(t, testDSN(t), s.Schema())
+	execAll(t, admin, []string{"CREATE INDEX extra ON messages (created_at)", "CREATE TABLE notes (x int)"})
+	r, err := s.Verify(ctx)
+	all := strings.Join(r.Findings, "\n")
+	if err != nil || !strings.Contains(all, "index extra") || !strings.Contains(all, "table notes") {
+		t.Errorf("Verify = %q, %v; want the index extra and the table notes", r.Findings, err)
+	}
+	o, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
+	if err != nil {
+		t.Fatalf("Open with a foreign index and table: %v", err)
+	}
+	o.Close()
+}
+
+func execAll(t *testing.T, pool *pgxpool.Pool, stmts []string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := pool.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// assertContents checks the messages table holds exactly want, in order
+// (read as the server's superuser, so no policy hides a row).
+func assertContents(t *testing.T, pool *pgxpool.Pool, want ...string) {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), "SELECT content FROM messages ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", got, want)
+	}
+}
