@@ -31,6 +31,7 @@ func TestRetryable_MappedServerErrors(t *testing.T) {
 		{"ReadOnly", pgErr(stateReadOnlyTx, ""), false, false},
 		{"Canceled", context.Canceled, false, false},
 		{"Locked", &LockedError{Schema: "team_a", Patience: time.Second, Err: pgErr(stateLockNotAvailable, "")}, true, true},
+		{"ServerTimeout", &ServerTimeoutError{Setting: "statement_timeout", Value: "1ms", Err: pgErr(stateQueryCanceled, "")}, true, true},
 		{"CommitUnknown", fmt.Errorf("%w: %w", store.ErrCommitUnknown, pgErr("57P01", "")), false, true},
 	} {
 		err := &store.Error{Op: "append", SessionID: "s1", Err: mapError(tc.in)}
