@@ -35,7 +35,9 @@ func testDSN(t testing.TB) string {
 func withSearchPath(t testing.TB, dsn, schema string) string {
 	t.Helper()
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
-		return dsn + " search_path=" + schema
+		// A keyword value in single quotes, backslash and quote escaped,
+		// as libpq reads it: a search_path may hold spaces and quotes.
+		return dsn + " search_path='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(schema) + "'"
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -43,7 +45,8 @@ func withSearchPath(t testing.TB, dsn, schema string) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	// pgx reads a "+" in a query value as itself: a space must be %20.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
 	return u.String()
 }
 
