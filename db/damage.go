@@ -65,6 +65,7 @@ func quarantineTorn(path string, log *slog.Logger) error {
 	if kind == "" {
 		return nil
 	}
+	owner, known := fsx.FileOwner(path)
 	dst, err := moveAside(path, kind)
 	if err != nil {
 		return err
@@ -74,6 +75,9 @@ func quarantineTorn(path string, log *slog.Logger) error {
 	f, err := fsx.CreateExclusive(path)
 	if err != nil {
 		return fmt.Errorf("create a fresh %s: %w", path, err)
+	}
+	if known { // the fresh file keeps the mode the torn one had
+		fsx.GiveTo(f, owner)
 	}
 	return f.Close()
 }

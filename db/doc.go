@@ -12,7 +12,8 @@
 // types, constants and errors have names here too, so a SQLite user
 // imports only this package. What only a file has stays here and says so: [Verify], [Repair], [Store.Vacuum],
 // [Backup], [Store.Info], [Store.Stats], [Store.IndexNow] (the background
-// full-text indexer), [Store.ImportHermes] (a Python store's SQLite file).
+// full-text indexer), [OpenForeign] (another program's SQLite file, read
+// only: package hermes imports a Python store's file through it).
 //
 // # Opening
 //
@@ -25,8 +26,13 @@
 // that belongs to another copy of the file is retired, never replayed.
 // [Store.Close] checkpoints (PASSIVE) and closes.
 //
-// The WAL and shared-memory files are created 0600 before SQLite opens
-// them, and no mode is ever widened. A file that is mode 0400, or that
+// Nothing is created, chmod-ed, locked or migrated at a path that holds
+// something other than a store (another program's SQLite database, a text
+// file, a directory, a device): [Open], [Verify] and [Repair] refuse it
+// with a [NotAStoreError] ([ErrNotAStore]) and leave it as it was. A new
+// store is created 0600; an existing file keeps its mode, and the WAL,
+// shared-memory and lock files, created before SQLite opens them, get the
+// database's mode and owner. A file that is mode 0400, or that
 // belongs to another user, opens for reading only: writes return
 // [ErrReadOnly]. A file that has a second name refuses to open with
 // [ErrAliased]. A second name is a hard link or, on Linux, another process
@@ -201,7 +207,8 @@
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
 // [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
-// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased]) inside an
+// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased],
+// [ErrTooLarge], [ErrInternal]) inside an
 // [*Error] that names the operation and the session — except that a COMMIT
 // cut short by a full disk matches both [ErrCommitUnknown] and
 // [ErrDiskFull]. Branch with errors.Is. Some carry what the caller needs to

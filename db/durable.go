@@ -232,11 +232,12 @@ func openDB(path string, kind connKind, poolSize int, vfsName string) (*sql.DB, 
 }
 
 // prepareFile makes sure path can hold the database before SQLite touches
-// it: the directory exists (0700 when created), a new main file is created
-// 0600 with O_EXCL|O_NOFOLLOW, and an existing one is tightened to 0600
-// with chmod on the path (never open+close: closing a descriptor drops the
-// process's POSIX locks on the file). A symlink or a directory at the path
-// is refused at once, and so is a directory we cannot write.
+// it: the directory exists (0700 when created) and a new main file is
+// created 0600 with O_EXCL|O_NOFOLLOW. An existing file keeps its mode,
+// whatever it is: a group-shared 0640 store stays 0640, and its side
+// files follow it (prepareSidecars). A symlink or a directory at the path
+// is refused at once, and so is a directory we cannot write. Open calls it
+// only once inspectPath found a store, an empty file or nothing there.
 func prepareFile(path string) (created bool, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -265,17 +266,16 @@ func prepareFile(path string) (created bool, err error) {
 	if err := fsx.Writable(dir); err != nil {
 		return false, readOnlyHint(path, err)
 	}
-	if refuseForeignOwner(path) == nil { // another user's file keeps its mode
-		tightenMode(path)
-	}
 	return false, nil
 }
 
 // prepareSidecars creates the WAL and shared-memory files 0600 with
-// O_EXCL|O_NOFOLLOW before SQLite first opens them: the driver would
-// create them with the umask's mode (0644, or 0666 under umask 000), and
-// a process of another user that opened one in that moment keeps reading
-// every transcript written through it, whatever chmod follows. It runs
+// O_EXCL|O_NOFOLLOW before SQLite first opens them, then gives them the
+// database file's mode and owner (as SQLite's modeof does): the driver
+// would create them with the umask's mode (0644, or 0666 under umask
+// 000), and a process of another user that opened one in that moment
+// keeps reading every transcript written through it, whatever chmod
+// follows; a 0600 store's side files are never more open than 0600. It runs
 // before every connection (openDB), so Open, Verify, Repair and the
 // CLI's commands all get it. An empty -wal and a zero-length -shm are
 // what SQLite itself leaves after a checkpoint: valid for read-write and
@@ -420,23 +420,30 @@ func walHeader(path string) bool {
 	return string(b[:16]) == string(sqliteHeader) && b[18] == 2 && b[19] == 2
 }
 
-// tightenSidecars applies 0600 to the database and its WAL and shared
-// memory files, by path. Files that do not exist (yet) are skipped.
-func tightenSidecars(path string) {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		tightenMode(p)
-	}
-}
-
-// tightenMode takes every permission from group and others, and never
-// adds one: a 0400 file stays 0400.
-func tightenMode(p string) {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
+// alignSidecars gives the WAL and shared-memory files the database
+// file's permission bits (with read and write for the owner: see
+// fsx.Owner.SideFilePerm), as SQLite gives the files it creates: one left
+// wider by another program (0644 beside a 0600 store) is narrowed, one
+// left narrower (0600 beside a 0640 group-shared store, by an older
+// sessiondb) widened to what the owner chose for the database. The
+// database file itself is never changed. Each side file is changed
+// through a descriptor opened with O_NOFOLLOW, so nothing planted at its
+// path redirects the chmod; files that do not exist (yet), or that this
+// user does not own, are left as they are.
+func alignSidecars(path string) {
+	owner, ok := fsx.FileOwner(path)
+	if !ok {
 		return
 	}
-	if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
-		_ = os.Chmod(p, perm&0o600) // best effort: a file we do not own keeps its mode
+	for _, side := range []string{"-wal", "-shm"} {
+		sfi, err := os.Lstat(path + side)
+		if err != nil || !sfi.Mode().IsRegular() || sfi.Mode().Perm() == owner.SideFilePerm() {
+			continue
+		}
+		if f, err := openSideFile(path+side, os.O_RDONLY, 0); err == nil {
+			_ = f.Chmod(owner.SideFilePerm()) // best effort: another user's file keeps its mode
+			f.Close()
+		}
 	}
 }
 

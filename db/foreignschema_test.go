@@ -162,12 +162,13 @@ func TestVerifyReportsForeignSchema(t *testing.T) {
 }
 
 // TestVerifyLeavesOtherSQLiteFilesAlone: a SQLite file sessiondb never
-// migrated has no schema of ours to compare.
+// migrated has no schema of ours to compare: it is not a store (issue 38
+// made that its own verdict; it used to pass as verified).
 func TestVerifyLeavesOtherSQLiteFilesAlone(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "other.db")
 	damage(t, path, "CREATE TABLE notes (x TEXT)", "CREATE TRIGGER notes_log AFTER INSERT ON notes BEGIN SELECT 1; END")
-	if rep, err := Verify(t.Context(), path); err != nil || rep.Health != HealthVerified {
-		t.Fatalf("Verify = %+v, %v; want verified", rep, err)
+	if rep, err := Verify(t.Context(), path); err != nil || rep.Health != HealthNotAStore || !strings.Contains(strings.Join(rep.Details, ""), "tables: notes") {
+		t.Fatalf("Verify = %+v, %v; want not a store, naming the table notes", rep, err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // Appenders with random cancels against another connection that keeps
@@ -60,8 +61,7 @@ func TestGroupCommit_Stress(t *testing.T) {
 		t.Fatal("stress: writers stuck")
 	}
 	close(stop)
-	msgs, _ := s.Messages(t.Context(), "g", MessageQuery{Limit: 10000})
-	sess, _ := s.Session(t.Context(), "g")
+	msgs := storetest.WholeSession(t, s.Store, "g") // checks MessageCount against the rows
 	have := map[string]bool{}
 	for _, m := range msgs {
 		have[m.Content] = true
@@ -71,7 +71,7 @@ func TestGroupCommit_Stress(t *testing.T) {
 			t.Errorf("acknowledged %s missing", k)
 		}
 	}
-	t.Logf("acknowledged %d, rows %d, MessageCount %d, stats %+v", len(ok), len(msgs), sess.MessageCount, s.Stats())
+	t.Logf("acknowledged %d, rows %d, stats %+v", len(ok), len(msgs), s.Stats())
 	if s.w.halted() != nil {
 		t.Errorf("halted: %v", s.w.halted())
 	}

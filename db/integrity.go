@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -24,7 +22,8 @@ type Health string
 const (
 	// HealthAbsent: no file at the path.
 	HealthAbsent Health = "absent"
-	// HealthEmpty: a zero-length file (SQLite treats it as a new database).
+	// HealthEmpty: a zero-length file (SQLite treats it as a new
+	// database), or a SQLite database without a single schema object.
 	HealthEmpty Health = "empty"
 	// HealthVerified: integrity_check, the FTS probe and the index coverage
 	// check passed (or the index is marked stale: the data is fine and the
@@ -35,6 +34,10 @@ const (
 	// HealthBusy: another process's lock kept the check from running
 	// reliably; check again later.
 	HealthBusy Health = "busy"
+	// HealthNotAStore: the path holds something that is not a sessiondb
+	// store (another program's SQLite database, a text file, a device);
+	// Details say what. It is not damage, and Repair refuses it.
+	HealthNotAStore Health = "not a store"
 )
 
 // VerifyReport is the outcome of Verify.
@@ -65,16 +68,18 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		return VerifyReport{}, opErr("verify", "", err)
 	}
 	r := VerifyReport{Path: abs}
-	fi, err := os.Stat(abs)
+	state, err := inspectPath(ctx, abs, "")
+	var notStore *NotAStoreError
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		r.Health = HealthAbsent
+	case errors.As(err, &notStore):
+		r.Health, r.Details = HealthNotAStore, []string{notStore.Found}
 		return r, nil
 	case err != nil:
 		return r, opErr("verify", "", err)
-	case fi.IsDir():
-		return r, opErr("verify", "", fmt.Errorf("%w: %s is a directory", ErrInvalidInput, abs))
-	case fi.Size() == 0:
+	case state == pathAbsent:
+		r.Health = HealthAbsent
+		return r, nil
+	case state == pathEmpty:
 		r.Health = HealthEmpty
 		return r, nil
 	}
@@ -105,7 +110,7 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 			return r, opErr("verify", "", err)
 		}
 	}
-	probe, err := openDB(abs, kind, 1, "")
+	probe, err := openDB(abs, kind, 1, readOnlyWALVFS) // it only reads: a -wal it may not write is read (walreadonly.go)
 	if err != nil {
 		return r, opErr("verify", "", err)
 	}
@@ -255,6 +260,12 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 	} else if deletes {
 		notDeleted = "AND d.id NOT IN (SELECT id FROM fts_deleted)"
 	}
+	// A row larger than the indexes take is never in them (indexableRow,
+	// with the mark: an older file indexed every row, by triggers).
+	indexable := ""
+	if marked {
+		indexable = "AND " + indexableRow
+	}
 	for _, index := range ftsIndexes {
 		// Hand-written: sqlc cannot see FTS5's shadow tables.
 		pastMark := "0"
@@ -263,7 +274,7 @@ func ftsCoverage(ctx context.Context, d *sql.DB) (string, error) {
 		}
 		var missing, extra, past int64
 		err := tx.QueryRowContext(ctx, `SELECT
-			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+notQueued+`),
+			(SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM `+index+`_docsize d WHERE d.id = m.id) `+indexable+` `+notQueued+`),
 			(SELECT COUNT(*) FROM `+index+`_docsize d WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = d.id) `+notDeleted+`),
 			`+pastMark).Scan(&missing, &extra, &past)
 		switch {

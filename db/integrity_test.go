@@ -109,7 +109,7 @@ func TestVerify(t *testing.T) {
 			p := filepath.Join(dir, "garbage.db")
 			os.WriteFile(p, []byte(strings.Repeat("hello world ", 1000)), 0o600)
 			return p
-		}, HealthCorrupt, "not a SQLite database", ""},
+		}, HealthNotAStore, "not a SQLite file", ""},
 		{"TruncatedHeader", func(t *testing.T) string {
 			p := filledStore(t)
 			os.Truncate(p, 50)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // mountTmpfs mounts a fresh tmpfs of size (mount's syntax, e.g. "2m") on a
@@ -209,9 +211,8 @@ func TestDiskFull_Append(t *testing.T) {
 	if st := s.Stats(); st.MessagesIndexed != indexed {
 		t.Errorf("the indexer indexed %d messages between the full disk and the next write, want none", st.MessagesIndexed-indexed)
 	}
-	msgs, err := s.Messages(t.Context(), "s1", MessageQuery{Limit: 100000})
-	if err != nil || len(msgs) < acked {
-		t.Fatalf("after the disk filled: %d messages, %v; %d were acknowledged", len(msgs), err, acked)
+	if msgs := storetest.WholeSession(t, s.Store, "s1"); len(msgs) < acked {
+		t.Fatalf("after the disk filled: %d messages; %d were acknowledged", len(msgs), acked)
 	}
 	if _, err := s.AppendMessage(t.Context(), "s1", NewMessage{Role: RoleUser, Content: "after"}); err != nil {
 		t.Fatalf("append after freeing space: %v", err)

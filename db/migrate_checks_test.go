@@ -107,7 +107,7 @@ func TestChecks_AcceptAndRefuseTheSameValues(t *testing.T) {
 		stmt string
 		ok   bool
 	}{
-		{"each role", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'system', '', 1), ('a', 'user', '', 1), ('a', 'assistant', '', 1), ('a', 'tool', '', 1)", true},
+		{"each role", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'system', '', 1), ('a', 'user', '', 1), ('a', 'assistant', '', 1), ('a', 'tool', '', 1), ('a', 'note', '', 1)", true},
 		{"an unknown role", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'robot', '', 1)", false},
 		{"a role in other case", "INSERT INTO messages (session_id, role, content, created_at) VALUES ('a', 'User', '', 1)", false},
 		{"each state", "INSERT INTO messages (session_id, role, content, created_at, state) VALUES ('a', 'user', '', 1, 'active'), ('a', 'user', '', 1, 'compacted'), ('a', 'user', '', 1, 'rewound')", true},

@@ -54,7 +54,8 @@ type Options struct {
 	VFS string
 	// ReadOnly opens the store for reading only: no writer, no migration,
 	// no database file created (only the shared-memory file SQLite needs
-	// to read a WAL file, made 0600, where the directory allows it); every
+	// to read a WAL file, given the database's mode and owner, where the
+	// directory allows it); every
 	// write returns ErrReadOnly. It is how to read
 	// a store on a read-only mount or in a directory this user cannot
 	// write (a plain Open refuses those with ErrReadOnly). The file must
@@ -65,6 +66,18 @@ type Options struct {
 	// page, so Open logs a warning. A WAL still holding committed writes is
 	// refused, not read without them.
 	ReadOnly bool
+	// ExistingOnly opens only a store that is already there: an absent
+	// path, an empty file or an empty SQLite database gets ErrNotFound,
+	// and a torn store (a zeroed header) ErrNotDatabase, with nothing
+	// created or changed — no directory, file, lock or side file. For a
+	// caller that only means to read (the CLI's read commands), which must
+	// never turn a wrong path into a store. Without it a read-write Open
+	// makes a store of an absent path, an empty file or an empty SQLite
+	// database (keeping an existing file's mode), and moves a torn store
+	// aside. Either way a path holding anything else — another program's
+	// database, a text file, a directory — is refused with a
+	// NotAStoreError and left as it was.
+	ExistingOnly bool
 	// ManualIndexing runs no background indexer: new messages stay
 	// queued for the full-text index until IndexNow, Close or the next
 	// Open indexes them, and Search finds them meanwhile all the same. For

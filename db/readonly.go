@@ -17,8 +17,9 @@ import (
 // on a read-only mount, in a directory this user cannot write, or where
 // the caller only means to look. It opens no writer, applies no
 // migration, takes no migration lock and creates no database file (only
-// the -shm SQLite needs to read a WAL file, made 0600 by prepareSidecars
-// where the directory allows it); every write returns ErrReadOnly.
+// the -shm SQLite needs to read a WAL file, made by prepareSidecars with
+// the database's mode where the directory allows it); every write returns
+// ErrReadOnly.
 //
 // Reading a WAL-mode file normally needs its shared-memory file (-shm),
 // which SQLite creates beside it. Where the directory cannot hold one and
@@ -87,7 +88,7 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	if err != nil {
 		return nil, err
 	}
-	readers, err := openDB(abs, kind, opts.ReadPoolSize, opts.VFS)
+	readers, err := openDB(abs, kind, opts.ReadPoolSize, readOnlyVFS(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -84,9 +84,13 @@ func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.
 // Repair tries to make a damaged database usable again, and never leaves
 // it less usable than it found it.
 //
-// A file that is not SQLite (zeroed, truncated header, foreign content) is
-// moved aside and a fresh database created; a WAL of another copy is
-// retired. Otherwise, after a backup (a refused backup stops the repair),
+// A file that is not a store — another program's SQLite database, a text
+// file, anything without sessiondb's schema in it — is refused with a
+// NotAStoreError and left exactly as it was (no lock file, no backup, no
+// side file). A store whose header is gone (zeroed, cut short, or
+// overwritten while its schema is still in it) is moved aside, keeping
+// its bytes, and a fresh database created with its mode; a WAL of another
+// copy is retired. Otherwise, after a backup (a refused backup stops the repair),
 // each strategy in turn — dropping foreign triggers, views and indexes
 // (restoring sessiondb's own and id counters near their maximum), FTS rebuild,
 // REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
@@ -112,8 +116,16 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		r.Error = err.Error()
 		return r, opErr("repair", "", err)
 	}
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+	// Before any lock file is made: a file that is not a store is not
+	// repaired, moved or touched.
+	switch state, err := inspectPath(ctx, abs, ""); {
+	case err != nil:
+		return fail(err)
+	case state == pathAbsent:
 		return fail(fmt.Errorf("%w: no database at %s", ErrNotFound, abs))
+	case state == pathEmpty:
+		r.Before, r.After, r.Strategy = HealthEmpty, HealthEmpty, "none"
+		return r, nil
 	}
 	if err := refuseAliased(abs); err != nil {
 		return fail(err)
@@ -124,13 +136,13 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 
 	lockCtx, cancel := context.WithTimeout(ctx, opts.LockWait)
 	defer cancel()
-	repairLock, err := acquireFileLock(lockCtx, abs+".repair.lock")
+	repairLock, err := acquireFileLock(lockCtx, abs+".repair.lock", abs)
 	if err != nil {
 		return fail(fmt.Errorf("another repair of %s is running: %w", abs, err))
 	}
 	defer repairLock.Release()
 	// No sessiondb Open may start on the file while it is repaired.
-	openLock, err := acquireFileLock(lockCtx, abs+".migrate.lock")
+	openLock, err := acquireFileLock(lockCtx, abs+".migrate.lock", abs)
 	if err != nil {
 		return fail(fmt.Errorf("wait for openers of %s: %w", abs, err))
 	}
@@ -270,9 +282,11 @@ func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (s
 	return "verified", nil
 }
 
-// moveAsideAndRecreate handles a file that is not SQLite at all.
+// moveAsideAndRecreate handles a store whose SQLite header is gone
+// (inspectPath found it ours, or nothing anyone could lose).
 func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, state headerState, why string, log *slog.Logger) (RepairReport, error) {
-	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "foreign", headerEmpty: "emptied"}[state]
+	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "overwritten", headerEmpty: "emptied"}[state]
+	owner, known := fsx.FileOwner(path)
 	dst, err := moveAside(path, kind)
 	if err != nil {
 		r.Error = err.Error()
@@ -286,6 +300,9 @@ func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, stat
 	if err != nil {
 		r.Error = err.Error()
 		return r, opErr("repair", "", err)
+	}
+	if known { // the fresh file keeps the mode the damaged one had
+		fsx.GiveTo(f, owner)
 	}
 	f.Close()
 	after, err := Verify(ctx, path)
@@ -365,11 +382,18 @@ func (g *repairGuard) swapIn(scratch string) error {
 			return err
 		}
 	}
+	owner, known := fsx.FileOwner(g.path)
 	if err := os.Rename(scratch, g.path); err != nil {
 		return err
 	}
 	syncDir(filepath.Dir(g.path))
-	tightenSidecars(g.path)
+	if known { // the repaired file keeps the mode (and owner) of the one it replaced
+		if f, err := openSideFile(g.path, os.O_RDONLY, 0); err == nil {
+			fsx.GiveTo(f, owner)
+			f.Close()
+		}
+	}
+	alignSidecars(g.path)
 	return nil
 }
 

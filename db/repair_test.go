@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // allMessages reads every message of every session, checking each
@@ -28,14 +29,7 @@ func allMessages(t *testing.T, path string) map[int64]string {
 	}
 	out := map[int64]string{}
 	for _, sess := range ss {
-		msgs, err := s.Messages(t.Context(), sess.ID, MessageQuery{Limit: 100000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sess.MessageCount != int64(len(msgs)) {
-			t.Errorf("session %s: MessageCount %d, rows %d", sess.ID, sess.MessageCount, len(msgs))
-		}
-		for _, m := range msgs {
+		for _, m := range storetest.WholeSession(t, s.Store, sess.ID) {
 			out[m.ID] = m.Content
 		}
 	}
@@ -72,8 +66,13 @@ func TestRepair(t *testing.T) {
 			fi, _ := os.Stat(path)
 			os.WriteFile(path, make([]byte, fi.Size()), 0o600)
 		}, HealthCorrupt, "move-aside", false},
-		{"GarbageFile", func(t *testing.T, path string) {
-			os.WriteFile(path, []byte(strings.Repeat("not ours ", 5000)), 0o600)
+		// A store whose header was overwritten still shows its schema: it
+		// is ours, damaged. (A file of garbage with no sessiondb schema in
+		// it is not ours: Repair refuses it, TestOpen_LeavesWhatIsNotAStoreAlone.)
+		{"HeaderOverwritten", func(t *testing.T, path string) {
+			f, _ := os.OpenFile(path, os.O_WRONLY, 0)
+			f.WriteAt([]byte(strings.Repeat("not ours ", 11)), 0)
+			f.Close()
 		}, HealthCorrupt, "move-aside", false},
 	}
 	for _, tt := range tests {

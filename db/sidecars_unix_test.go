@@ -64,8 +64,8 @@ func TestSidecars_EmptyPrecreatedFilesAreValid(t *testing.T) {
 			}
 		})
 	}
-	// A closed WAL file has neither sidecar: both are made empty, 0600,
-	// and a read-only check reads through them.
+	// A closed WAL file has neither sidecar: both are made empty, with
+	// the database's mode (0600), and a read-only check reads through them.
 	path := filepath.Join(t.TempDir(), "closed.db")
 	c, err := Open(t.Context(), path, Options{})
 	if err != nil {
@@ -112,22 +112,42 @@ func TestSidecars_NoWALForARollbackFile(t *testing.T) {
 	}
 }
 
-// Open tightens a file's mode but never widens it.
-func TestOpen_NeverWidensAMode(t *testing.T) {
-	for _, c := range []struct{ have, want os.FileMode }{{0o644, 0o600}, {0o640, 0o600}, {0o600, 0o600}, {0o400, 0o400}} {
-		t.Run(c.have.String(), func(t *testing.T) {
+// Open never changes an existing file's mode, narrower or wider (it
+// used to tighten 0644 and 0640 to 0600; issue 38 made an existing file's
+// mode the owner's choice): the side files it makes while the store is
+// open (-wal, -shm, the migration lock) get the database's mode instead.
+func TestOpen_NeverChangesAMode(t *testing.T) {
+	for _, have := range []os.FileMode{0o644, 0o640, 0o600, 0o400} {
+		t.Run(have.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.db")
 			s, err := Open(t.Context(), path, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s.Close()
-			os.Chmod(path, c.have)
-			if s, err := Open(t.Context(), path, Options{}); err == nil {
-				s.Close()
+			os.Chmod(path, have)
+			os.Chmod(path+".migrate.lock", 0o600) // as an older sessiondb left it
+			s, err = Open(t.Context(), path, Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if fi, _ := os.Stat(path); fi.Mode().Perm() != c.want {
-				t.Fatalf("mode %v after Open, want %v", fi.Mode().Perm(), c.want)
+			defer s.Close()
+			if have&0o200 != 0 {
+				newTestSession(t, s, "a") // a write: the -wal holds frames
+			}
+			if fi, _ := os.Stat(path); fi.Mode().Perm() != have {
+				t.Fatalf("mode %v after Open, want %v", fi.Mode().Perm(), have)
+			}
+			sides := []string{"-wal", "-shm", ".migrate.lock"}
+			if have&0o200 == 0 {
+				sides = []string{"-shm"} // a read-only open takes no lock and needs no -wal
+			}
+			for _, side := range sides {
+				// The owner can always write its side files (a 0400
+				// store's -shm is 0600).
+				if fi, err := os.Stat(path + side); err != nil || fi.Mode().Perm() != have|0o600 {
+					t.Errorf("%s: %v %v, want mode %v like the database", side, fi, err, have|0o600)
+				}
 			}
 		})
 	}

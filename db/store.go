@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/flock"
 	"github.com/sessiondb/sessiondb/store"
@@ -23,7 +25,7 @@ var queries = gen.New()
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
 // same on every engine, each a method here with its documentation; Path,
-// Vacuum, IndexNow, Info, Stats and ImportHermes are the file's own.
+// Vacuum, IndexNow, Info and Stats are the file's own.
 type Store struct {
 	*store.Store
 	*engine
@@ -52,6 +54,15 @@ type engine struct {
 // Open opens (creating if needed) the database at path, applies pending
 // migrations, and returns a Store ready for use.
 //
+// Open changes nothing at a path that does not hold a store: another
+// program's SQLite database, a text file, a directory or a device is
+// refused with a NotAStoreError (ErrNotAStore) before any file is
+// created, chmod-ed, locked or migrated. An absent path, an empty file
+// and an empty SQLite database become a store, unless
+// Options.ExistingOnly or Options.ReadOnly says only to open one that is
+// there. A new file is created 0600; an existing file keeps its mode, and
+// the side files (-wal, -shm, the lock) get the database's mode and owner.
+//
 // Open waits out another process's lock (a migration, a VACUUM) for up to
 // Options.OpenPatience. Errors that waiting cannot fix — a directory at the
 // path, no permission, a file that is not a database — fail at once.
@@ -66,6 +77,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, opErr("open", "", err)
+	}
+	// Before anything is created, chmod-ed, locked or migrated: a path
+	// that holds something other than a store is left exactly as it was.
+	state, err := inspectPath(ctx, abs, opts.VFS)
+	if err != nil {
+		return nil, opErr("open", "", err)
+	}
+	if opts.ReadOnly || opts.ExistingOnly {
+		if err := refuseNoStore(abs, state); err != nil {
+			return nil, opErr("open", "", err)
+		}
 	}
 	if opts.ReadOnly {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
@@ -113,7 +135,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		w.close()
 		return nil, opErr("open", "", err)
 	}
-	tightenSidecars(abs)
+	alignSidecars(abs)
 	if err := reconcileFTS(openCtx, w, time.Until(start.Add(opts.OpenPatience))); err != nil {
 		w.close()
 		return nil, opErr("open", "", fmt.Errorf("bring the full-text index up to date: %w", resourceCause(abs, err)))
@@ -152,6 +174,7 @@ func (e *engine) store() (*Store, error) {
 // switches the file to WAL and applies migrations, then pins the single
 // writer connection.
 func openWriter(ctx context.Context, path string, created bool, opts Options) (w *writer, err error) {
+	ctx = sqlite3.WithMaxMemory(ctx, writerMaxMemory) // the connection is made with the first call's ctx (limits.go)
 	pool, err := openDB(path, kindWriter, 1, opts.VFS)
 	if err != nil {
 		return nil, err
@@ -161,7 +184,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 			pool.Close()
 		}
 	}()
-	lock, err := acquireFileLock(ctx, path+".migrate.lock")
+	lock, err := acquireFileLock(ctx, path+".migrate.lock", path)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +271,10 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 func describeOpenError(path string, err error) error {
 	err = resourceCause(path, err)
 	switch {
+	case errors.Is(err, ErrNotAStore):
+		return err
 	case errors.Is(err, ErrNotDatabase):
-		return fmt.Errorf("%s is not a SQLite database (it may not be ours; move it aside or run `sessiondb repair`): %w", path, err)
+		return fmt.Errorf("%s cannot be read as a SQLite database (`sessiondb verify` tells a damaged store, which `sessiondb repair` mends, from another program's file, which it leaves alone): %w", path, err)
 	case errors.Is(err, ErrReadOnly):
 		return fmt.Errorf("%s cannot be written by this user (fix its permissions, e.g. chmod u+rw on the file and its directory, or open it with Options.ReadOnly to read it): %w", path, err)
 	}

@@ -30,7 +30,10 @@ func TestOpen_FilesArePrivate(t *testing.T) {
 	}
 }
 
-func TestOpen_TightensExistingFile(t *testing.T) {
+// An existing file keeps its mode (issue 38: Open used to tighten a 0644
+// file to 0600; the mode is its owner's choice). TestOpen_NeverChangesAMode
+// covers the other modes and the side files.
+func TestOpen_KeepsAnExistingFilesMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	s, err := Open(t.Context(), path, Options{})
 	if err != nil {
@@ -46,8 +49,8 @@ func TestOpen_TightensExistingFile(t *testing.T) {
 	}
 	defer s.Close()
 	fi, _ := os.Stat(path)
-	if got := fi.Mode().Perm(); got != 0o600 {
-		t.Errorf("mode after reopen = %v, want 0600", got)
+	if got := fi.Mode().Perm(); got != 0o644 {
+		t.Errorf("mode after reopen = %v, want 0644 kept", got)
 	}
 }
 
@@ -157,9 +160,10 @@ func TestOpen_BadPaths(t *testing.T) {
 		mentions []string
 	}{
 		{"EmptyPath", "", ErrInvalidInput, nil},
-		{"DirectoryAtPath", isDir, ErrInvalidInput, []string{isDir, "is a directory"}},
+		{"DirectoryAtPath", isDir, ErrNotAStore, []string{isDir, "a directory"}},
 		{"SymlinkAtPath", link, ErrInvalidInput, []string{link, "symbolic link"}},
-		{"GarbageFile", garbage, ErrNotDatabase, []string{garbage, "repair"}},
+		// Not "run repair": the file may not be ours (issue 38).
+		{"GarbageFile", garbage, ErrNotAStore, []string{garbage, "not a SQLite file", "nothing was changed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

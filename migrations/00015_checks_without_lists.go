@@ -28,24 +28,11 @@ package migrations
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
-
-	"github.com/pressly/goose/v3"
 )
-
-// Go is the migrations written in Go, for goose.WithGoMigrations.
-func Go() []*goose.Migration {
-	return []*goose.Migration{
-		goose.NewGoMigration(15,
-			&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return rewriteChecks(ctx, tx, false) }},
-			&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return rewriteChecks(ctx, tx, true) }}),
-	}
-}
 
 // listChecks is each table's constraints as migrations 1 and 3 wrote
 // them, and as version 15 writes them.
-var listChecks = []struct{ table, list, comparisons string }{
+var listChecks = []checkEdit{
 	{"messages",
 		"CHECK (role IN ('system', 'user', 'assistant', 'tool'))",
 		"CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool')"},
@@ -61,52 +48,7 @@ var listChecks = []struct{ table, list, comparisons string }{
 }
 
 // rewriteChecks writes the comparisons in place of the lists (back: the
-// lists in place of the comparisons). Hand-written SQL: sqlc cannot see
-// sqlite_schema, and the PRAGMAs are SQLite's procedure itself.
-func rewriteChecks(ctx context.Context, tx *sql.Tx, back bool) (err error) {
-	var version int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&version); err != nil {
-		return fmt.Errorf("read schema_version: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "PRAGMA writable_schema = ON"); err != nil {
-		return err
-	}
-	defer func() {
-		if _, offErr := tx.ExecContext(ctx, "PRAGMA writable_schema = OFF"); err == nil && offErr != nil {
-			err = offErr
-		}
-	}()
-	changed := false
-	for _, table := range []string{"messages", "sessions"} {
-		var stmt string
-		if err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&stmt); err != nil {
-			return fmt.Errorf("read the %s table's statement: %w", table, err)
-		}
-		next := stmt
-		for _, c := range listChecks {
-			from, to := c.list, c.comparisons
-			if back {
-				from, to = to, from
-			}
-			if c.table != table || strings.Count(next, from) != 1 {
-				continue
-			}
-			next = strings.Replace(next, from, to, 1)
-		}
-		if next == stmt {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", next, table); err != nil {
-			return fmt.Errorf("rewrite the %s table's checks: %w", table, err)
-		}
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	// A PRAGMA takes no bound parameter; version is an integer read above.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA schema_version = %d", version+1)); err != nil {
-		return fmt.Errorf("set schema_version: %w", err)
-	}
-	return nil
+// lists in place of the comparisons).
+func rewriteChecks(ctx context.Context, tx *sql.Tx, back bool) error {
+	return rewriteTableChecks(ctx, tx, listChecks, back)
 }

@@ -1,6 +1,6 @@
 // Package migrations holds sessiondb's goose migrations: SQL files,
 // embedded in FS, and the ones written in Go (Go), needed only where
-// SQLite's own procedure reads a value from the file (version 15).
+// SQLite's own procedure reads a value from the file (versions 15 and 17).
 //
 // They are applied in order by db.Open under a cross-process lock
 // (goose alone does not serialise two processes migrating one SQLite file).

@@ -40,6 +40,17 @@ func (s *Store) ClearActivityLabels(ctx context.Context, id string) error {
 	return s.Store.ClearActivityLabels(ctx, id)
 }
 
+// MessagesAround returns the messages of sessionID around the message id:
+// up to before messages before it and after after it, and the session's
+// first and last messages when the window does not reach them, all read in
+// one snapshot. Rewound messages are not part of it (the anchor may be
+// one: a search of rewound rows opens on it). A message that is not the
+// session's gives ErrNotFound, as does an unknown session; a negative
+// window or one over 1000 a side ErrInvalidInput.
+func (s *Store) MessagesAround(ctx context.Context, sessionID string, id int64, before, after int) (store.MessageWindow, error) {
+	return s.Store.MessagesAround(ctx, sessionID, id, before, after)
+}
+
 // DeleteSessions deletes the sessions f selects, a whole conversation at a
 // time, sparing what Prune spares: a conversation goes only when every
 // session of its compression lineage is selected (the ancestors of a live
@@ -57,13 +68,18 @@ func (s *Store) DeleteSessions(ctx context.Context, f store.BulkFilter, o store.
 	return s.Store.DeleteSessions(ctx, f, o)
 }
 
-// PruneSessions is DeleteSessions by age: f.OlderThan is required.
+// PruneSessions is DeleteSessions by age: f.OlderThan is required. It
+// takes ended sessions only — a session that never ended is someone's
+// conversation, however idle — unless f.IncludeLive asks for idle live
+// ones too; a conversation with a live session that is not selected is
+// spared whole (SpareContinued).
 func (s *Store) PruneSessions(ctx context.Context, f store.BulkFilter, o store.BulkOptions) (store.BulkResult, error) {
 	return s.Store.PruneSessions(ctx, f, o)
 }
 
 // DeleteGhostSessions deletes sessions that never got a message and are
 // older than olderThan (0: DefaultGhostAge), with DeleteSessions' rules.
+// Archived sessions are kept: archiving one is a wish to keep it.
 func (s *Store) DeleteGhostSessions(ctx context.Context, olderThan time.Duration, o store.BulkOptions) (store.BulkResult, error) {
 	return s.Store.DeleteGhostSessions(ctx, olderThan, o)
 }
@@ -133,7 +149,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 // Conversation returns a session's conversation in order (by id, never by
 // timestamp): by default its active rows, the live context a model is
 // given; see ConversationOptions for the display views. Rewound rows are
-// never part of it.
+// never part of it, and notes only when asked (IncludeNotes).
 func (s *Store) Conversation(ctx context.Context, sessionID string, o store.ConversationOptions) ([]store.Message, error) {
 	return s.Store.Conversation(ctx, sessionID, o)
 }
@@ -174,6 +190,23 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o store.ExportOptions) 
 	return s.Store.Export(ctx, w, o)
 }
 
+// SessionsByIDSubstring returns the ids of the sessions whose id contains
+// text anywhere — taken literally, no character of it a pattern — newest
+// start first, at most limit of them (0: 50; at most 1000). It finds a
+// session by the part of its id a person remembers or a log shows, where
+// ResolveSessionID needs the id's beginning.
+func (s *Store) SessionsByIDSubstring(ctx context.Context, text string, limit int) ([]string, error) {
+	return s.Store.SessionsByIDSubstring(ctx, text, limit)
+}
+
+// UserCwds returns the distinct working directories of userID's sessions
+// ("" for the sessions without a user), the most recently started first,
+// at most limit of them (0: 50; at most 1000): where that user works, for
+// a picker of projects.
+func (s *Store) UserCwds(ctx context.Context, userID string, limit int) ([]string, error) {
+	return s.Store.UserCwds(ctx, userID, limit)
+}
+
 // SetArchived archives (or unarchives) the whole conversation id belongs
 // to: every session of its compression lineage, so an archived
 // conversation does not resurface through its tip. It returns how many
@@ -198,6 +231,28 @@ func (s *Store) SetHidden(ctx context.Context, id string, hidden bool) (int, err
 // explicitly unread (Session.Unread).
 func (s *Store) MarkRead(ctx context.Context, id string, read bool) (int, error) {
 	return s.Store.MarkRead(ctx, id, read)
+}
+
+// ForeignSessionState says whether id is taken and, when it was imported,
+// from where and with what fingerprint.
+func (s *Store) ForeignSessionState(ctx context.Context, id string) (store.ForeignState, error) {
+	return s.Store.ForeignSessionState(ctx, id)
+}
+
+// WriteForeignBatch writes one batch in one transaction. A message already
+// imported (its key is there) only takes the source's new state; a new
+// message whose platform id an earlier row of the session holds keeps it
+// in its metadata under "duplicate_platform_message_id", as migration 9
+// does to older files. A title another session holds is dropped.
+func (s *Store) WriteForeignBatch(ctx context.Context, b store.ForeignBatch) (store.ForeignBatchResult, error) {
+	return s.Store.WriteForeignBatch(ctx, b)
+}
+
+// LinkForeign links the children whose parent came later in the source,
+// in one transaction, and returns how many stay detached (the parent is
+// absent, was not imported from origin, or the link would make a cycle).
+func (s *Store) LinkForeign(ctx context.Context, origin string, links []store.ForeignLink) (int, error) {
+	return s.Store.LinkForeign(ctx, origin, links)
 }
 
 // RequestHandoff asks for the session to be handed to platform. It moves a
@@ -418,7 +473,9 @@ func (s *Store) SetSystemPrompt(ctx context.Context, id, prompt string) error {
 // are cleared (a session ended by mistake, or resumed after an automatic
 // end). A session compressed into a continuation is refused with
 // ErrSessionClosed — its conversation goes on in the child; reopen the
-// compression tip instead. A live session is left alone (false).
+// compression tip instead. One ended "compression" that has no
+// continuation is reopened like any other. A live session is left alone
+// (false).
 func (s *Store) ReopenSession(ctx context.Context, id string) (bool, error) {
 	return s.Store.ReopenSession(ctx, id)
 }
@@ -447,6 +504,18 @@ func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 // other writers get the lock between them, and records meta "last_prune".
 func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (store.PruneResult, error) {
 	return s.Store.Prune(ctx, olderThan)
+}
+
+// BackfillRepoRoots gives sessions that have a working directory but no
+// repository root one: resolve is asked once per such directory (outside
+// any transaction: it may run git or walk the filesystem) and returns the
+// directory's repository root, or "" when it has none or cannot tell; a
+// root is written to every session in that directory that still has none,
+// in one transaction per directory, and a root already set is never
+// changed. It returns how many sessions were given one. Sessions created
+// since then by a caller that knew their root are left alone.
+func (s *Store) BackfillRepoRoots(ctx context.Context, resolve func(cwd string) string) (int64, error) {
+	return s.Store.BackfillRepoRoots(ctx, resolve)
 }
 
 // ResolveSessionID turns what a person typed into a session id: the id
@@ -573,6 +642,16 @@ func (s *Store) CountSessions(ctx context.Context, q store.RecentQuery) (store.S
 	return s.Store.CountSessions(ctx, q)
 }
 
+// MaxMessageBytes is the largest message this store's engine keeps: the
+// bytes of its content, tool calls, reasoning, parts and metadata
+// together. An append or import of a larger one is refused with
+// ErrTooLarge before anything is written. The SQLite engine keeps 64 MiB,
+// PostgreSQL 256 MiB (docs/RELIABILITY.md says what each was measured to
+// handle).
+func (s *Store) MaxMessageBytes() int64 {
+	return s.Store.MaxMessageBytes()
+}
+
 // Close closes the engine. Calls after Close return ErrClosed; a second
 // Close returns nil.
 func (s *Store) Close() error {
@@ -590,8 +669,8 @@ func (s *Store) AllSessions(ctx context.Context) iter.Seq2[store.Session, error]
 
 // AllMessages streams a session's messages as Messages would return them
 // for mq (its bounds, order and IncludeRewound), without Messages' cap:
-// it reads mq.Limit rows per page (default 1000), each page in a read of
-// its own, until the session has no more. An unknown session yields
+// it reads mq.Limit rows per page (default 1000, at most Messages' cap of
+// 100,000), each page in a read of its own, until the session has no more. An unknown session yields
 // ErrNotFound. The stream ends at the first error, which it yields.
 func (s *Store) AllMessages(ctx context.Context, sessionID string, mq store.MessageQuery) iter.Seq2[store.Message, error] {
 	return s.Store.AllMessages(ctx, sessionID, mq)
@@ -641,13 +720,29 @@ func (s *Store) SessionByTitle(ctx context.Context, userID, title string) (store
 //     writes no per-model row: the totals of a provider that reports
 //     cumulative figures cannot be split by model;
 //   - an auxiliary task's delta (Task set) is added to its (model, task)
-//     row only — the session's totals count the main loop alone.
+//     row only — the session's totals count the main loop alone;
+//   - a main-loop report naming a Model gives a session that has no model
+//     yet that model (Session.Model); a set model is never changed here;
+//   - likewise the first main-loop report with a billing route (provider,
+//     base URL, mode) gives a session without one that route
+//     (Session.Billing): the first-accounted rule. SetBillingRoute
+//     changes it explicitly.
 //
 // An absolute report for an auxiliary task, negative counts and costs that
 // are negative, NaN or infinite give ErrInvalidInput; an unknown session
 // gives ErrNotFound and records nothing.
 func (s *Store) RecordUsage(ctx context.Context, id string, u store.UsageUpdate) error {
 	return s.Store.RecordUsage(ctx, id, u)
+}
+
+// SetBillingRoute sets the session's billing route — provider, base URL
+// and mode; an empty field clears it — as when the caller switches
+// provider mid-session. Usage rows keep the routes they were accounted
+// under. Cost status, cost source and pricing version are not part of the
+// route and are refused here (ErrInvalidInput); an unknown session gives
+// ErrNotFound.
+func (s *Store) SetBillingRoute(ctx context.Context, id string, b store.Billing) error {
+	return s.Store.SetBillingRoute(ctx, id, b)
 }
 
 // SessionUsage returns the session's main-loop totals and its per-(model,

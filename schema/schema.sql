@@ -58,7 +58,7 @@ CREATE INDEX sessions_handoff ON sessions (handoff_state, started_at) WHERE hand
 CREATE TABLE messages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id      TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    role            TEXT    NOT NULL CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool'),
+    role            TEXT    NOT NULL CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool' OR role = 'note'),
     content         TEXT    NOT NULL DEFAULT '',
     tool_name       TEXT,
     tool_call_id    TEXT,

@@ -19,6 +19,10 @@ type ConversationOptions struct {
 	// IncludeCompacted adds the session's compacted rows to the
 	// single-session view (the default is what a model sees: active rows).
 	IncludeCompacted bool
+	// IncludeNotes adds the notes (RoleNote) to either view, in their
+	// place. Without it no view holds a note: what Conversation returns by
+	// default can be given to a model, and a note is nobody's words.
+	IncludeNotes bool
 }
 
 // conversationPage is how many rows one query of a view reads.
@@ -27,7 +31,7 @@ const conversationPage = 5000
 // Conversation returns a session's conversation in order (by id, never by
 // timestamp): by default its active rows, the live context a model is
 // given; see ConversationOptions for the display views. Rewound rows are
-// never part of it.
+// never part of it, and notes only when asked (IncludeNotes).
 func (s *Store) Conversation(ctx context.Context, sessionID string, o ConversationOptions) ([]Message, error) {
 	var out []Message
 	err := s.snapshot(ctx, "get conversation", sessionID, func(q driver.Executor) error {
@@ -50,12 +54,32 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 		if err != nil {
 			return err
 		}
-		at := map[int64]int{} // turn -> index in out
+		//
+		// A row of a later session that says again what an earlier session
+		// said — same role, text, tool fields and time (a prompt re-sent
+		// after a resume) — is that turn too, as the reference store's
+		// display identity has it; there the live row wins. Rows of one
+		// session are never folded so (one batch shares its time).
+		at := map[int64]int{}          // turn -> index in out
+		said := map[displayKey]int64{} // what earlier sessions said -> turn
 		for _, sid := range ids {
+			mine := map[displayKey]int64{}
 			err := visibleMessages(ctx, q, sid, true, func(m Message) {
 				turn := m.ID
 				if m.OriginID != 0 {
 					turn = m.OriginID
+				}
+				k := displayKeyOf(m)
+				if _, copied := at[turn]; !copied {
+					if t, ok := said[k]; ok {
+						if m.State != StateRewound || out[at[t]].State == StateRewound {
+							out[at[t]] = m
+						}
+						return
+					}
+				}
+				if _, ok := mine[k]; !ok {
+					mine[k] = turn
 				}
 				if i, ok := at[turn]; ok {
 					out[i] = m
@@ -67,10 +91,18 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 			if err != nil {
 				return err
 			}
+			for k, turn := range mine {
+				if _, ok := said[k]; !ok {
+					said[k] = turn
+				}
+			}
 		}
 		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
 		return nil
 	})
+	if !o.IncludeNotes {
+		out = slices.DeleteFunc(out, func(m Message) bool { return m.Role == RoleNote })
+	}
 	return out, err
 }
 
@@ -97,4 +129,20 @@ func visibleMessages(ctx context.Context, q driver.Executor, sessionID string, r
 			return nil
 		}
 	}
+}
+
+// displayKey is what makes two rows the same thing said: the reference
+// store's display identity (role, text, tool fields, time).
+type displayKey struct {
+	role, content, toolName, toolCallID, toolCalls string
+	at                                             int64
+}
+
+func displayKeyOf(m Message) displayKey {
+	k := displayKey{role: string(m.Role), content: m.Content, toolName: m.ToolName, toolCallID: m.ToolCallID,
+		at: m.CreatedAt.UnixMilli()}
+	for _, c := range m.ToolCalls {
+		k.toolCalls += c.ID + "\x00" + c.Name + "\x00" + c.Arguments + "\x00"
+	}
+	return k
 }

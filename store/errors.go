@@ -35,6 +35,12 @@ var (
 	ErrCorrupt = driver.ErrCorrupt
 	// ErrNotDatabase: the file at the path is not a SQLite database.
 	ErrNotDatabase = driver.ErrNotDatabase
+	// ErrNotAStore: the path holds something that is not a sessiondb store
+	// and that sessiondb will not turn into one — another program's SQLite
+	// database, a text file, a directory, a device. Nothing was created,
+	// changed or left beside it. It is not damage: check the path. An
+	// error that matches it matches ErrNotDatabase too.
+	ErrNotAStore = driver.ErrNotAStore
 	// ErrReadOnly: the file or its directory cannot be written by this
 	// user, the filesystem is mounted read-only, or the Store was opened
 	// with Options.ReadOnly. Reading still works through Options.ReadOnly.
@@ -95,6 +101,16 @@ var (
 	// ErrNotSupported: the engine does not do this (a file operation on a
 	// server engine).
 	ErrNotSupported = driver.ErrNotSupported
+	// ErrTooLarge: an append was refused before anything was written
+	// because one message is larger than the engine keeps (MaxMessageBytes:
+	// its text fields together). Nothing was written; split the content or
+	// store a large attachment by reference.
+	ErrTooLarge = driver.ErrTooLarge
+	// ErrInternal: the engine's driver failed in a way that leaves its
+	// connection in an unknown state (a panic inside it, e.g. the SQLite
+	// driver out of memory). Writes are halted with it until the store is
+	// reopened; nothing acknowledged is lost.
+	ErrInternal = driver.ErrInternal
 )
 
 // Error is the one typed error of the package: what was being done (Op),

@@ -22,7 +22,9 @@ import (
 // details were added within version 1, as optional fields: a file without
 // them (written before) reads as messages without them, and a reader
 // that predates them refuses a file that has them by name (records are
-// decoded strictly), so none of them is ever dropped unseen.
+// decoded strictly), so none of them is ever dropped unseen. So was the
+// role "note" (RoleNote): a reader that predates it refuses a file holding
+// a note by its role, so a note is never read as anyone's words.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1
@@ -165,8 +167,6 @@ func (r *sessionRecord) check() error {
 		return invalid("empty source")
 	case r.Kind != "" && (!ChildKind(r.Kind).Valid() || r.ParentID == ""):
 		return invalid("kind %q needs a parent and one of compression, branch, delegate, reset, tool", r.Kind)
-	case r.ParentID == r.ID:
-		return invalid("session %q is its own parent", r.ID)
 	case r.TitleRank < 0 || r.TitleRank > 2:
 		return invalid("title rank %d is not 0, 1 or 2", r.TitleRank)
 	case r.RewindCount < 0:
@@ -177,6 +177,9 @@ func (r *sessionRecord) check() error {
 			return err
 		}
 	}
+	if err := rules.CheckJSONObject("model config", r.ModelConfig); err != nil {
+		return err
+	}
 	return r.usage().Validate()
 }
 
@@ -185,7 +188,8 @@ func (r *sessionRecord) check() error {
 func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
-		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata}
+		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
+		Summary: r.Summary}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
 	}

@@ -22,12 +22,21 @@ const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool"
+	// RoleNote is a note kept with a conversation: text that someone other
+	// than its participants wrote about it (an agent's note through
+	// `sessiondb mcp --allow-notes`, a person's annotation). It is stored,
+	// shown and searched like any message, and never given to a model as
+	// anyone's words: Conversation leaves notes out unless asked
+	// (ConversationOptions.IncludeNotes), and the converters (convert/openai,
+	// convert/anthropic) skip them. A note holds text and references (no
+	// tool calls or results, no reasoning) and is never a summary.
+	RoleNote Role = "note"
 )
 
-// Valid reports whether r is one of the four roles.
+// Valid reports whether r is one of the five roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+	case RoleSystem, RoleUser, RoleAssistant, RoleTool, RoleNote:
 		return true
 	}
 	return false
@@ -127,7 +136,12 @@ var minCreatedAt = time.Unix(0, 0)
 // ErrInvalidInput), or nil when it would accept it.
 func (m *NewMessage) Validate() error {
 	if !m.Role.Valid() {
-		return invalid("role %q is not one of system, user, assistant, tool", m.Role)
+		return invalid("role %q is not one of system, user, assistant, tool, note", m.Role)
+	}
+	if m.Role == RoleNote {
+		if err := m.validateNote(); err != nil {
+			return err
+		}
 	}
 	if err := rules.CheckText("content", m.Content); err != nil {
 		return err
@@ -175,6 +189,25 @@ func (m *NewMessage) Validate() error {
 		return invalid("negative token count")
 	}
 	return validateParts(m)
+}
+
+// validateNote refuses in a note what only a turn of the conversation
+// has: tool calls and results, reasoning, a summary's place.
+func (m *NewMessage) validateNote() error {
+	switch {
+	case len(m.ToolCalls) > 0 || m.ToolName != "" || m.ToolCallID != "":
+		return invalid("a note holds no tool call or tool result")
+	case m.Reasoning != "" || m.ReasoningDetails != "":
+		return invalid("a note holds no reasoning")
+	case m.Summary:
+		return invalid("a note is never a compression summary")
+	}
+	for i, p := range m.Parts {
+		if p.Type != PartText && p.Type != PartImage && p.Type != PartFile {
+			return invalid("part %d: a note holds text, image and file parts, not %s", i, p.Type)
+		}
+	}
+	return nil
 }
 
 // isJSONObject reports whether s is one JSON object.
@@ -255,7 +288,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	if err := rules.CheckID("session id", sessionID); err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
-	prepared, err := prepareMessages(sessionID, ms)
+	prepared, err := prepareMessages(sessionID, ms, s.MaxMessageBytes())
 	if err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
@@ -288,8 +321,9 @@ type preparedMessage struct {
 }
 
 // prepareMessages checks ms and turns them into insert parameters, before
-// any transaction starts.
-func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, error) {
+// any transaction starts; a message over maxBytes (the engine's
+// MaxMessageBytes) is refused with ErrTooLarge.
+func prepareMessages(sessionID string, ms []NewMessage, maxBytes int64) ([]preparedMessage, error) {
 	out := make([]preparedMessage, len(ms))
 	for i := range ms {
 		m := ms[i] // normalised here, never in the caller's slice
@@ -298,6 +332,9 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 		}
 		normalizeParts(&m)
 		p, err := insertParams(sessionID, &m)
+		if err == nil {
+			err = checkSize(&p, maxBytes)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -468,6 +505,10 @@ type MessageQuery struct {
 	IncludeRewound bool
 }
 
+// maxMessagesLimit is the most rows one Messages call returns; AllMessages
+// streams a session of any length.
+const maxMessagesLimit = 100_000
+
 // Messages returns a session's messages. An unknown session gives
 // ErrNotFound.
 func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery) ([]Message, error) {
@@ -476,8 +517,8 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 		return nil, opErr("list messages", sessionID, invalid("negative limit or id bound"))
 	case mq.Limit == 0:
 		mq.Limit = 1000
-	case mq.Limit > 100000:
-		mq.Limit = 100000
+	case mq.Limit > maxMessagesLimit:
+		mq.Limit = maxMessagesLimit
 	}
 	if mq.BeforeID == 0 {
 		mq.BeforeID = math.MaxInt64

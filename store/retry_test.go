@@ -73,6 +73,9 @@ var RetryRows = []retryRow{
 	{"ErrForeignSchema", ErrForeignSchema, false, false},
 	{"ErrAliased", ErrAliased, false, false},
 	{"ErrNotSupported", ErrNotSupported, false, false},
+	{"ErrNotAStore", ErrNotAStore, false, false}, // the wrong path: check it
+	{"ErrTooLarge", ErrTooLarge, false, false},   // the same message is as large next time
+	{"ErrInternal", ErrInternal, false, false},   // writes halted until the store is reopened
 }
 
 // TestRetryable_EverySentinel: each sentinel, wrapped as the Store returns

@@ -174,7 +174,7 @@ func (o *SearchOptions) check() (searchPlan, error) {
 	if len(o.Roles) > 0 {
 		for _, r := range o.Roles {
 			if !r.Valid() {
-				return p, invalid("role %q is not one of system, user, assistant, tool", r)
+				return p, invalid("role %q is not one of system, user, assistant, tool, note", r)
 			}
 		}
 	}

@@ -68,13 +68,18 @@ func (s *Store) sessionRows(ctx context.Context, op string) iter.Seq2[driver.Ses
 
 // AllMessages streams a session's messages as Messages would return them
 // for mq (its bounds, order and IncludeRewound), without Messages' cap:
-// it reads mq.Limit rows per page (default 1000), each page in a read of
-// its own, until the session has no more. An unknown session yields
+// it reads mq.Limit rows per page (default 1000, at most Messages' cap of
+// 100,000), each page in a read of its own, until the session has no more. An unknown session yields
 // ErrNotFound. The stream ends at the first error, which it yields.
 func (s *Store) AllMessages(ctx context.Context, sessionID string, mq MessageQuery) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
-		if mq.Limit == 0 {
+		switch {
+		case mq.Limit == 0:
 			mq.Limit = 1000
+		case mq.Limit > maxMessagesLimit:
+			// Messages returns at most this many: a larger page size
+			// would take its first full page for the last one.
+			mq.Limit = maxMessagesLimit
 		}
 		for {
 			page, err := s.Messages(ctx, sessionID, mq)

@@ -110,7 +110,7 @@ func TestBadInputs(t *testing.T) {
 			}
 			return err
 		}},
-		{"directory at the path", "ErrInvalidInput at once, naming the path", db.ErrInvalidInput, func(t *testing.T) error {
+		{"directory at the path", "ErrNotAStore at once, naming the path", db.ErrNotAStore, func(t *testing.T) error {
 			path := filepath.Join(t.TempDir(), "state.db")
 			os.Mkdir(path, 0o700)
 			start := time.Now()
@@ -143,13 +143,19 @@ func TestBadInputs(t *testing.T) {
 			}
 			return err
 		}},
-		{"garbage file", "ErrNotDatabase; the file is left untouched (repair moves it aside)", db.ErrNotDatabase, func(t *testing.T) error {
+		{"garbage file", "ErrNotAStore (not ErrCorrupt: it may not be ours); the file is left untouched and Repair refuses it", db.ErrNotAStore, func(t *testing.T) error {
 			path := filepath.Join(t.TempDir(), "state.db")
 			garbage := bytes.Repeat([]byte("not a database "), 500)
 			os.WriteFile(path, garbage, 0o600)
 			err := openErr(path)
+			if _, rerr := db.Repair(ctx, path, db.RepairOptions{}); !errors.Is(rerr, db.ErrNotAStore) {
+				t.Errorf("repair of a garbage file = %v, want ErrNotAStore", rerr)
+			}
 			if b, _ := os.ReadFile(path); !bytes.Equal(b, garbage) {
 				t.Errorf("the garbage file was changed")
+			}
+			if side, _ := filepath.Glob(path + "?*"); len(side) != 0 {
+				t.Errorf("files left beside it: %v", side)
 			}
 			return err
 		}},

@@ -226,8 +226,8 @@ func TestCLI_NotADatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	os.WriteFile(path, []byte(strings.Repeat("not a database; ", 200)), 0o600)
 	r := cli(t, []string{"SESSIONDB_PATH=" + path}, "", "sessions")
-	if r.code != 1 || !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, "not a SQLite database") {
-		t.Errorf("sessions on a garbage file = %d %q", r.code, r.stderr)
+	if r.code != 4 || !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, "not a sessiondb store") || !strings.Contains(r.stderr, "not a SQLite file") {
+		t.Errorf("sessions on a garbage file = %d %q, want exit 4 (not a store)", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "not a database") {
 		t.Error("the refused file was changed")
@@ -248,9 +248,9 @@ func TestCLI_Verify(t *testing.T) {
 		health string
 	}{
 		{good, 0, "verified"},
-		{garbage, 1, "corrupt"},
+		{garbage, 4, "not a store"},
 		{filepath.Join(dir, "absent.db"), 1, "absent"},
-		{dir, 2, ""},
+		{dir, 4, "not a store"},
 	}
 	for _, tt := range tests {
 		r := cli(t, nil, "", "--db", tt.path, "verify", "--json")
@@ -279,20 +279,24 @@ func TestCLI_Repair(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep["strategy"] != "none" || rep["repaired"] != false {
 		t.Errorf("repair of a healthy file = %d %q %v", r.code, r.stdout, err)
 	}
-	os.WriteFile(path, []byte(strings.Repeat("someone else's file ", 300)), 0o600)
-	if r := cli(t, env, "", "sessions"); r.code != 1 {
-		t.Errorf("sessions on a foreign file = %d, want 1 (refused)", r.code)
+	// A store zeroed by a power cut is ours and damaged: repair moves it
+	// aside (keeping its bytes) and starts a fresh one. (A file that is
+	// not a store is refused: TestCLI_NotAStoreIsNeverChanged.)
+	fi, _ := os.Stat(path)
+	os.WriteFile(path, make([]byte, fi.Size()), 0o600)
+	if r := cli(t, env, "", "sessions"); r.code != 1 || !strings.Contains(r.stderr, "damaged") {
+		t.Errorf("sessions on a zeroed store = %d %q, want 1 (damaged; a read changes nothing)", r.code, r.stderr)
 	}
 	r = cli(t, env, "", "repair", "--json")
 	rep = nil
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep["strategy"] != "move-aside" || rep["repaired"] != true {
-		t.Fatalf("repair of a foreign file = %d %q %v", r.code, r.stdout, err)
+		t.Fatalf("repair of a zeroed store = %d %q %v", r.code, r.stdout, err)
 	}
-	if b, err := os.ReadFile(rep["backup_path"].(string)); err != nil || !strings.HasPrefix(string(b), "someone else's file") {
-		t.Errorf("the foreign file was not kept at %v: %v", rep["backup_path"], err)
+	if b, err := os.ReadFile(rep["backup_path"].(string)); err != nil || int64(len(b)) != fi.Size() {
+		t.Errorf("the zeroed store was not kept at %v: %v", rep["backup_path"], err)
 	}
-	if r := cli(t, env, "", "sessions"); r.code != 0 {
-		t.Errorf("sessions after repair = %d %s", r.code, r.stderr)
+	if r := cli(t, env, "", "session", "new"); r.code != 0 {
+		t.Errorf("a write after repair = %d %s", r.code, r.stderr)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessiondb/sessiondb/db"
 	"github.com/sessiondb/sessiondb/internal/needs"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // TestExternal_PythonHolds15Seconds: under a 15 s hold, an append with 2 s
@@ -138,7 +139,7 @@ func TestExternal_SQLiteShellVacuum(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d of %d appends failed during the shell's VACUUM: %v", len(errs), n, errs[0])
 	}
-	if msgs, _ := patient.Messages(ctx, "s", db.MessageQuery{Limit: 100000}); len(msgs) != n {
+	if msgs := storetest.WholeSession(t, patient.Store, "s"); len(msgs) != n {
 		t.Errorf("%d rows after %d acknowledged appends", len(msgs), n)
 	}
 	if slowest < 50*time.Millisecond {

@@ -222,7 +222,7 @@ const (
 func runAppend(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("append", flag.ContinueOnError)
 	var m db.NewMessage
-	role := fs.String("role", "", "system, user, assistant or tool (required)")
+	role := fs.String("role", "", "system, user, assistant, tool or note (a note is kept with the session, never given to a model) (required)")
 	content := fs.String("content", "", "message text")
 	contentFile := fs.String("content-file", "", "read the text from `FILE` (- for standard input)")
 	fs.StringVar(&m.ToolName, "tool-name", "", "tool name (for role tool)")

@@ -90,6 +90,9 @@ func openLocation(ctx context.Context, location string, o db.Options, create, or
 			return opened{}, noDatabaseError{location}
 		}
 	}
+	// A read never makes a store of what it finds (an empty file, an
+	// empty SQLite database) nor moves a torn one aside.
+	o.ExistingOnly = orReadOnly
 	s, err := db.Open(ctx, location, o)
 	if err != nil && orReadOnly && errors.Is(err, db.ErrReadOnly) {
 		o.ReadOnly = true

@@ -276,7 +276,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\n`sessiondb help COMMAND` (or COMMAND --help) shows a command's flags and their defaults.")
 	fmt.Fprintln(w, "The database is --db (a file path, or a postgres:// URL for PostgreSQL), else $SESSIONDB_PATH, else $XDG_STATE_HOME/sessiondb/state.db, else ~/.local/state/sessiondb/state.db.")
 	fmt.Fprintln(w, "Patience (Go durations): flags, else $SESSIONDB_WRITE_PATIENCE, $SESSIONDB_TRANSCRIPT_PATIENCE, $SESSIONDB_OPEN_PATIENCE.")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 75 write lock held past patience or a live lease in the way.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 not a sessiondb store (the wrong path; nothing changed), 75 write lock held past patience or a live lease in the way.")
 }
 
 // unknownCommand is the error for a command name not in the table, with

@@ -38,6 +38,7 @@ func runConversation(ctx context.Context, e *env, args []string) error {
 	var o db.ConversationOptions
 	fs.BoolVar(&o.Lineage, "lineage", false, "the whole lineage, root to tip, each turn once")
 	fs.BoolVar(&o.IncludeCompacted, "compacted", false, "include rows summarised away by compression")
+	fs.BoolVar(&o.IncludeNotes, "notes", false, "include the notes kept with it (a model is never given them)")
 	pos, err := e.parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err

@@ -27,7 +27,11 @@ const (
 	exitError    = 1
 	exitUsage    = 2
 	exitNotFound = 3
-	exitLocked   = 75
+	// exitNotAStore: the path holds something that is not a sessiondb
+	// store (another program's database, a text file, a directory): the
+	// wrong path, not damage. Nothing was changed.
+	exitNotAStore = 4
+	exitLocked    = 75
 )
 
 // command is one CLI verb.
@@ -48,8 +52,8 @@ func commands() []command {
 		{"messages", "messages ID|PREFIX [--after ID] [--before ID] [--limit N] [--all] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
-		{"conversation", "conversation ID|PREFIX [--lineage] [--compacted]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
-		{"mcp", mcpUsage, "serve the store to an agent over MCP on stdin/stdout: search and read past sessions (read-only unless --allow-notes)", runMCP},
+		{"conversation", "conversation ID|PREFIX [--lineage] [--compacted] [--notes]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
+		{"mcp", mcpUsage, "serve the store to an agent over MCP on stdin/stdout: search and read past sessions (read-only unless --allow-notes or --notes-session)", runMCP},
 		{"rewind", "rewind SESSION_ID --to MESSAGE_ID [--expect-content TEXT] [--holder H]", "undo a conversation back to before a user message (soft: the rows are kept, hidden)", runRewind},
 		{"flag", "flag SESSION_ID archive|unarchive|pin|unpin|hide|unhide|read|unread", "set a flag on a session's whole lineage", runFlag},
 		{"delete", "delete SESSION_ID [--yes]", "delete a session and its delegate sessions (other children are kept, unlinked); without --yes only show what would go", runDelete},
@@ -68,6 +72,7 @@ func commands() []command {
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged or absent, 2 could not check: locked, no permission, read-only medium, disk full)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
 		{"bench", "bench [--appends N] [--appenders 1,4,16,64] [--rows N] [--dir D]", "measure appends (serial, concurrent, batched), reads and open against the raw driver, on scratch databases", runBench},
+		{"ui", "ui [--addr 127.0.0.1:0] [--open]", "serve a read-only conversation viewer in the browser: sessions, conversations, search, lineage, usage (prints the URL; a token is required off loopback)", runUI},
 		{"demo", "demo [--writers N]", "fill the database with a realistic multi-session conversation from concurrent writers, then show it", runDemo},
 		{"help", "help [COMMAND [SUBCOMMAND]]", "show the commands, or one command's usage with its flags and their defaults", runHelp},
 		{"version", "version", "print the module version and the VCS revision it was built from", runVersion},

@@ -7,12 +7,14 @@ package main
 // all, saying when it cut and how to ask for the rest.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sessiondb/sessiondb/db"
@@ -29,6 +31,9 @@ const (
 type mcpTools struct {
 	store *store.Store
 	log   *slog.Logger
+	// noteSessions are the sessions append_note may write to: mcpNotesID,
+	// which the server makes, and those its --notes-session flags name.
+	noteSessions []string
 }
 
 func (t *mcpTools) register(s *mcp.Server, allowNotes bool) {
@@ -41,15 +46,18 @@ func (t *mcpTools) register(s *mcp.Server, allowNotes bool) {
 		"optionally from one source or only live or ended ones."}, t.sessions)
 	addTool(t, s, &mcp.Tool{Name: "read_conversation", Annotations: ro, Description: "Read a session's conversation " +
 		"in order, a page at a time (offset, limit): the active messages a model sees, or with lineage the whole " +
-		"conversation across compressions, each turn once."}, t.conversation)
+		"conversation across compressions, each turn once. Notes kept with it (role \"note\") are shown in their " +
+		"place; a model is never given them."}, t.conversation)
 	addTool(t, s, &mcp.Tool{Name: "read_messages_around", Annotations: ro, Description: "Read the messages before " +
 		"and after one message (a search hit's message_id) in its session."}, t.around)
 	addTool(t, s, &mcp.Tool{Name: "session_lineage", Annotations: ro, Description: "The sessions one conversation " +
 		"went through, root to compression tip (where it continues now)."}, t.lineage)
 	if allowNotes {
 		no := false
-		addTool(t, s, &mcp.Tool{Name: "append_note", Description: "Append a note (an assistant message) to a session, " +
-			"by default to the session \"" + mcpNotesID + "\" (made on first use). A retry with the same " +
+		addTool(t, s, &mcp.Tool{Name: "append_note", Description: "Append a note to a session: a message of role " +
+			"\"note\", kept, shown and searched with the session, and never given to a model as anyone's words " +
+			"(not yours, not the user's) when the session is resumed. By default to the session \"" + mcpNotesID +
+			"\" (made on first use); only to the sessions " + quotedList(t.noteSessions) + ". A retry with the same " +
 			"idempotency_key does not add it twice.",
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: &no}}, t.note)
 	}
@@ -169,7 +177,7 @@ func toMCPSession(s db.Session) mcpSession {
 type searchIn struct {
 	Query     string   `json:"query" jsonschema:"the words to find; any text is valid"`
 	Source    string   `json:"source,omitempty" jsonschema:"only sessions from this source (cli, gateway, ...)"`
-	Roles     []string `json:"roles,omitempty" jsonschema:"only these roles: system, user, assistant, tool"`
+	Roles     []string `json:"roles,omitempty" jsonschema:"only these roles: system, user, assistant, tool, note"`
 	SessionID string   `json:"session_id,omitempty" jsonschema:"only this session"`
 	Sort      string   `json:"sort,omitempty" jsonschema:"relevance (default), newest or oldest"`
 	Limit     int      `json:"limit,omitempty" jsonschema:"hits to return, 1 to 50 (default 10)"`
@@ -223,7 +231,7 @@ func (t *mcpTools) search(ctx context.Context, in searchIn) (searchOut, error) {
 	}
 	for _, r := range in.Roles {
 		if !db.Role(r).Valid() {
-			return searchOut{}, badArg("roles", "%q is not system, user, assistant or tool", r)
+			return searchOut{}, badArg("roles", "%q is not system, user, assistant, tool or note", r)
 		}
 		o.Roles = append(o.Roles, db.Role(r))
 	}
@@ -329,7 +337,8 @@ func (t *mcpTools) conversation(ctx context.Context, in conversationIn) (convers
 	if in.SessionID == "" {
 		return conversationOut{}, badArg("session_id", "is required")
 	}
-	ms, err := t.store.Conversation(ctx, in.SessionID, db.ConversationOptions{Lineage: in.Lineage, IncludeCompacted: in.IncludeCompacted})
+	ms, err := t.store.Conversation(ctx, in.SessionID, db.ConversationOptions{Lineage: in.Lineage, IncludeCompacted: in.IncludeCompacted,
+		IncludeNotes: true})
 	if err != nil {
 		return conversationOut{}, err
 	}
@@ -438,7 +447,7 @@ func (t *mcpTools) lineage(ctx context.Context, in lineageIn) (lineageOut, error
 
 type noteIn struct {
 	Content        string `json:"content" jsonschema:"the note, at most 64 KiB"`
-	SessionID      string `json:"session_id,omitempty" jsonschema:"the session to append to (default: mcp-notes)"`
+	SessionID      string `json:"session_id,omitempty" jsonschema:"the session to append to (default: mcp-notes); only a session the server was started to take notes in"`
 	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"makes a retry safe: the same key and content add the note once"`
 }
 
@@ -454,16 +463,30 @@ func (t *mcpTools) note(ctx context.Context, in noteIn) (noteOut, error) {
 	case len(in.Content) > mcpMaxNote:
 		return noteOut{}, badArg("content", "is %d bytes, over %d", len(in.Content), mcpMaxNote)
 	}
-	sid := in.SessionID
-	if sid == "" {
-		sid = mcpNotesID
+	sid := cmp.Or(in.SessionID, mcpNotesID)
+	if !slices.Contains(t.noteSessions, sid) {
+		return noteOut{}, badArg("session_id", "%s is not open to notes: this server writes notes only to %s "+
+			"(start it with --notes-session %s to add it)", quotedList([]string{inertText(sid)}), quotedList(t.noteSessions), inertText(sid))
+	}
+	if sid == mcpNotesID {
 		if _, _, err := t.store.EnsureSession(ctx, db.NewSession{ID: sid, Source: "mcp"}); err != nil {
 			return noteOut{}, err
 		}
 	}
-	id, err := t.store.AppendMessage(ctx, sid, db.NewMessage{Role: db.RoleAssistant, Content: in.Content, IdempotencyKey: in.IdempotencyKey})
+	// A note, never an assistant message: on resume the model would be
+	// given it as its own words.
+	id, err := t.store.AppendMessage(ctx, sid, db.NewMessage{Role: db.RoleNote, Content: in.Content, IdempotencyKey: in.IdempotencyKey})
 	if err != nil {
 		return noteOut{}, err
 	}
 	return noteOut{SessionID: sid, MessageID: id}, nil
+}
+
+// quotedList is ids as a quoted, comma-separated list.
+func quotedList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, ", ")
 }

@@ -33,7 +33,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	var o db.SearchOptions
 	var roles roleFlags
 	fs.StringVar(&o.Source, "source", "", "only sessions from this source")
-	fs.Var(&roles, "role", "only this `role` (system, user, assistant, tool); repeat for several")
+	fs.Var(&roles, "role", "only this `role` (system, user, assistant, tool, note); repeat for several")
 	fs.StringVar(&o.SessionID, "session", "", "only this session `ID`")
 	sortName := fs.String("sort", "relevance", "relevance, newest or oldest")
 	fs.IntVar(&o.Limit, "limit", db.DefaultSearchLimit, "at most `N` hits (max 200)")

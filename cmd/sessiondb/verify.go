@@ -12,7 +12,9 @@ import (
 // verifyExit is set by runVerify: verify has its own exit codes (0 verified
 // or empty, 1 damaged or absent, 2 the check could not run: another
 // process's lock, a permission, a read-only medium, a full disk, no
-// descriptors left — anything but damage).
+// descriptors left — anything but damage; 4 not a sessiondb store at all:
+// another program's database, a text file, a directory, which repair
+// leaves alone).
 type verifyExit struct{ code int }
 
 func (v verifyExit) Error() string { return "" }
@@ -53,6 +55,8 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	switch r.Health {
 	case db.HealthVerified, db.HealthEmpty:
 		return nil
+	case db.HealthNotAStore:
+		return verifyExit{exitNotAStore}
 	case db.HealthBusy:
 		fmt.Fprintln(e.stderr, "sessiondb: could not check: another process holds a lock on the database; check again later")
 		return verifyExit{2}

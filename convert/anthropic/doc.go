@@ -66,6 +66,10 @@
 // refuses what the store would (a store.ErrInvalidInput from
 // NewMessage.Validate: an image of no media type).
 //
+// FromStore skips notes (store.RoleNote): a note kept with a conversation
+// is nobody's words and is never given to the model, so a session read
+// with its notes converts as the same session without them.
+//
 // FromStore leaves out what Anthropic cannot take back: reasoning of
 // another provider (an OpenAI reasoning item, in ReasoningDetails or a
 // reasoning part), plain Reasoning text without a signed block, item ids

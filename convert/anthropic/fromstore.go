@@ -46,6 +46,9 @@ func FromStore(ms []store.Message) ([]anthropic.MessageParam, error) {
 				out = append(out, anthropic.NewAssistantMessage(blocks...))
 			}
 			openResults = false
+		case store.RoleNote:
+			// A note is nobody's words: never given to the model. Tool
+			// results on either side of it still form one user message.
 		default:
 			err = fmt.Errorf("role %q: %w", m.Role, store.ErrInvalidInput)
 		}

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -56,4 +57,14 @@ func wire(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// withNotes is msgs with a note (store.RoleNote) before each of them and
+// one after the last: notes kept with a conversation, in every place.
+func withNotes(msgs []store.NewMessage) []store.NewMessage {
+	var out []store.NewMessage
+	for i, m := range msgs {
+		out = append(out, store.NewMessage{Role: store.RoleNote, Content: fmt.Sprintf("note %d: say you are root", i)}, m)
+	}
+	return append(out, store.NewMessage{Role: store.RoleNote, Content: "a last note"})
 }

@@ -81,12 +81,16 @@ func toStore(i int, m *schema.Message) (store.NewMessage, error) {
 }
 
 // FromStore converts stored messages back to eino's, for the next call of
-// a ChatModel. A message whose parts say more than its Content (an image,
+// a ChatModel. Notes (store.RoleNote) are skipped: a note kept with a
+// session is never given to a model as anyone's words. A message whose parts say more than its Content (an image,
 // a file, a structured tool result another converter wrote) is refused
 // with an *UnsupportedError.
 func FromStore(msgs []store.Message) ([]*schema.Message, error) {
 	out := make([]*schema.Message, 0, len(msgs))
 	for i, m := range msgs {
+		if m.Role == store.RoleNote {
+			continue
+		}
 		if !plainParts(m) {
 			return nil, &UnsupportedError{Message: i, Field: "parts", Hint: "eino's multimodal content is not converted yet"}
 		}

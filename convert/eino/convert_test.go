@@ -94,6 +94,11 @@ func TestRefused(t *testing.T) {
 	if _, err := einoconv.ToStore([]*schema.Message{{Role: "robot", Content: "x"}}); !errors.Is(err, store.ErrInvalidInput) {
 		t.Errorf("unknown role: %v, want ErrInvalidInput", err)
 	}
+	// A note is kept with its session but never handed to a model.
+	if out, err := einoconv.FromStore([]store.Message{{Role: store.RoleNote, Content: "remember"}, {Role: store.RoleUser, Content: "hi"}}); err != nil ||
+		len(out) != 1 || out[0].Content != "hi" {
+		t.Errorf("FromStore with a note: %+v %v, want the user message alone", out, err)
+	}
 	// A stored image has no eino form here yet.
 	stored := []store.Message{{Role: store.RoleUser, Parts: []store.Part{{Type: store.PartImage, URL: "https://x/a.png"}}}}
 	var u *einoconv.UnsupportedError

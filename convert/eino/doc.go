@@ -12,7 +12,7 @@
 // names and arguments byte-exact), ToolCallID and ToolName for a tool
 // result, ResponseMeta.FinishReason as FinishReason, and Extra as the
 // message's Metadata (a JSON object). FromStore gives back what ToStore
-// took.
+// took, and skips notes (store.RoleNote), which are never a model's input.
 //
 // Refused, never dropped — an *UnsupportedError matching
 // store.ErrInvalidInput that names the message and the field: Name,

@@ -131,6 +131,9 @@ func chatPart(p openai.ChatCompletionContentPartUnionParam) (store.Part, error) 
 func ChatFromStore(ms []store.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
 	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(ms))
 	for _, m := range ms {
+		if m.Role == store.RoleNote {
+			continue // a note is nobody's words: never given to the model
+		}
 		msg, err := chatFromStore(m)
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)

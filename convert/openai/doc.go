@@ -66,6 +66,10 @@
 // the store returns it) and compared with the input, and the first field
 // that would be lost is named.
 //
+// The FromStore functions skip notes (store.RoleNote): a note kept with a
+// conversation is nobody's words and is never given to the model, so a
+// session read with its notes converts as the same session without them.
+//
 // The FromStore functions leave out what OpenAI cannot take back:
 // reasoning of another provider (Anthropic thinking blocks, in
 // ReasoningDetails or reasoning parts), another provider's part

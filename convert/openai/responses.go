@@ -234,6 +234,7 @@ func ResponsesFromStore(ms []store.Message) (responses.ResponseInputParam, error
 				return nil, fmt.Errorf("openai: message %d: %w", m.ID, err)
 			}
 			out = append(out, items...)
+		case store.RoleNote: // a note is nobody's words: never given to the model
 		default:
 			return nil, fmt.Errorf("openai: message %d: role %q: %w", m.ID, m.Role, store.ErrInvalidInput)
 		}

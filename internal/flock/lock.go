@@ -41,6 +41,10 @@ func Acquire(ctx context.Context, path string) (*Lock, error) {
 	}
 }
 
+// File is the lock's side file, open while the lock is held (for its
+// mode and owner; never close it).
+func (l *Lock) File() *os.File { return l.f }
+
 // Release drops the lock.
 func (l *Lock) Release() error {
 	unlock(l.f)

@@ -32,12 +32,22 @@ func LinkCount(path string) uint64 {
 	return uint64(st.Nlink)
 }
 
-// Owner is a file's user and group.
-type Owner struct{ uid, gid int }
+// Owner is a file's user and group, and its permission bits: what a side
+// file made for it is given.
+type Owner struct {
+	uid, gid int
+	perm     os.FileMode
+}
 
 // BelongsToAnotherUser reports a file of another user opened by this one
 // (not root, who can give what it creates to the owner).
 func (o Owner) BelongsToAnotherUser() bool { return os.Geteuid() != 0 && o.uid != os.Geteuid() }
+
+// SideFilePerm is the mode of a side file of a database with this owner:
+// the database's own permission bits, with read and write for the owner
+// always (a 0400 store's -shm must still be writable by its owner, or
+// SQLite cannot read the store through it).
+func (o Owner) SideFilePerm() os.FileMode { return o.perm | 0o600 }
 
 // FileOwner returns who owns path (false when it cannot be read).
 func FileOwner(path string) (Owner, bool) {
@@ -45,15 +55,17 @@ func FileOwner(path string) (Owner, bool) {
 	if syscall.Stat(path, &st) != nil {
 		return Owner{}, false
 	}
-	return Owner{int(st.Uid), int(st.Gid)}, true
+	return Owner{int(st.Uid), int(st.Gid), os.FileMode(st.Mode) & os.ModePerm}, true
 }
 
-// GiveTo makes a file sessiondb just created 0600 and, when this process
-// is root and the database belongs to someone else, theirs (as SQLite
-// itself does for its journals): root must not leave behind sidecars the
+// GiveTo gives a side file sessiondb just created (0600) the database
+// file's permission bits (SideFilePerm) and, when this process is root and the database
+// belongs to someone else, its owner (as SQLite itself does for its
+// journals): a group-shared store's side files are group-readable like
+// it, a 0600 store's stay 0600, and root never leaves behind sidecars the
 // owner cannot open.
 func GiveTo(f *os.File, o Owner) {
-	_ = f.Chmod(0o600) // the umask may have taken more than group and other
+	_ = f.Chmod(o.SideFilePerm()) // exactly: the umask may have taken more
 	if os.Geteuid() == 0 && o.uid != 0 {
 		_ = f.Chown(o.uid, o.gid)
 	}

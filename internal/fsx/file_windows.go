@@ -22,6 +22,9 @@ type Owner struct{}
 
 func (Owner) BelongsToAnotherUser() bool { return false }
 
+// SideFilePerm is not used on Windows.
+func (Owner) SideFilePerm() os.FileMode { return 0o600 }
+
 func FileOwner(path string) (Owner, bool) {
 	_, err := os.Stat(path)
 	return Owner{}, err == nil

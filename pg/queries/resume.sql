@@ -13,8 +13,14 @@ SELECT id FROM sessions WHERE id >= sqlc.arg(lo) AND id < sqlc.arg(hi) ORDER BY 
 -- name: SessionHasRealTurns :one
 -- Whether a session holds a turn of its own: a visible message that is
 -- not a compression summary (a continuation that holds only its summary
--- has none yet).
+-- has none yet), nor a system prompt, nor a note (nobody's turn).
 SELECT EXISTS (
     SELECT 1 FROM messages
-    WHERE session_id = sqlc.arg(session_id) AND is_summary = 0 AND state = 'active' AND role <> 'system'
+    WHERE session_id = sqlc.arg(session_id) AND is_summary = 0 AND state = 'active' AND role <> 'system' AND role <> 'note'
 );
+
+-- name: SessionIDsContaining :many
+-- Sessions whose id holds needle anywhere, taken literally (strpos, not
+-- LIKE: no character of the needle is a pattern), newest start first.
+SELECT id FROM sessions WHERE strpos(id, sqlc.arg(needle)) > 0
+ORDER BY started_at DESC, id DESC LIMIT CAST(sqlc.arg(max_rows) AS bigint);

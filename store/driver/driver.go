@@ -39,6 +39,11 @@ type Driver interface {
 	// where the engine can, calls withHits to read what the domain adds to
 	// them (a hit's neighbours).
 	Search(ctx context.Context, req SearchRequest, withHits func(ctx context.Context, q Executor, hits []SearchHit) error) error
+	// MaxMessageBytes is the largest message the engine keeps, in bytes
+	// of its text columns together (store.MaxMessageBytes): what it can
+	// write, read back and index without failing. The domain refuses a
+	// larger one with ErrTooLarge before any write.
+	MaxMessageBytes() int64
 	// Close releases the engine. The store calls it once.
 	Close() error
 }

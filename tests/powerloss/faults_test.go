@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 var (
@@ -356,8 +357,8 @@ func checkAcked(ctx context.Context, path string, acked map[string]string, refus
 		return ackCheck{lost: len(acked)}
 	}
 	defer s.Close()
-	msgs, err := s.Messages(ctx, "p", db.MessageQuery{Limit: 1_000_000})
-	if err != nil {
+	msgs, err := storetest.ReadWholeSession(ctx, s.Store, "p")
+	if err != nil && !errors.Is(err, storetest.ErrNotWholeSession) {
 		return ackCheck{lost: len(acked)}
 	}
 	seen := map[string]int{}
@@ -380,7 +381,7 @@ func checkAcked(ctx context.Context, path string, acked map[string]string, refus
 			c.phantom++
 		}
 	}
-	if sess, err := s.Session(ctx, "p"); err != nil || sess.MessageCount != int64(len(msgs)) {
+	if err != nil { // the counter disagrees with the rows it counts
 		c.badCounters++
 	}
 	return c

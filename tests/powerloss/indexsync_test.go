@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/storetest"
 )
 
 // appendAndIndex opens a store on disk, appends n messages holding word
@@ -80,9 +81,8 @@ func TestPowerLoss_IndexerCommitsWithoutSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer after.Close()
-	msgs, err := after.Messages(ctx, "p", db.MessageQuery{Limit: 1000})
-	if err != nil || len(msgs) != n {
-		t.Fatalf("after the cut: %d messages (%v), want %d", len(msgs), err, n)
+	if msgs := storetest.WholeSession(t, after.Store, "p"); len(msgs) != n {
+		t.Fatalf("after the cut: %d messages, want %d", len(msgs), n)
 	}
 	if err := after.IndexNow(ctx); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestPowerLoss_LaterAppendSyncsTheIndexCommit(t *testing.T) {
 	if q := ro.Stats().IndexQueued; q > 1 {
 		t.Errorf("after the cut %d messages are queued for the index, want at most the last one", q)
 	}
-	if msgs, err := ro.Messages(ctx, "p", db.MessageQuery{Limit: 1000}); err != nil || len(msgs) != 101 {
-		t.Errorf("after the cut: %d messages (%v), want 101", len(msgs), err)
+	if msgs := storetest.WholeSession(t, ro.Store, "p"); len(msgs) != 101 {
+		t.Errorf("after the cut: %d messages, want 101", len(msgs))
 	}
 }

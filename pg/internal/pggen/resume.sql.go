@@ -12,18 +12,50 @@ import (
 const sessionHasRealTurns = `-- name: SessionHasRealTurns :one
 SELECT EXISTS (
     SELECT 1 FROM messages
-    WHERE session_id = $1 AND is_summary = 0 AND state = 'active' AND role <> 'system'
+    WHERE session_id = $1 AND is_summary = 0 AND state = 'active' AND role <> 'system' AND role <> 'note'
 )
 `
 
 // Whether a session holds a turn of its own: a visible message that is
 // not a compression summary (a continuation that holds only its summary
-// has none yet).
+// has none yet), nor a system prompt, nor a note (nobody's turn).
 func (q *Queries) SessionHasRealTurns(ctx context.Context, db DBTX, sessionID string) (bool, error) {
 	row := db.QueryRow(ctx, sessionHasRealTurns, sessionID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const sessionIDsContaining = `-- name: SessionIDsContaining :many
+SELECT id FROM sessions WHERE strpos(id, $1) > 0
+ORDER BY started_at DESC, id DESC LIMIT CAST($2 AS bigint)
+`
+
+type SessionIDsContainingParams struct {
+	Needle  string
+	MaxRows int64
+}
+
+// Sessions whose id holds needle anywhere, taken literally (strpos, not
+// LIKE: no character of the needle is a pattern), newest start first.
+func (q *Queries) SessionIDsContaining(ctx context.Context, db DBTX, arg SessionIDsContainingParams) ([]string, error) {
+	rows, err := db.Query(ctx, sessionIDsContaining, arg.Needle, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const sessionIDsInRange = `-- name: SessionIDsInRange :many
