@@ -19,8 +19,9 @@ import "errors"
 // Every other error is not retryable as it stands: the input, the state
 // or the file must change first (re-read after [ErrConflict], write to the
 // tip after [ErrSessionClosed], split the content after [ErrTooLarge],
-// check the path after [ErrNotAStore], reopen after [ErrIO] or
-// [ErrInternal]), or the caller's context ended. [ErrCommitUnknown] is not retryable in general: the
+// check the path after [ErrNotAStore], migrate the store after
+// [ErrSchemaBehind], reopen after [ErrIO] or [ErrInternal]), or the
+// caller's context ended. [ErrCommitUnknown] is not retryable in general: the
 // write may have committed, and repeating it may write it twice. The
 // exception is a call idempotent by key — an append whose every message
 // carries an IdempotencyKey (or a PlatformMessageID): repeated after a

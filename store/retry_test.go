@@ -73,9 +73,10 @@ var RetryRows = []retryRow{
 	{"ErrForeignSchema", ErrForeignSchema, false, false},
 	{"ErrAliased", ErrAliased, false, false},
 	{"ErrNotSupported", ErrNotSupported, false, false},
-	{"ErrNotAStore", ErrNotAStore, false, false}, // the wrong path: check it
-	{"ErrTooLarge", ErrTooLarge, false, false},   // the same message is as large next time
-	{"ErrInternal", ErrInternal, false, false},   // writes halted until the store is reopened
+	{"ErrNotAStore", ErrNotAStore, false, false},       // the wrong path: check it
+	{"ErrTooLarge", ErrTooLarge, false, false},         // the same message is as large next time
+	{"ErrInternal", ErrInternal, false, false},         // writes halted until the store is reopened
+	{"ErrSchemaBehind", ErrSchemaBehind, false, false}, // the deploy step must migrate first
 }
 
 // TestRetryable_EverySentinel: each sentinel, wrapped as the Store returns
