@@ -8,6 +8,9 @@ import "github.com/sessiondb/sessiondb/store"
 
 type (
 	AmbiguousIDError         = store.AmbiguousIDError
+	Migration                = store.Migration
+	SchemaBehindError        = store.SchemaBehindError
+	SchemaStatus             = store.SchemaStatus
 	Billing                  = store.Billing
 	BulkFilter               = store.BulkFilter
 	BulkOptions              = store.BulkOptions
@@ -150,6 +153,7 @@ var (
 	ErrReadOnly            = store.ErrReadOnly
 	ErrReplaced            = store.ErrReplaced
 	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrSchemaBehind        = store.ErrSchemaBehind
 	ErrTooLarge            = store.ErrTooLarge
 	ErrInternal            = store.ErrInternal
 	ErrSessionClosed       = store.ErrSessionClosed
@@ -159,3 +163,11 @@ var (
 // PlainText is the plain-text form of a message's parts: see
 // store.PlainText.
 func PlainText(parts []Part) string { return store.PlainText(parts) }
+
+// Retryable reports whether the call that returned err may be made again
+// unchanged: see [store.Retryable].
+func Retryable(err error) bool { return store.Retryable(err) }
+
+// RetryableKeyed is Retryable for an append idempotent by key, for which
+// ErrCommitUnknown is retryable too: see [store.RetryableKeyed].
+func RetryableKeyed(err error) bool { return store.RetryableKeyed(err) }

@@ -24,8 +24,8 @@ var queries = gen.New()
 // Store is an agent's conversation state in one SQLite file, safe for use by
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
-// same on every engine; the methods defined here are the file's own
-// (Path, Vacuum, IndexNow, Info, Stats).
+// same on every engine, each a method here with its documentation; Path,
+// Vacuum, IndexNow, Info and Stats are the file's own.
 type Store struct {
 	*store.Store
 	*engine
@@ -92,6 +92,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
 		return s, opErr("open", "", err)
+	}
+	if opts.NoMigrate && (state == pathAbsent || state == pathEmpty) {
+		return nil, opErr("open", "", &SchemaBehindError{Where: abs, Want: latestMigration(),
+			Reason: "there is no store there yet, and Options.NoMigrate forbids making one"})
 	}
 	created, err := prepareFile(abs)
 	if err != nil {
@@ -190,6 +194,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 	}
 	var wal bool
 	var id identity
+	var migration Migration
 	err = func() error {
 		defer lock.Release()
 		if err := quarantineTorn(path, opts.Logger); err != nil {
@@ -212,7 +217,13 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		if err != nil {
 			return err
 		}
-		if err := migrate(ctx, pool); err != nil {
+		if opts.NoMigrate {
+			err = refuseBehind(ctx, pool, path)
+		} else {
+			migration.Where = path
+			migration.From, migration.To, err = migrate(ctx, pool)
+		}
+		if err != nil {
 			return err
 		}
 		if c, err = pool.Conn(ctx); err != nil {
@@ -261,6 +272,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		gatherWait:      cmp.Or(opts.gatherWait, gatherWait),
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
+		migration:       migration,
 	}
 	w.watchAutoCheckpoint(conn)
 	return w, nil
