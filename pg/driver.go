@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/pg/internal/pggen"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -32,6 +34,12 @@ type engine struct {
 	guard  *schemaGuard
 	closed atomic.Bool
 	keeper keeper // the advisory locks of the holders NewHolder made
+	// changes wakes the store's watchers; notify announces a write's
+	// commit to every other handle's (watch.go).
+	changes        *changefeed.Hub
+	notify         string
+	watchByPolling bool
+	logger         *slog.Logger
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so
@@ -47,6 +55,7 @@ func (d pgDriver) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.changes.Close(driver.ErrClosed)
 	d.keeper.close()
 	if d.ownPool {
 		d.pool.Close()
@@ -72,6 +81,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	var err error
 	for attempt := 0; ; attempt++ {
 		if err = d.writeOnce(ctx, pctx, deadline, fn); err == nil {
+			d.changes.Changed()
 			return nil
 		}
 		var lost *lostBeforeCommit
@@ -105,10 +115,12 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, fn fu
 	// The timeouts are the patience left, in whole milliseconds (at least
 	// one: zero would mean none). Hand-written: SET LOCAL takes no
 	// parameters, and sending it with BEGIN saves a round trip.
-	// The store's tables are locked with it, before the guard's snapshot.
+	// The store's tables are locked with it, before the guard's snapshot,
+	// and the commit's NOTIFY queued (watch.go), which the server sends
+	// only if the transaction commits.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
 	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; %s", ms, ms, d.guard.lockTables)})
+		"BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; %s; %s", ms, ms, d.guard.lockTables, d.notify)})
 	if err != nil {
 		return lostIfClosed(pctx, conn, err)
 	}

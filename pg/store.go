@@ -55,6 +55,12 @@ type Options struct {
 	SpoolDir string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
+	// WatchByPolling makes watchers (Store.WatchMessages) poll every 50 ms
+	// instead of LISTENing for the commits' NOTIFY. Set it behind
+	// PgBouncer in transaction mode, which hands a LISTEN's server
+	// connection to other clients so its notifications are lost. (A
+	// standby, which refuses LISTEN, polls by itself.)
+	WatchByPolling bool
 }
 
 func (o Options) domain() store.Options {
@@ -115,7 +121,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard}
+	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard,
+		notify: notifyStatement(schema)}
+	eng.newChanges(opts.Logger, opts.WatchByPolling)
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err

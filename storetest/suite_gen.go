@@ -138,4 +138,9 @@ var suite = []struct {
 	{"UsageByProvider", func(t *testing.T, e Engine) { testUsageByProvider(t, e.Open) }},
 	{"UsageTotals", func(t *testing.T, e Engine) { testUsageTotals(t, e.Open) }},
 	{"Usage_Add", func(t *testing.T, e Engine) { testUsage_Add(t, e.Open) }},
+	{"WatchMessages_CancelEndsCleanly", testWatchMessages_CancelEndsCleanly},
+	{"WatchMessages_ConcurrentWritersExactlyOnce", testWatchMessages_ConcurrentWritersExactlyOnce},
+	{"WatchMessages_EndsWithAnError", testWatchMessages_EndsWithAnError},
+	{"WatchMessages_SeesAnotherHandlesAppends", testWatchMessages_SeesAnotherHandlesAppends},
+	{"WatchMessages_StartsAfterID", testWatchMessages_StartsAfterID},
 }
