@@ -1,0 +1,91 @@
+package pg
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// With WatchByPolling (PgBouncer in transaction mode) a watcher sees
+// another handle's appends by polling, without LISTEN: each within a
+// loose bound of its commit, once, in order.
+func TestWatchMessages_ByPolling(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := openTestStore(t, Options{WatchByPolling: true})
+	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan store.Message, 16)
+	go func() {
+		for m, err := range s.WatchMessages(ctx, "w", 0) {
+			if err != nil {
+				t.Errorf("watch: %v", err)
+				return
+			}
+			got <- m
+		}
+	}()
+	for i := range 5 {
+		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.ID != id {
+				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("append %d: not streamed within 2 s", i)
+		}
+	}
+	if n := listeners(t, s); n != 0 {
+		t.Errorf("%d sessions LISTEN on the store's channel; WatchByPolling wants none", n)
+	}
+	// The count sees a LISTEN when there is one: the other handle's watch.
+	go func() {
+		for range other.WatchMessages(ctx, "w", 0) {
+		}
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for listeners(t, s) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the default handle's watch never LISTENed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// listeners counts the server's sessions listening on s's channel
+// (pg_stat_activity shows a LISTEN as the session's last query).
+func listeners(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	err := s.eng.pool.QueryRow(t.Context(),
+		"SELECT count(*) FROM pg_stat_activity WHERE query = $1", "LISTEN "+`"`+changeChannel(s.Schema())+`"`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The channel is the schema's, hashed when the schema's name is too long
+// for an identifier beside the prefix: distinct schemas, distinct
+// channels, none longer than 63 bytes.
+func TestChangeChannel(t *testing.T) {
+	long := string(make([]byte, 63))
+	for _, c := range []struct{ a, b string }{{"t_1", "t_2"}, {long + "a", long + "b"}} {
+		ca, cb := changeChannel(c.a), changeChannel(c.b)
+		if ca == cb || len(ca) > 63 || len(cb) > 63 {
+			t.Errorf("channels %q %q for schemas of %d bytes", ca, cb, len(c.a))
+		}
+	}
+}
