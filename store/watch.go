@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"iter"
+	"reflect"
 )
 
 // WatchMessages streams a session's messages with ids above afterID as
@@ -26,44 +27,83 @@ func (s *Store) WatchMessages(ctx context.Context, sessionID string, afterID int
 			yield(Message{}, opErr(op, sessionID, invalid("negative id bound")))
 			return
 		}
-		if s.closed.Load() {
-			yield(Message{}, opErr(op, sessionID, ErrClosed))
-			return
-		}
-		// Subscribed before the first read: a commit after that read wakes
-		// the wait below, however soon it comes.
-		feed, err := s.drv.Changes(ctx)
-		if err != nil {
-			yield(Message{}, s.opErr(op, sessionID, err))
-			return
-		}
-		defer feed.Close()
+		fail := func(err error) { yield(Message{}, err) }
 		mq := MessageQuery{AfterID: afterID, Limit: streamPage}
-		for {
+		s.watch(ctx, op, sessionID, fail, func() bool {
 			for {
 				page, err := s.Messages(ctx, sessionID, mq)
 				if err != nil {
 					if ctx.Err() == nil {
-						yield(Message{}, err)
+						fail(err)
 					}
-					return
+					return false
 				}
 				for _, m := range page {
 					if !yield(m, nil) {
-						return
+						return false
 					}
 					mq.AfterID = m.ID
 				}
 				if len(page) < mq.Limit {
-					break
+					return true
 				}
 			}
-			if err := feed.Wait(ctx); err != nil {
+		})
+	}
+}
+
+// WatchRecentSessions streams a sidebar: the first page RecentSessions
+// returns for q, at once and then again each time a commit — through
+// this handle or any other — changes it (a new session, a new message
+// moving a session up, a title, a flag). Pages that a commit left as
+// they were are not repeated. It ends as WatchMessages does: cleanly when
+// ctx ends or the caller stops ranging, with an error when q is invalid,
+// the store is closed or the engine can no longer read or watch.
+func (s *Store) WatchRecentSessions(ctx context.Context, q RecentQuery) iter.Seq2[RecentPage, error] {
+	const op = "watch sessions"
+	return func(yield func(RecentPage, error) bool) {
+		fail := func(err error) { yield(RecentPage{}, err) }
+		var last RecentPage
+		first := true
+		s.watch(ctx, op, "", fail, func() bool {
+			page, err := s.RecentSessions(ctx, q)
+			if err != nil {
 				if ctx.Err() == nil {
-					yield(Message{}, s.opErr(op, sessionID, err))
+					fail(err)
 				}
-				return
+				return false
 			}
+			if !first && reflect.DeepEqual(page, last) {
+				return true
+			}
+			first, last = false, page
+			return yield(page, nil)
+		})
+	}
+}
+
+// watch runs read at once and again after each commit the engine
+// reports, until read returns false or ctx ends (no error), or the store
+// closes or the engine can no longer watch (fail gets why). It subscribes
+// before the first read, so a commit between a read and the wait after
+// it still wakes the wait: none is missed.
+func (s *Store) watch(ctx context.Context, op, sessionID string, fail func(error), read func() bool) {
+	if s.closed.Load() {
+		fail(opErr(op, sessionID, ErrClosed))
+		return
+	}
+	feed, err := s.drv.Changes(ctx)
+	if err != nil {
+		fail(s.opErr(op, sessionID, err))
+		return
+	}
+	defer feed.Close()
+	for read() {
+		if err := feed.Wait(ctx); err != nil {
+			if ctx.Err() == nil {
+				fail(s.opErr(op, sessionID, err))
+			}
+			return
 		}
 	}
 }

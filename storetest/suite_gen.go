@@ -143,4 +143,5 @@ var suite = []struct {
 	{"WatchMessages_EndsWithAnError", testWatchMessages_EndsWithAnError},
 	{"WatchMessages_SeesAnotherHandlesAppends", testWatchMessages_SeesAnotherHandlesAppends},
 	{"WatchMessages_StartsAfterID", testWatchMessages_StartsAfterID},
+	{"WatchRecentSessions_SeesAnotherHandlesChanges", testWatchRecentSessions_SeesAnotherHandlesChanges},
 }

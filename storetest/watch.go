@@ -300,3 +300,79 @@ func testWatchMessages_EndsWithAnError(t *testing.T, e Engine) {
 		t.Errorf("a watch of a closed store yielded %v, want one ErrClosed", got)
 	}
 }
+
+// A sidebar's watch yields the first page at once, then a new page each
+// time another handle's commit changes it — a new session, a message
+// moving a session up, a title — and nothing for a commit that leaves it
+// as it was.
+func testWatchRecentSessions_SeesAnotherHandlesChanges(t *testing.T, e Engine) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := e.Open(t, Options{})
+	other := reopen(t, e, s)
+	newTestSession(t, s, "a")
+	type seen struct {
+		ids    []string
+		titles []string
+		err    error
+	}
+	pages := make(chan seen, 64)
+	go func() {
+		defer close(pages)
+		for p, err := range s.WatchRecentSessions(ctx, RecentQuery{}) {
+			var v seen
+			for _, r := range p.Sessions {
+				v.ids, v.titles = append(v.ids, r.ID), append(v.titles, r.Title)
+			}
+			v.err = err
+			pages <- v
+			if err != nil {
+				return
+			}
+		}
+	}()
+	nextPage := func(what string, want []string) seen {
+		t.Helper()
+		select {
+		case p, ok := <-pages:
+			if !ok || p.err != nil {
+				t.Fatalf("%s: the watch ended (%v)", what, p.err)
+			}
+			if diff := cmp.Diff(want, p.ids); diff != "" {
+				t.Fatalf("%s: page ids (-want +got):\n%s", what, diff)
+			}
+			return p
+		case <-time.After(watchBound):
+			t.Fatalf("%s: no page within %v", what, watchBound)
+		}
+		return seen{}
+	}
+	quiet := func(what string) {
+		t.Helper()
+		select {
+		case p := <-pages:
+			t.Fatalf("%s: an unchanged sidebar yielded again: %+v", what, p)
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+	nextPage("at once", []string{"a"})
+	quiet("before any commit")
+	time.Sleep(5 * time.Millisecond) // b starts later than a, so it lists first
+	newTestSession(t, other, "b")
+	nextPage("a new session", []string{"b", "a"})
+	time.Sleep(5 * time.Millisecond)
+	if _, err := other.AppendMessage(ctx, "a", NewMessage{Role: RoleUser, Content: "up you go"}); err != nil {
+		t.Fatal(err)
+	}
+	nextPage("a message moves a up", []string{"a", "b"})
+	if err := other.SetTitle(ctx, "b", "renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if p := nextPage("a title", []string{"a", "b"}); p.titles[1] != "renamed" {
+		t.Fatalf("titles after SetTitle: %q", p.titles)
+	}
+	if err := other.SetMeta(ctx, "unrelated", "value"); err != nil {
+		t.Fatal(err)
+	}
+	quiet("a commit that changes no session")
+}
