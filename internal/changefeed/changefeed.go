@@ -25,12 +25,22 @@ type Source func(ctx context.Context, changed func()) error
 type Hub struct {
 	source Source
 
-	mu     sync.Mutex
-	wake   chan struct{} // closed at the next change, then replaced
-	subs   int
-	stop   context.CancelFunc // ends the running source; nil when none runs
-	done   chan struct{}      // closed when the running source returned
-	err    error              // why the source stopped, or why the hub closed
+	mu sync.Mutex
+	// wake is closed at the next change, then replaced.
+	// +checklocks:mu
+	wake chan struct{}
+	// +checklocks:mu
+	subs int
+	// stop ends the running source; nil when none runs.
+	// +checklocks:mu
+	stop context.CancelFunc
+	// done is closed when the running source returned.
+	// +checklocks:mu
+	done chan struct{}
+	// err is why the source stopped, or why the hub closed.
+	// +checklocks:mu
+	err error
+	// +checklocks:mu
 	closed bool
 }
 
@@ -48,6 +58,7 @@ func (h *Hub) Changed() {
 	h.changedLocked()
 }
 
+// +checklocks:h.mu
 func (h *Hub) changedLocked() {
 	close(h.wake)
 	h.wake = make(chan struct{})
