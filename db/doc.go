@@ -12,7 +12,8 @@
 // names here too, so a SQLite user imports only this package. What only a
 // file has stays here and says so: [Verify], [Repair], [Store.Vacuum],
 // [Backup], [Store.Info], [Store.Stats], [Store.IndexNow] (the background
-// full-text indexer), [Store.ImportHermes] (a Python store's SQLite file).
+// full-text indexer), [OpenForeign] (another program's SQLite file, read
+// only: package hermes imports a Python store's file through it).
 //
 // # Opening
 //
@@ -208,7 +209,8 @@
 // [ErrCorrupt], [ErrNotDatabase], [ErrReadOnly], [ErrReplaced],
 // [ErrClosed], [ErrLeaseHeld], [ErrLeaseLost], [ErrSessionClosed],
 // [ErrSchemaTooNew], [ErrIdempotencyConflict], [ErrCoolingDown], [ErrDiskFull],
-// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased]) inside an
+// [ErrIO], [ErrTooManyOpenFiles], [ErrForeignSchema], [ErrAliased],
+// [ErrTooLarge], [ErrInternal]) inside an
 // [*Error] that names the operation and the session — except that a COMMIT
 // cut short by a full disk matches both [ErrCommitUnknown] and
 // [ErrDiskFull]. Branch with errors.Is. Some carry what the caller needs to

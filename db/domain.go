@@ -23,6 +23,14 @@ type (
 	Error                    = store.Error
 	ExportOptions            = store.ExportOptions
 	ExportResult             = store.ExportResult
+	ForeignBatch             = store.ForeignBatch
+	ForeignBatchResult       = store.ForeignBatchResult
+	ForeignLink              = store.ForeignLink
+	ForeignMessage           = store.ForeignMessage
+	ForeignSession           = store.ForeignSession
+	ForeignSessionRow        = store.ForeignSessionRow
+	ForeignState             = store.ForeignState
+	ForeignUsage             = store.ForeignUsage
 	HandoffState             = store.HandoffState
 	HandoffStatus            = store.HandoffStatus
 	IdempotencyConflictError = store.IdempotencyConflictError
@@ -36,6 +44,7 @@ type (
 	Message                  = store.Message
 	MessageQuery             = store.MessageQuery
 	MessageState             = store.MessageState
+	MessageWindow            = store.MessageWindow
 	ModelSwitch              = store.ModelSwitch
 	ModelUsage               = store.ModelUsage
 	NewMessage               = store.NewMessage
@@ -57,6 +66,7 @@ type (
 	Session                  = store.Session
 	SessionCounts            = store.SessionCounts
 	SessionFilter            = store.SessionFilter
+	SessionMatch             = store.SessionMatch
 	SessionSummary           = store.SessionSummary
 	SpareReason              = store.SpareReason
 	Spared                   = store.Spared
@@ -140,6 +150,8 @@ var (
 	ErrReadOnly            = store.ErrReadOnly
 	ErrReplaced            = store.ErrReplaced
 	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrTooLarge            = store.ErrTooLarge
+	ErrInternal            = store.ErrInternal
 	ErrSessionClosed       = store.ErrSessionClosed
 	ErrTooManyOpenFiles    = store.ErrTooManyOpenFiles
 )

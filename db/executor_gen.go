@@ -36,6 +36,33 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapDriverError(err)
 }
 
+func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
+	r, err := queries.ForeignMessageInsert(ctx, e.db, gen.ForeignMessageInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) ForeignModelUsagePut(ctx context.Context, arg driver.ForeignModelUsagePutParams) error {
+	return mapDriverError(queries.ForeignModelUsagePut(ctx, e.db, gen.ForeignModelUsagePutParams(arg)))
+}
+
+func (e executor) ForeignSessionInsert(ctx context.Context, arg driver.ForeignSessionInsertParams) (int64, error) {
+	r, err := queries.ForeignSessionInsert(ctx, e.db, gen.ForeignSessionInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) ForeignSessionRefresh(ctx context.Context, arg driver.ForeignSessionRefreshParams) error {
+	return mapDriverError(queries.ForeignSessionRefresh(ctx, e.db, gen.ForeignSessionRefreshParams(arg)))
+}
+
+func (e executor) ImportedSessionGet(ctx context.Context, sessionID string) (driver.ImportedSessionGetRow, error) {
+	r, err := queries.ImportedSessionGet(ctx, e.db, sessionID)
+	return driver.ImportedSessionGetRow(r), mapDriverError(err)
+}
+
+func (e executor) ImportedSessionPut(ctx context.Context, arg driver.ImportedSessionPutParams) error {
+	return mapDriverError(queries.ImportedSessionPut(ctx, e.db, gen.ImportedSessionPutParams(arg)))
+}
+
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := queries.MessageActiveAbove(ctx, e.db, gen.MessageActiveAboveParams(arg))
 	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
@@ -139,6 +166,15 @@ func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOri
 	return mapDriverError(queries.MessageSetOrigin(ctx, e.db, gen.MessageSetOriginParams(arg)))
 }
 
+func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStateParams) error {
+	return mapDriverError(queries.MessageSetState(ctx, e.db, gen.MessageSetStateParams(arg)))
+}
+
+func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
+	r, err := queries.MessageStateByKey(ctx, e.db, gen.MessageStateByKeyParams(arg))
+	return driver.MessageStateByKeyRow(r), mapDriverError(err)
+}
+
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {
 	r, err := queries.MetaDelete(ctx, e.db, key)
 	return r, mapDriverError(err)
@@ -209,6 +245,16 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapDriverError(err)
 }
 
+func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
+	r, err := queries.SessionBillingRouteFill(ctx, e.db, gen.SessionBillingRouteFillParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
+	r, err := queries.SessionBillingRouteSet(ctx, e.db, gen.SessionBillingRouteSetParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := queries.SessionBulkCandidates(ctx, e.db, gen.SessionBulkCandidatesParams(arg))
 	return rowcast.Same[gen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapDriverError(err)
@@ -260,6 +306,16 @@ func (e executor) SessionCount(ctx context.Context) (int64, error) {
 
 func (e executor) SessionCountRewind(ctx context.Context, id string) error {
 	return mapDriverError(queries.SessionCountRewind(ctx, e.db, id))
+}
+
+func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsOfUserParams) ([]*string, error) {
+	r, err := queries.SessionCwdsOfUser(ctx, e.db, gen.SessionCwdsOfUserParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	r, err := queries.SessionCwdsWithoutRepoRoot(ctx, e.db, gen.SessionCwdsWithoutRepoRootParams(arg))
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
@@ -331,6 +387,11 @@ func (e executor) SessionHasRealTurns(ctx context.Context, sessionID string) (bo
 	return r, mapDriverError(err)
 }
 
+func (e executor) SessionIDsContaining(ctx context.Context, arg driver.SessionIDsContainingParams) ([]string, error) {
+	r, err := queries.SessionIDsContaining(ctx, e.db, gen.SessionIDsContainingParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionIDsInRange(ctx context.Context, arg driver.SessionIDsInRangeParams) ([]string, error) {
 	r, err := queries.SessionIDsInRange(ctx, e.db, gen.SessionIDsInRangeParams(arg))
 	return r, mapDriverError(err)
@@ -353,6 +414,11 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := queries.SessionList(ctx, e.db, gen.SessionListParams(arg))
 	return rowcast.Same[gen.Session, driver.Session](r), mapDriverError(err)
+}
+
+func (e executor) SessionModelFill(ctx context.Context, arg driver.SessionModelFillParams) (int64, error) {
+	r, err := queries.SessionModelFill(ctx, e.db, gen.SessionModelFillParams(arg))
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {
@@ -391,6 +457,11 @@ func (e executor) SessionRecount(ctx context.Context, id string) error {
 
 func (e executor) SessionReopen(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionReopen(ctx, e.db, id)
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionRepoRootFill(ctx context.Context, arg driver.SessionRepoRootFillParams) (int64, error) {
+	r, err := queries.SessionRepoRootFill(ctx, e.db, gen.SessionRepoRootFillParams(arg))
 	return r, mapDriverError(err)
 }
 

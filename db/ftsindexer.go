@@ -19,6 +19,7 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -208,7 +209,10 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	}
 	res := <-r.done
 	if res.panicked != nil {
-		return 0, errors.New("index new messages: panic") // never expected: the slice runs only SQL
+		// Never expected: the slice runs only SQL, and the driver's panics
+		// halt in runCallbacks. Retried, it would panic again on every
+		// poll and every open: writes halt instead.
+		return 0, w.stop(fmt.Errorf("%w: indexing new messages panicked (%v); writes are halted until the store is reopened", ErrInternal, res.panicked))
 	}
 	if res.err != nil {
 		return 0, res.err

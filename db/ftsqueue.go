@@ -21,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sessiondb/sessiondb/db/gen"
@@ -178,6 +179,17 @@ var forgetSliceSQL = []string{
 	 ORDER BY d.seq`,
 }
 
+// indexableRow is the condition on a messages row (as m) that the
+// indexes take it: its indexed text no larger than maxMessageBytes
+// (limits.go). A larger row, which only an older build or another program
+// can have written, ran the driver out of memory and panicked the indexer
+// on every open (issue 38); it is stored and read, never indexed.
+// octet_length reads the row's length without loading its text. The
+// forget statements need no such condition: they forget only what an
+// index holds (its docsize row).
+var indexableRow = "octet_length(m.content) + COALESCE(octet_length(m.tool_name), 0) + COALESCE(octet_length(m.tool_text), 0) <= " +
+	strconv.Itoa(maxMessageBytes)
+
 // indexSliceSQL indexes the rows queued in fts_pending up to a seq from
 // their current text, once however often each was queued, but for those
 // whose old text still waits in fts_deleted (FTSPendingSliceEnd leaves
@@ -189,11 +201,13 @@ var indexSliceSQL = []string{
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
+	   AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
 	 WHERE m.id IN (SELECT p.id FROM fts_pending p WHERE p.seq <= ?1 AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = p.id))
+	   AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
@@ -208,12 +222,12 @@ var indexSliceSQL = []string{
 var indexNewSQL = []string{
 	`INSERT INTO messages_fts (rowid, content, tool_name, tool_text)
 	 SELECT m.id, m.content, m.tool_name, m.tool_text FROM messages m
-	 WHERE m.id > ?1 AND m.id <= ?2
+	 WHERE m.id > ?1 AND m.id <= ?2 AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 	`INSERT INTO messages_fts_trigram (rowid, content, tool_text)
 	 SELECT m.id, m.content, m.tool_text FROM messages m
-	 WHERE m.id > ?1 AND m.id <= ?2
+	 WHERE m.id > ?1 AND m.id <= ?2 AND ` + indexableRow + `
 	   AND NOT EXISTS (SELECT 1 FROM messages_fts_trigram_docsize z WHERE z.id = m.id)
 	   AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'fts_stale')`,
 }
@@ -240,8 +254,8 @@ func rebuildFTS(ctx context.Context, q gen.DBTX, prefix string) error {
 		stmts = []string{
 			"INSERT INTO " + prefix + "messages_fts (messages_fts) VALUES ('delete-all')",
 			"INSERT INTO " + prefix + "messages_fts_trigram (messages_fts_trigram) VALUES ('delete-all')",
-			"INSERT INTO " + prefix + "messages_fts (rowid, content, tool_name, tool_text) SELECT id, content, tool_name, tool_text FROM " + prefix + "messages",
-			"INSERT INTO " + prefix + "messages_fts_trigram (rowid, content, tool_text) SELECT id, content, tool_text FROM " + prefix + "messages",
+			"INSERT INTO " + prefix + "messages_fts (rowid, content, tool_name, tool_text) SELECT id, content, tool_name, tool_text FROM " + prefix + "messages m WHERE " + indexableRow,
+			"INSERT INTO " + prefix + "messages_fts_trigram (rowid, content, tool_text) SELECT id, content, tool_text FROM " + prefix + "messages m WHERE " + indexableRow,
 		}
 	}
 	// Every message is indexed: none is past the mark (version 12).

@@ -2,8 +2,11 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -124,4 +127,19 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) ([
 	var route searchRoute
 	hits, err := s.Search(context.WithValue(ctx, routeSlot{}, &route), query, opts)
 	return hits, route, err
+}
+
+// fileHashes hashes files, by base name, to show a call left them as they were.
+func fileHashes(t *testing.T, paths ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		out[filepath.Base(p)] = hex.EncodeToString(sum[:])
+	}
+	return out
 }

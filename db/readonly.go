@@ -88,7 +88,7 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	if err != nil {
 		return nil, err
 	}
-	readers, err := openDB(abs, kind, opts.ReadPoolSize, opts.VFS)
+	readers, err := openDB(abs, kind, opts.ReadPoolSize, readOnlyVFS(opts))
 	if err != nil {
 		return nil, err
 	}

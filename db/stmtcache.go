@@ -13,7 +13,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sessiondb/sessiondb/db/gen"
 )
@@ -35,6 +37,35 @@ type stmtCache struct {
 	stmts map[string]*sql.Stmt
 	// +checklocks:mu
 	last string // the text of the statement run last, for diagnostics
+
+	// panicked is set once a statement panicked inside database/sql (see
+	// notePanic): the connection can then never be closed through it.
+	panicked atomic.Bool
+}
+
+// notePanic, deferred around every call into database/sql, records a
+// panic raised inside it and lets it go on. The driver panics on
+// SQLITE_NOMEM (go-sqlite3's errorFor), and database/sql's Stmt.ExecContext
+// and QueryRowContext release the connection only on return, so after
+// such a panic the sql.Conn holds its close lock for good and Conn.Close
+// waits forever (issue 38: the CLI hung after a 100 MB append). The writer
+// halts and closes the driver connection itself (writer.close).
+func (c *stmtCache) notePanic() {
+	if p := recover(); p != nil {
+		c.panicked.Store(true)
+		panic(p)
+	}
+}
+
+// driverPanicked reports whether p, a write callback's panic, was the
+// driver's: raised inside database/sql through this cache, or a
+// go-sqlite3 error raised while rows were read (Row.Scan steps the
+// statement outside the cache's calls). It marks the cache.
+func (c *stmtCache) driverPanicked(p any) bool {
+	if e, ok := p.(error); ok && strings.HasPrefix(e.Error(), "sqlite3: ") {
+		c.panicked.Store(true)
+	}
+	return c.panicked.Load()
 }
 
 var _ gen.DBTX = (*stmtCache)(nil)
@@ -64,6 +95,7 @@ func (c *stmtCache) stmt(ctx context.Context, query string) *sql.Stmt {
 }
 
 func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	defer c.notePanic()
 	if st := c.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -76,6 +108,7 @@ func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) 
 // closed) at once by every caller — sqlc's code and ours — so it can share
 // one.
 func (c *stmtCache) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	defer c.notePanic()
 	c.mu.Lock()
 	c.last = query
 	c.mu.Unlock()
@@ -90,6 +123,7 @@ func (c *stmtCache) lastStatement() string {
 }
 
 func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	defer c.notePanic()
 	if st := c.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -99,6 +133,7 @@ func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...a
 // PrepareContext hands out a statement of the caller's own, uncached: the
 // caller closes it.
 func (c *stmtCache) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	defer c.notePanic()
 	c.mu.Lock()
 	c.last = query
 	c.mu.Unlock()

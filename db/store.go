@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/internal/flock"
@@ -24,7 +26,7 @@ var queries = gen.New()
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
 // same on every engine; the methods defined here are the file's own
-// (Path, Vacuum, IndexNow, Info, Stats, ImportHermes).
+// (Path, Vacuum, IndexNow, Info, Stats).
 type Store struct {
 	*store.Store
 	*engine
@@ -176,6 +178,7 @@ func (e *engine) store() (*Store, error) {
 // switches the file to WAL and applies migrations, then pins the single
 // writer connection.
 func openWriter(ctx context.Context, path string, created bool, opts Options) (w *writer, err error) {
+	ctx = sqlite3.WithMaxMemory(ctx, writerMaxMemory) // the connection is made with the first call's ctx (limits.go)
 	pool, err := openDB(path, kindWriter, 1, opts.VFS)
 	if err != nil {
 		return nil, err

@@ -531,6 +531,10 @@ func (w *writer) runCallbacks(batch []*request, careful bool) (ok, replay []*req
 			}
 		}
 		err, panicked := runCallback(r.ctx, r.fn, w.tx)
+		if panicked != nil && w.tx.driverPanicked(panicked) {
+			// Not the caller's panic: the connection's (stmtcache.go).
+			err, panicked = w.stop(driverPanic(panicked)), nil
+		}
 		if err == nil && panicked == nil && !w.inTransaction() {
 			err = errRolledBack
 		}
@@ -707,6 +711,12 @@ func runCallback(ctx context.Context, fn txFunc, tx gen.DBTX) (err error, panick
 		}
 	}()
 	return fn(ctx, tx), nil
+}
+
+// driverPanic is the halt after the driver panicked inside a statement.
+func driverPanic(p any) error {
+	return fmt.Errorf("%w: the SQLite driver panicked inside a statement (%v); writes are halted until the store is reopened "+
+		"(a message larger than the driver's memory is the known cause: see Store.MaxMessageBytes)", ErrInternal, p)
 }
 
 // +checklocks:w.mu

@@ -47,6 +47,11 @@ import (
 //     one, so the counters never go back and the first image's is at most
 //     one above the page 1 the WAL started from; the main file holds that
 //     page 1 or one a checkpoint copied out of the WAL).
+//   - When they do not hold page 1, no sessiondb writer wrote them (it
+//     stamps page 1 into every generation), so another program did: the
+//     -shm beside the WAL must be the wal-index of that generation
+//     (shmIndexes), as it is when that program stopped beside its own
+//     file; a WAL copied alone from elsewhere has none.
 //   - When they do not hold page 1: no transaction in the WAL changed the
 //     file's size, freelist or schema, so every commit frame's database
 //     size must equal the main file's page count (by its header or by its
@@ -56,11 +61,11 @@ import (
 //     place, and below 2^25 pages, where no overflow page can start with a
 //     b-tree kind byte).
 //
-// What it cannot detect: a WAL without page 1 that was written against a
-// file with the same page size, page count and page kinds as the main
-// file, e.g. the WAL of an identically shaped database, or of an earlier
-// copy of the same database whose transactions since the last checkpoint
-// only rewrote rows in place; and a WAL with page 1 written against
+// What it cannot detect: a WAL without page 1 copied together with its
+// -shm beside a file with the same page size, page count and page kinds
+// as the one it was written against, e.g. an identically shaped database
+// or an earlier copy of the same one whose transactions since the last
+// checkpoint only rewrote rows in place; and a WAL with page 1 written against
 // another copy of the same database (same application_id) whose change
 // counter happens to fall in the WAL's range. The WAL header's salts and
 // checkpoint sequence number are not compared: the main file records
@@ -76,6 +81,7 @@ const (
 // walSummary is what the frames SQLite would replay say.
 type walSummary struct {
 	pageSize    int
+	salts       string          // the header's salts, which name the WAL's generation
 	frames      int             // frames up to and including the last commit frame
 	commitSizes map[uint32]bool // the database sizes in pages the commits leave
 	page1       int             // images of page 1
@@ -115,7 +121,7 @@ func readWAL(walPath string) (walSummary, error) {
 	}
 	salts := hdr[16:24]
 
-	sum := walSummary{pageSize: pageSize, commitSizes: map[uint32]bool{}, appIDs: map[uint32]bool{}, kinds: map[uint32]byte{}}
+	sum := walSummary{pageSize: pageSize, salts: string(salts), commitSizes: map[uint32]bool{}, appIDs: map[uint32]bool{}, kinds: map[uint32]byte{}}
 	type pending struct {
 		pgno uint32
 		kind byte
@@ -226,6 +232,10 @@ func foreignWAL(path string) (string, error) {
 		return "", nil
 	}
 
+	if !shmIndexes(path+"-shm", wal.salts) {
+		return "the WAL holds no page 1, so no sessiondb writer wrote it, and no -shm beside it indexes it: " +
+			"another program's WAL, left or copied beside this file", nil
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
@@ -257,6 +267,35 @@ func foreignWAL(path string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// shmIndexes reports whether the shared-memory file at shmPath is the
+// wal-index of the WAL generation named by salts: initialised, its two
+// header copies equal, and its salts those of the WAL's header (SQLite
+// copies them byte for byte, so no byte order matters). A WAL that holds
+// no page 1 was written by another program (sessiondb stamps page 1 into
+// every generation it writes, walstamp.go); when that program wrote this
+// file and stopped without a checkpoint (killed, or still running), its
+// -shm indexes the WAL. A WAL copied here from another file comes without
+// one — a clean close removes the -shm, and Open's own is empty — and was
+// replayed whenever the two files had the same size and page kinds,
+// as two stores made alike have (issue 38). What this cannot tell: a
+// -shm copied along with the WAL, and a -shm that a power cut left stale
+// beside another program's WAL of this file, whose frames are then
+// retired (kept beside the file, never applied) instead of replayed.
+func shmIndexes(shmPath, salts string) bool {
+	f, err := os.Open(shmPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [2 * walIndexHeaderBytes]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil {
+		return false
+	}
+	first, second := b[:walIndexHeaderBytes], b[walIndexHeaderBytes:]
+	return first[walIndexIsInit] != 0 && string(first) == string(second) &&
+		string(first[walIndexSalts:walIndexSalts+8]) == salts
 }
 
 // idleForeignWAL checks the WAL beside path when no connection has the

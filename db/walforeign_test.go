@@ -352,6 +352,10 @@ func TestForeignWALPageKinds(t *testing.T) {
 	if err := os.WriteFile(path, main, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Alone, without the -shm that indexes it, such a WAL is refused
+	// whatever its pages (TestForeignWALWithoutPage1NeedsItsIndex); the
+	// tool's -shm comes along here, as when the tool stopped beside it.
+	copyFileT(t, a.Path()+"-shm", path+"-shm")
 	if why, err := foreignWAL(path); why != "" || err != nil {
 		t.Fatalf("the WAL's own file: foreignWAL = %q, %v; want it accepted", why, err)
 	}
@@ -364,5 +368,80 @@ func TestForeignWALPageKinds(t *testing.T) {
 		if why, err := foreignWAL(path); err != nil || !strings.Contains(why, "kind") {
 			t.Errorf("page %d of another kind: foreignWAL = %q, %v; want it refused", pgno, why, err)
 		}
+	}
+}
+
+// TestForeignWALWithoutPage1NeedsItsIndex is issue 38's regression: two
+// stores made alike (same size, same page kinds), a row of one rewritten
+// by another program (no page 1 in its WAL), and that WAL copied beside
+// the other store. The size and kind rules cannot tell them apart, so the
+// WAL was replayed: the other store's meta value changed and Verify said
+// verified. Such a WAL is now accepted only with the -shm that indexes it
+// (the program stopped beside its own file): copied alone it is retired,
+// while the same WAL beside its own file with its -shm is replayed.
+func TestForeignWALWithoutPage1NeedsItsIndex(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	dir := t.TempDir()
+	mk := func(name, value string) string {
+		s := openAt(t, filepath.Join(dir, name), &logs)
+		if err := s.SetMeta(ctx, "k", value); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		return s.Path()
+	}
+	a, b := mk("a.db", "a's"), mk("b.db", "b's")
+	other, err := openDB(b, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	//sessiondb:allow txonly -- plays another program writing b
+	if _, err := other.ExecContext(ctx, "UPDATE meta SET value = 'hijack' WHERE key = 'k'"); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(b + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := readWAL(b + "-wal"); err != nil || sum.frames == 0 || sum.page1 != 0 {
+		t.Fatalf("b's WAL: %d frames, %d images of page 1 (%v); the test needs frames without page 1", sum.frames, sum.page1, err)
+	}
+	fa, _ := os.Stat(a)
+	fb, _ := os.Stat(b)
+	if fa.Size() != fb.Size() {
+		t.Fatalf("the stores differ in size (%d, %d): the size rule alone would catch it", fa.Size(), fb.Size())
+	}
+
+	if err := os.WriteFile(a+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Verify(ctx, a); err != nil || rep.Health != HealthCorrupt || !strings.Contains(strings.Join(rep.Details, " "), "no -shm") {
+		t.Errorf("Verify with b's WAL beside a = %s %q (%v), want corrupt naming the missing -shm", rep.Health, rep.Details, err)
+	}
+	s := openAt(t, a, &logs)
+	if v, err := s.Meta(ctx, "k"); err != nil || v != "a's" {
+		t.Errorf("a's meta after open = %q, %v; want a's own value, the foreign WAL not applied", v, err)
+	}
+	if got := retiredWALs(t, a); len(got) != 1 {
+		t.Errorf("retired WALs beside a = %q, want one", got)
+	}
+	s.Close()
+
+	// The same WAL with its -shm, beside its own file (a copy of b's pair
+	// while the program still has it open), is replayed.
+	own := filepath.Join(t.TempDir(), "own.db")
+	copyFileT(t, b, own)
+	copyFileT(t, b+"-shm", own+"-shm")
+	if err := os.WriteFile(own+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if why, err := foreignWAL(own); why != "" || err != nil {
+		t.Fatalf("b's WAL with its -shm beside b's file: foreignWAL = %q, %v; want it accepted", why, err)
+	}
+	s = openAt(t, own, &logs)
+	if v, err := s.Meta(ctx, "k"); err != nil || v != "hijack" {
+		t.Errorf("own meta after open = %q, %v; want the other program's write replayed", v, err)
 	}
 }

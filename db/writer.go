@@ -170,6 +170,29 @@ func (w *writer) lockedError(patience time.Duration, cause error) error {
 	return &LockedError{Path: w.path, Patience: patience, Holders: flock.Holders(w.path), Err: cause}
 }
 
+// closeUnder closes the SQLite connection under conn after a statement
+// panicked inside database/sql: conn.Close would wait forever for the
+// connection that call never released (stmtcache.go). Its statements are
+// finalized first (sqlite3_close refuses a connection that has any), and
+// database/sql is left holding a closed connection nothing uses again.
+func closeUnder(conn *sql.Conn) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return nil
+		}
+		raw := c.Raw()
+		var stmts []*sqlite3.Stmt
+		for st := range raw.Stmts() {
+			stmts = append(stmts, st)
+		}
+		for _, st := range stmts {
+			st.Close()
+		}
+		return raw.Close()
+	})
+}
+
 // close checkpoints (PASSIVE) and closes the writer. It is idempotent.
 func (w *writer) close() error {
 	w.mu.Lock()
@@ -205,7 +228,11 @@ func (w *writer) close() error {
 			return nil
 		})
 	}
-	errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
+	if w.tx.panicked.Load() {
+		errs = append(errs, closeUnder(w.conn), w.pool.Close())
+	} else {
+		errs = append(errs, w.tx.close(), w.conn.Close(), w.pool.Close())
+	}
 	for _, f := range []*os.File{w.id.header, w.id.shm} {
 		if f != nil {
 			errs = append(errs, f.Close())

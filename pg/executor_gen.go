@@ -39,6 +39,33 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapError(err)
 }
 
+func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
+	r, err := e.q.ForeignMessageInsert(ctx, e.db, pggen.ForeignMessageInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) ForeignModelUsagePut(ctx context.Context, arg driver.ForeignModelUsagePutParams) error {
+	return mapError(e.q.ForeignModelUsagePut(ctx, e.db, pggen.ForeignModelUsagePutParams(arg)))
+}
+
+func (e executor) ForeignSessionInsert(ctx context.Context, arg driver.ForeignSessionInsertParams) (int64, error) {
+	r, err := e.q.ForeignSessionInsert(ctx, e.db, pggen.ForeignSessionInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) ForeignSessionRefresh(ctx context.Context, arg driver.ForeignSessionRefreshParams) error {
+	return mapError(e.q.ForeignSessionRefresh(ctx, e.db, pggen.ForeignSessionRefreshParams(arg)))
+}
+
+func (e executor) ImportedSessionGet(ctx context.Context, sessionID string) (driver.ImportedSessionGetRow, error) {
+	r, err := e.q.ImportedSessionGet(ctx, e.db, sessionID)
+	return driver.ImportedSessionGetRow(r), mapError(err)
+}
+
+func (e executor) ImportedSessionPut(ctx context.Context, arg driver.ImportedSessionPutParams) error {
+	return mapError(e.q.ImportedSessionPut(ctx, e.db, pggen.ImportedSessionPutParams(arg)))
+}
+
 func (e executor) MessageActiveAbove(ctx context.Context, arg driver.MessageActiveAboveParams) ([]driver.Message, error) {
 	r, err := e.q.MessageActiveAbove(ctx, e.db, pggen.MessageActiveAboveParams(arg))
 	return rowcast.Same[pggen.Message, driver.Message](r), mapError(err)
@@ -142,6 +169,15 @@ func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOri
 	return mapError(e.q.MessageSetOrigin(ctx, e.db, pggen.MessageSetOriginParams(arg)))
 }
 
+func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStateParams) error {
+	return mapError(e.q.MessageSetState(ctx, e.db, pggen.MessageSetStateParams(arg)))
+}
+
+func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
+	r, err := e.q.MessageStateByKey(ctx, e.db, pggen.MessageStateByKeyParams(arg))
+	return driver.MessageStateByKeyRow(r), mapError(err)
+}
+
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {
 	r, err := e.q.MetaDelete(ctx, e.db, key)
 	return r, mapError(err)
@@ -212,6 +248,16 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapError(err)
 }
 
+func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
+	r, err := e.q.SessionBillingRouteFill(ctx, e.db, pggen.SessionBillingRouteFillParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
+	r, err := e.q.SessionBillingRouteSet(ctx, e.db, pggen.SessionBillingRouteSetParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) SessionBulkCandidates(ctx context.Context, arg driver.SessionBulkCandidatesParams) ([]driver.SessionBulkCandidatesRow, error) {
 	r, err := e.q.SessionBulkCandidates(ctx, e.db, pggen.SessionBulkCandidatesParams(arg))
 	return rowcast.Same[pggen.SessionBulkCandidatesRow, driver.SessionBulkCandidatesRow](r), mapError(err)
@@ -263,6 +309,16 @@ func (e executor) SessionCount(ctx context.Context) (int64, error) {
 
 func (e executor) SessionCountRewind(ctx context.Context, id string) error {
 	return mapError(e.q.SessionCountRewind(ctx, e.db, id))
+}
+
+func (e executor) SessionCwdsOfUser(ctx context.Context, arg driver.SessionCwdsOfUserParams) ([]*string, error) {
+	r, err := e.q.SessionCwdsOfUser(ctx, e.db, pggen.SessionCwdsOfUserParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	r, err := e.q.SessionCwdsWithoutRepoRoot(ctx, e.db, pggen.SessionCwdsWithoutRepoRootParams(arg))
+	return r, mapError(err)
 }
 
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
@@ -334,6 +390,11 @@ func (e executor) SessionHasRealTurns(ctx context.Context, sessionID string) (bo
 	return r, mapError(err)
 }
 
+func (e executor) SessionIDsContaining(ctx context.Context, arg driver.SessionIDsContainingParams) ([]string, error) {
+	r, err := e.q.SessionIDsContaining(ctx, e.db, pggen.SessionIDsContainingParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) SessionIDsInRange(ctx context.Context, arg driver.SessionIDsInRangeParams) ([]string, error) {
 	r, err := e.q.SessionIDsInRange(ctx, e.db, pggen.SessionIDsInRangeParams(arg))
 	return r, mapError(err)
@@ -356,6 +417,11 @@ func (e executor) SessionLink(ctx context.Context, arg driver.SessionLinkParams)
 func (e executor) SessionList(ctx context.Context, arg driver.SessionListParams) ([]driver.Session, error) {
 	r, err := e.q.SessionList(ctx, e.db, pggen.SessionListParams(arg))
 	return rowcast.Same[pggen.Session, driver.Session](r), mapError(err)
+}
+
+func (e executor) SessionModelFill(ctx context.Context, arg driver.SessionModelFillParams) (int64, error) {
+	r, err := e.q.SessionModelFill(ctx, e.db, pggen.SessionModelFillParams(arg))
+	return r, mapError(err)
 }
 
 func (e executor) SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error) {
@@ -394,6 +460,11 @@ func (e executor) SessionRecount(ctx context.Context, id string) error {
 
 func (e executor) SessionReopen(ctx context.Context, id string) (int64, error) {
 	r, err := e.q.SessionReopen(ctx, e.db, id)
+	return r, mapError(err)
+}
+
+func (e executor) SessionRepoRootFill(ctx context.Context, arg driver.SessionRepoRootFillParams) (int64, error) {
+	r, err := e.q.SessionRepoRootFill(ctx, e.db, pggen.SessionRepoRootFillParams(arg))
 	return r, mapError(err)
 }
 

@@ -1,4 +1,5 @@
--- Importing another store's sessions (a Hermes state.db): every column
+-- Importing another store's sessions (a Hermes state.db, read by package
+-- hermes): every column
 -- sessiondb models, written as the source had it.
 
 -- name: ForeignSessionInsert :execrows
@@ -37,15 +38,15 @@ INSERT INTO sessions (
 UPDATE sessions
 SET ended_at = COALESCE(ended_at, sqlc.narg(ended_at)),
     end_reason = CASE WHEN ended_at IS NULL THEN sqlc.narg(end_reason) ELSE end_reason END,
-    input_tokens = MAX(input_tokens, sqlc.arg(input_tokens)),
-    output_tokens = MAX(output_tokens, sqlc.arg(output_tokens)),
-    cache_read_tokens = MAX(cache_read_tokens, sqlc.arg(cache_read_tokens)),
-    cache_write_tokens = MAX(cache_write_tokens, sqlc.arg(cache_write_tokens)),
-    reasoning_tokens = MAX(reasoning_tokens, sqlc.arg(reasoning_tokens)),
-    api_call_count = MAX(api_call_count, sqlc.arg(api_call_count)),
-    estimated_cost_usd = MAX(estimated_cost_usd, sqlc.arg(estimated_cost_usd)),
-    actual_cost_usd = MAX(actual_cost_usd, sqlc.arg(actual_cost_usd)),
-    rewind_count = MAX(rewind_count, sqlc.arg(rewind_count))
+    input_tokens = MAX(input_tokens, CAST(sqlc.arg(input_tokens) AS INTEGER)),
+    output_tokens = MAX(output_tokens, CAST(sqlc.arg(output_tokens) AS INTEGER)),
+    cache_read_tokens = MAX(cache_read_tokens, CAST(sqlc.arg(cache_read_tokens) AS INTEGER)),
+    cache_write_tokens = MAX(cache_write_tokens, CAST(sqlc.arg(cache_write_tokens) AS INTEGER)),
+    reasoning_tokens = MAX(reasoning_tokens, CAST(sqlc.arg(reasoning_tokens) AS INTEGER)),
+    api_call_count = MAX(api_call_count, CAST(sqlc.arg(api_call_count) AS INTEGER)),
+    estimated_cost_usd = MAX(estimated_cost_usd, CAST(sqlc.arg(estimated_cost_usd) AS REAL)),
+    actual_cost_usd = MAX(actual_cost_usd, CAST(sqlc.arg(actual_cost_usd) AS REAL)),
+    rewind_count = MAX(rewind_count, CAST(sqlc.arg(rewind_count) AS INTEGER))
 WHERE id = sqlc.arg(id);
 
 -- name: ImportedSessionGet :one

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
@@ -31,10 +33,93 @@ type BulkFilter struct {
 	EndedOnly    bool // only ended sessions
 	EmptyOnly    bool // only sessions without a single message
 	ArchivedOnly bool // only archived sessions
+	// ExcludeArchived leaves archived sessions out: a user archived them
+	// to keep them, even empty ones. DeleteGhostSessions always sets it.
+	ExcludeArchived bool
+	// IncludeLive lets PruneSessions take sessions that never ended (idle
+	// for OlderThan). Without it PruneSessions selects ended sessions only,
+	// as Prune does: a live session is never pruned unless asked for.
+	// DeleteSessions and ArchiveSessions ignore it (EndedOnly narrows them).
+	IncludeLive bool
+	// Sessions narrows by what each session holds: its model, provider,
+	// title, counts, tokens, cost, end reason, place and start (see
+	// SessionMatch). Every session of a conversation must match for it to
+	// go, as with the other fields.
+	Sessions SessionMatch
+}
+
+// SessionMatch narrows a bulk operation by what a session says of itself.
+// A zero field is unset. Bounds are inclusive.
+type SessionMatch struct {
+	Model         string
+	Provider      string // the session's billing provider
+	TitleContains string // a literal substring of the title (no pattern syntax)
+	EndReason     string
+	Cwd           string
+	UserID        string
+	ChatID        string
+	// StartedAfter / StartedBefore bound the session's start.
+	StartedAfter, StartedBefore time.Time
+	MinMessages, MaxMessages    int64 // Session.MessageCount (live rows)
+	MinToolCalls, MaxToolCalls  int64
+	// MinTokens / MaxTokens bound input plus output tokens.
+	MinTokens, MaxTokens int64
+	// MinCostUSD / MaxCostUSD bound the session's cost: its actual cost
+	// when known, else its estimate.
+	MinCostUSD, MaxCostUSD float64
+}
+
+func (m SessionMatch) set() bool { return m != SessionMatch{} }
+
+// validate refuses bounds no session can meet and labels no session holds.
+func (m SessionMatch) validate() error {
+	for _, b := range []struct {
+		what     string
+		min, max int64
+	}{{"messages", m.MinMessages, m.MaxMessages}, {"tool calls", m.MinToolCalls, m.MaxToolCalls}, {"tokens", m.MinTokens, m.MaxTokens}} {
+		if b.min < 0 || b.max < 0 || (b.max > 0 && b.min > b.max) {
+			return invalid("%s bounds %d..%d select nothing", b.what, b.min, b.max)
+		}
+	}
+	if m.MinCostUSD < 0 || m.MaxCostUSD < 0 || (m.MaxCostUSD > 0 && m.MinCostUSD > m.MaxCostUSD) ||
+		math.IsNaN(m.MinCostUSD) || math.IsNaN(m.MaxCostUSD) {
+		return invalid("cost bounds %v..%v select nothing", m.MinCostUSD, m.MaxCostUSD)
+	}
+	if !m.StartedAfter.IsZero() && !m.StartedBefore.IsZero() && !m.StartedAfter.Before(m.StartedBefore) {
+		return invalid("started after %v and before %v selects nothing", m.StartedAfter, m.StartedBefore)
+	}
+	return rules.CheckLabels([]rules.Field{{Name: "model", Value: m.Model}, {Name: "provider", Value: m.Provider},
+		{Name: "title", Value: m.TitleContains}, {Name: "end reason", Value: m.EndReason}, {Name: "cwd", Value: m.Cwd},
+		{Name: "user id", Value: m.UserID}, {Name: "chat id", Value: m.ChatID}})
+}
+
+// matches reports whether the session row meets every set field.
+func (m SessionMatch) matches(r driver.Session) bool {
+	cost := r.ActualCostUsd
+	if cost == 0 {
+		cost = r.EstimatedCostUsd
+	}
+	tokens := r.InputTokens + r.OutputTokens
+	eq := func(want string, got *string) bool { return want == "" || want == rules.Str(got) }
+	within := func(v, lo, hi int64) bool { return v >= lo && (hi == 0 || v <= hi) }
+	switch {
+	case !eq(m.Model, r.Model), !eq(m.Provider, r.BillingProvider), !eq(m.EndReason, r.EndReason),
+		!eq(m.Cwd, r.Cwd), !eq(m.UserID, r.UserID), !eq(m.ChatID, r.ChatID),
+		m.TitleContains != "" && !strings.Contains(rules.Str(r.Title), m.TitleContains),
+		!m.StartedAfter.IsZero() && r.StartedAt <= m.StartedAfter.UnixMilli(),
+		!m.StartedBefore.IsZero() && r.StartedAt >= m.StartedBefore.UnixMilli(),
+		!within(r.MessageCount, m.MinMessages, m.MaxMessages),
+		!within(r.ToolCallCount, m.MinToolCalls, m.MaxToolCalls),
+		!within(tokens, m.MinTokens, m.MaxTokens),
+		cost < m.MinCostUSD, m.MaxCostUSD > 0 && cost > m.MaxCostUSD:
+		return false
+	}
+	return true
 }
 
 func (f BulkFilter) empty() bool {
-	return f.IDs == nil && f.OlderThan == 0 && f.Source == "" && !f.EndedOnly && !f.EmptyOnly && !f.ArchivedOnly
+	return f.IDs == nil && f.OlderThan == 0 && f.Source == "" && !f.EndedOnly && !f.EmptyOnly && !f.ArchivedOnly &&
+		!f.Sessions.set()
 }
 
 // BulkOptions tune a bulk operation.
@@ -111,21 +196,30 @@ func (s *Store) DeleteSessions(ctx context.Context, f BulkFilter, o BulkOptions)
 	return s.bulk(ctx, "delete sessions", bulkDelete, f, o)
 }
 
-// PruneSessions is DeleteSessions by age: f.OlderThan is required.
+// PruneSessions is DeleteSessions by age: f.OlderThan is required. It
+// takes ended sessions only — a session that never ended is someone's
+// conversation, however idle — unless f.IncludeLive asks for idle live
+// ones too; a conversation with a live session that is not selected is
+// spared whole (SpareContinued).
 func (s *Store) PruneSessions(ctx context.Context, f BulkFilter, o BulkOptions) (BulkResult, error) {
 	if f.OlderThan <= 0 {
 		return BulkResult{}, opErr(pruneOp, "", invalid("prune age must be positive, got %v", f.OlderThan))
+	}
+	if !f.IncludeLive {
+		f.EndedOnly = true
 	}
 	return s.bulk(ctx, pruneOp, bulkDelete, f, o)
 }
 
 // DeleteGhostSessions deletes sessions that never got a message and are
 // older than olderThan (0: DefaultGhostAge), with DeleteSessions' rules.
+// Archived sessions are kept: archiving one is a wish to keep it.
 func (s *Store) DeleteGhostSessions(ctx context.Context, olderThan time.Duration, o BulkOptions) (BulkResult, error) {
 	if olderThan <= 0 {
 		olderThan = DefaultGhostAge
 	}
-	return s.bulk(ctx, "delete ghost sessions", bulkDelete, BulkFilter{EmptyOnly: true, OlderThan: olderThan}, o)
+	return s.bulk(ctx, "delete ghost sessions", bulkDelete,
+		BulkFilter{EmptyOnly: true, OlderThan: olderThan, ExcludeArchived: true}, o)
 }
 
 // ArchiveSessions archives the conversations f selects: every session of
@@ -145,6 +239,8 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 		return res, opErr(op, "", invalid("negative age %v", f.OlderThan))
 	case o.BatchSize < 0:
 		return res, opErr(op, "", invalid("negative batch size"))
+	case f.ArchivedOnly && f.ExcludeArchived:
+		return res, opErr(op, "", invalid("ArchivedOnly and ExcludeArchived select nothing together"))
 	}
 	for _, id := range f.IDs {
 		if err := rules.CheckID("session id", id); err != nil {
@@ -152,6 +248,9 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 		}
 	}
 	if err := rules.CheckLabel("source", f.Source); err != nil {
+		return res, opErr(op, "", err)
+	}
+	if err := f.Sessions.validate(); err != nil {
 		return res, opErr(op, "", err)
 	}
 	if o.BatchSize == 0 {
@@ -264,6 +363,9 @@ type bulkFacts struct {
 	lastAlive   int64
 	hasMessages bool
 	source      string
+	// matched: the session meets the filter's SessionMatch (true when
+	// none is set).
+	matched bool
 }
 
 func (b *bulkRun) matches(f bulkFacts) bool {
@@ -273,6 +375,8 @@ func (b *bulkRun) matches(f bulkFacts) bool {
 		b.f.EndedOnly && !f.ended,
 		b.f.EmptyOnly && f.hasMessages,
 		b.f.ArchivedOnly && !f.archived,
+		b.f.ExcludeArchived && f.archived,
+		!f.matched,
 		b.cutoff != 0 && f.lastAlive >= b.cutoff:
 		return false
 	}
@@ -285,13 +389,21 @@ func (b *bulkRun) matchesBesidesIDs(f bulkFacts) bool {
 	return without.matches(f)
 }
 
-func loadBulkFacts(ctx context.Context, q driver.Executor, id string) (bulkFacts, error) {
+func (b *bulkRun) loadBulkFacts(ctx context.Context, q driver.Executor, id string) (bulkFacts, error) {
 	r, err := q.SessionBulkFacts(ctx, id)
 	if err != nil {
 		return bulkFacts{}, err
 	}
-	return bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, ended: r.EndedAt != nil,
-		lastAlive: r.LastAlive, hasMessages: r.HasMessages != 0, source: r.Source}, nil
+	f := bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, ended: r.EndedAt != nil,
+		lastAlive: r.LastAlive, hasMessages: r.HasMessages != 0, source: r.Source, matched: true}
+	if b.f.Sessions.set() {
+		row, err := q.SessionGet(ctx, id)
+		if err != nil {
+			return bulkFacts{}, err
+		}
+		f.matched = b.f.Sessions.matches(row)
+	}
+	return f, nil
 }
 
 // batch weighs the next candidates, and (unless a dry run) acts on those
@@ -323,7 +435,7 @@ func (b *bulkRun) batch(ctx context.Context, tx driver.Executor, size int) (bulk
 		if b.handled[id] || inStep[id] {
 			continue
 		}
-		facts, err := loadBulkFacts(ctx, tx, id)
+		facts, err := b.loadBulkFacts(ctx, tx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue // gone (an id that names no session, or deleted with its lineage)
 		}
@@ -368,7 +480,7 @@ func (b *bulkRun) unit(ctx context.Context, tx driver.Executor, id string) ([]st
 	}
 	member := set(unit...)
 	for _, sid := range unit {
-		f, err := loadBulkFacts(ctx, tx, sid)
+		f, err := b.loadBulkFacts(ctx, tx, sid)
 		if err != nil {
 			return nil, "", err
 		}
@@ -408,7 +520,7 @@ func (b *bulkRun) act(ctx context.Context, tx driver.Executor, unit []string, st
 	if b.action == bulkArchive {
 		var todo []string
 		for _, sid := range unit {
-			f, err := loadBulkFacts(ctx, tx, sid)
+			f, err := b.loadBulkFacts(ctx, tx, sid)
 			if err != nil {
 				return err
 			}

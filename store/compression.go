@@ -58,7 +58,7 @@ type CompactResult struct {
 // stays in order and no turn is lost. Counters are recomputed.
 func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compaction) (CompactResult, error) {
 	const op = "compact session"
-	prepared, err := checkCompression(sessionID, c.Holder, c.Watermark, c.Messages)
+	prepared, err := checkCompression(sessionID, c.Holder, c.Watermark, c.Messages, s.MaxMessageBytes())
 	if err != nil {
 		return CompactResult{}, opErr(op, sessionID, err)
 	}
@@ -125,7 +125,7 @@ type Continuation struct {
 // automatic end stamp (a reaper, a disconnect) is replaced.
 func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c Continuation) (Session, error) {
 	const op = "publish compression child"
-	prepared, err := checkCompression(parentID, c.Holder, c.Watermark, c.Messages)
+	prepared, err := checkCompression(parentID, c.Holder, c.Watermark, c.Messages, s.MaxMessageBytes())
 	if err != nil {
 		return Session{}, opErr(op, parentID, err)
 	}
@@ -207,7 +207,7 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 }
 
 // checkCompression checks a compressor's input before any transaction.
-func checkCompression(sessionID, holder string, watermark int64, ms []NewMessage) ([]preparedMessage, error) {
+func checkCompression(sessionID, holder string, watermark int64, ms []NewMessage, maxBytes int64) ([]preparedMessage, error) {
 	if err := firstErr(rules.CheckID("session id", sessionID), checkLease(holder, 0)); err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func checkCompression(sessionID, holder string, watermark int64, ms []NewMessage
 			return nil, invalid("message %d: compression messages take no platform message id (the turns they carry keep theirs)", i)
 		}
 	}
-	return prepareMessages(sessionID, ms)
+	return prepareMessages(sessionID, ms, maxBytes)
 }
 
 // openForCompression verifies, inside the transaction, that the session

@@ -54,12 +54,32 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 		if err != nil {
 			return err
 		}
-		at := map[int64]int{} // turn -> index in out
+		//
+		// A row of a later session that says again what an earlier session
+		// said — same role, text, tool fields and time (a prompt re-sent
+		// after a resume) — is that turn too, as the reference store's
+		// display identity has it; there the live row wins. Rows of one
+		// session are never folded so (one batch shares its time).
+		at := map[int64]int{}          // turn -> index in out
+		said := map[displayKey]int64{} // what earlier sessions said -> turn
 		for _, sid := range ids {
+			mine := map[displayKey]int64{}
 			err := visibleMessages(ctx, q, sid, true, func(m Message) {
 				turn := m.ID
 				if m.OriginID != 0 {
 					turn = m.OriginID
+				}
+				k := displayKeyOf(m)
+				if _, copied := at[turn]; !copied {
+					if t, ok := said[k]; ok {
+						if m.State != StateRewound || out[at[t]].State == StateRewound {
+							out[at[t]] = m
+						}
+						return
+					}
+				}
+				if _, ok := mine[k]; !ok {
+					mine[k] = turn
 				}
 				if i, ok := at[turn]; ok {
 					out[i] = m
@@ -70,6 +90,11 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 			})
 			if err != nil {
 				return err
+			}
+			for k, turn := range mine {
+				if _, ok := said[k]; !ok {
+					said[k] = turn
+				}
 			}
 		}
 		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
@@ -104,4 +129,20 @@ func visibleMessages(ctx context.Context, q driver.Executor, sessionID string, r
 			return nil
 		}
 	}
+}
+
+// displayKey is what makes two rows the same thing said: the reference
+// store's display identity (role, text, tool fields, time).
+type displayKey struct {
+	role, content, toolName, toolCallID, toolCalls string
+	at                                             int64
+}
+
+func displayKeyOf(m Message) displayKey {
+	k := displayKey{role: string(m.Role), content: m.Content, toolName: m.ToolName, toolCallID: m.ToolCallID,
+		at: m.CreatedAt.UnixMilli()}
+	for _, c := range m.ToolCalls {
+		k.toolCalls += c.ID + "\x00" + c.Name + "\x00" + c.Arguments + "\x00"
+	}
+	return k
 }

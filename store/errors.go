@@ -101,6 +101,16 @@ var (
 	// ErrNotSupported: the engine does not do this (a file operation on a
 	// server engine).
 	ErrNotSupported = driver.ErrNotSupported
+	// ErrTooLarge: an append was refused before anything was written
+	// because one message is larger than the engine keeps (MaxMessageBytes:
+	// its text fields together). Nothing was written; split the content or
+	// store a large attachment by reference.
+	ErrTooLarge = driver.ErrTooLarge
+	// ErrInternal: the engine's driver failed in a way that leaves its
+	// connection in an unknown state (a panic inside it, e.g. the SQLite
+	// driver out of memory). Writes are halted with it until the store is
+	// reopened; nothing acknowledged is lost.
+	ErrInternal = driver.ErrInternal
 )
 
 // Error is the one typed error of the package: what was being done (Op),

@@ -20,6 +20,10 @@ type ExportOptions struct {
 	// Lineage, with SessionID, exports the session's whole compression
 	// lineage, root to tip.
 	Lineage bool
+	// Source exports only the sessions of this source ("" for any); it
+	// does not go with SessionID. A child whose parent has another source
+	// is exported as it is: an import links it when the parent is there.
+	Source string
 	// OnProgress, when set, is called after each session with the running
 	// counts.
 	OnProgress func(sessions, messages int64)
@@ -51,6 +55,12 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 	const op = "export"
 	if o.Lineage && o.SessionID == "" {
 		return ExportResult{}, opErr(op, "", invalid("Lineage needs a SessionID"))
+	}
+	if o.Source != "" && o.SessionID != "" {
+		return ExportResult{}, opErr(op, "", invalid("Source and SessionID do not go together"))
+	}
+	if err := rules.CheckLabel("source", o.Source); err != nil {
+		return ExportResult{}, opErr(op, "", err)
 	}
 	var res ExportResult
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -102,6 +112,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 		for r, err := range s.sessionRows(ctx, op) {
 			if err != nil {
 				return err
+			}
+			if o.Source != "" && r.Source != o.Source {
+				continue
 			}
 			if err := one(r); err != nil {
 				return err

@@ -167,8 +167,6 @@ func (r *sessionRecord) check() error {
 		return invalid("empty source")
 	case r.Kind != "" && (!ChildKind(r.Kind).Valid() || r.ParentID == ""):
 		return invalid("kind %q needs a parent and one of compression, branch, delegate, reset, tool", r.Kind)
-	case r.ParentID == r.ID:
-		return invalid("session %q is its own parent", r.ID)
 	case r.TitleRank < 0 || r.TitleRank > 2:
 		return invalid("title rank %d is not 0, 1 or 2", r.TitleRank)
 	case r.RewindCount < 0:
@@ -178,6 +176,9 @@ func (r *sessionRecord) check() error {
 		if err := rules.CheckID("parent session id", r.ParentID); err != nil {
 			return err
 		}
+	}
+	if err := rules.CheckJSONObject("model config", r.ModelConfig); err != nil {
+		return err
 	}
 	return r.usage().Validate()
 }

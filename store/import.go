@@ -112,7 +112,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (Impor
 	}
 	defer func() { spool.Close(); os.Remove(spool.Name()) }()
 	var res ImportResult
-	v := newImportValidator(o)
+	v := newImportValidator(o, s.MaxMessageBytes())
 	if err := v.run(io.TeeReader(r, spool)); err != nil {
 		return res, opErr(op, "", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 // importValidator is the first pass of an import: it reads every line and
@@ -12,12 +13,13 @@ import (
 // nothing. It keeps the ids and titles of the file's sessions (both are
 // unique) and where each session's lines lie.
 type importValidator struct {
-	o      ImportOptions
-	errs   []ImportError
-	blocks []importBlock
-	seen   map[string]bool // the file's session ids
-	titles map[string]string
-	cur    *blockState
+	o        ImportOptions
+	maxBytes int64 // the engine's MaxMessageBytes
+	errs     []ImportError
+	blocks   []importBlock
+	seen     map[string]bool // the file's session ids
+	titles   map[string]string
+	cur      *blockState
 }
 
 // blockState is what the validator knows about the session being read.
@@ -29,8 +31,8 @@ type blockState struct {
 	usage map[[2]string]bool
 }
 
-func newImportValidator(o ImportOptions) *importValidator {
-	return &importValidator{o: o, seen: map[string]bool{}, titles: map[string]string{}}
+func newImportValidator(o ImportOptions, maxBytes int64) *importValidator {
+	return &importValidator{o: o, maxBytes: maxBytes, seen: map[string]bool{}, titles: map[string]string{}}
 }
 
 // errFull stops the first pass once enough problems are listed.
@@ -156,6 +158,13 @@ func (v *importValidator) checkMessage(rec *messageRecord) error {
 		return invalid("message seq %d, want %d (messages are numbered 1, 2, ... in their session)", rec.Seq, v.cur.seq+1)
 	}
 	if err := rec.check(); err != nil {
+		return err
+	}
+	// What the row will hold, as messageBytes counts it (tool calls are
+	// kept twice: as JSON and as their searchable text).
+	if err := checkSize(&driver.MessageInsertParams{SessionID: rec.SessionID, Role: rec.Role, Content: rec.Content,
+		Reasoning: &rec.Reasoning, ReasoningDetails: &rec.ReasoningDetails, MetadataJson: &rec.Metadata,
+		ToolCallsJson: rules.Ptr(string(rec.ToolCalls) + string(rec.ToolCalls)), PartsJson: rules.Ptr(string(rec.Parts))}, v.maxBytes); err != nil {
 		return err
 	}
 	if rec.Seq > v.o.MaxMessagesPerSession {

@@ -288,7 +288,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	if err := rules.CheckID("session id", sessionID); err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
-	prepared, err := prepareMessages(sessionID, ms)
+	prepared, err := prepareMessages(sessionID, ms, s.MaxMessageBytes())
 	if err != nil {
 		return nil, opErr(op, sessionID, err)
 	}
@@ -321,8 +321,9 @@ type preparedMessage struct {
 }
 
 // prepareMessages checks ms and turns them into insert parameters, before
-// any transaction starts.
-func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, error) {
+// any transaction starts; a message over maxBytes (the engine's
+// MaxMessageBytes) is refused with ErrTooLarge.
+func prepareMessages(sessionID string, ms []NewMessage, maxBytes int64) ([]preparedMessage, error) {
 	out := make([]preparedMessage, len(ms))
 	for i := range ms {
 		m := ms[i] // normalised here, never in the caller's slice
@@ -331,6 +332,9 @@ func prepareMessages(sessionID string, ms []NewMessage) ([]preparedMessage, erro
 		}
 		normalizeParts(&m)
 		p, err := insertParams(sessionID, &m)
+		if err == nil {
+			err = checkSize(&p, maxBytes)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}

@@ -147,7 +147,9 @@ func (s *Store) SetSystemPrompt(ctx context.Context, id, prompt string) error {
 // are cleared (a session ended by mistake, or resumed after an automatic
 // end). A session compressed into a continuation is refused with
 // ErrSessionClosed — its conversation goes on in the child; reopen the
-// compression tip instead. A live session is left alone (false).
+// compression tip instead. One ended "compression" that has no
+// continuation is reopened like any other. A live session is left alone
+// (false).
 func (s *Store) ReopenSession(ctx context.Context, id string) (reopened bool, err error) {
 	const op = "reopen session"
 	if err := rules.CheckID("session id", id); err != nil {
@@ -162,9 +164,9 @@ func (s *Store) ReopenSession(ctx context.Context, id string) (reopened bool, er
 		if row.EndedAt == nil {
 			return nil
 		}
-		if rules.Str(row.EndReason) == compressionEndReason {
-			return fmt.Errorf("%w: compressed into a continuation; reopen its compression tip", ErrSessionClosed)
-		}
+		// Ended "compression" without a continuation (the compressor
+		// stopped before it published one): nothing goes on elsewhere, so
+		// it may be reopened, as the reference store allows.
 		if _, err := tx.SessionContinuation(ctx, &id); err == nil {
 			return fmt.Errorf("%w: its conversation continues in a compression child", ErrSessionClosed)
 		} else if !errors.Is(err, ErrNotFound) {

@@ -78,7 +78,8 @@ type ResumePoint struct {
 	// show. It is Tip unless compression has just continued the
 	// conversation in a child that so far holds only its summary; then it
 	// is the ancestor whose turns the summary stands for, so a person
-	// resuming sees their conversation rather than a lone summary.
+	// resuming sees their conversation rather than a lone summary. When no
+	// session of the lineage holds a real turn it is the lineage's root.
 	Turns Session
 }
 
@@ -101,7 +102,10 @@ func (s *Store) Resume(ctx context.Context, idOrPrefix string) (ResumePoint, err
 		if err != nil {
 			return err
 		}
-		turns := ids[len(ids)-1]
+		// No session holds a real turn (a root compressed before its first
+		// one): the conversation is still where it began, as the reference
+		// store resumes it, not in a child that holds only a summary.
+		turns := ids[0]
 		for i := len(ids) - 1; i >= 0; i-- {
 			real, err := q.SessionHasRealTurns(ctx, ids[i])
 			if err != nil {

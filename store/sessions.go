@@ -163,8 +163,10 @@ func (n *NewSession) normalize() error {
 	}); err != nil {
 		return err
 	}
+	if err := rules.CheckJSONObject("model config", n.ModelConfig); err != nil {
+		return err
+	}
 	if err := rules.CheckTexts([]rules.Field{
-		{Name: "model config", Value: n.ModelConfig},
 		{Name: "system prompt", Value: n.SystemPrompt},
 		{Name: "cwd", Value: n.Cwd},
 	}); err != nil {

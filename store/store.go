@@ -29,6 +29,14 @@ func New(drv driver.Driver, opts Options) (*Store, error) {
 	return &Store{drv: drv, opts: opts}, nil
 }
 
+// MaxMessageBytes is the largest message this store's engine keeps: the
+// bytes of its content, tool calls, reasoning, parts and metadata
+// together. An append or import of a larger one is refused with
+// ErrTooLarge before anything is written. The SQLite engine keeps 64 MiB,
+// PostgreSQL 256 MiB (docs/RELIABILITY.md says what each was measured to
+// handle).
+func (s *Store) MaxMessageBytes() int64 { return s.drv.MaxMessageBytes() }
+
 // Close closes the engine. Calls after Close return ErrClosed; a second
 // Close returns nil.
 func (s *Store) Close() error {

@@ -92,7 +92,13 @@ type ModelUsage struct {
 //     writes no per-model row: the totals of a provider that reports
 //     cumulative figures cannot be split by model;
 //   - an auxiliary task's delta (Task set) is added to its (model, task)
-//     row only — the session's totals count the main loop alone.
+//     row only — the session's totals count the main loop alone;
+//   - a main-loop report naming a Model gives a session that has no model
+//     yet that model (Session.Model); a set model is never changed here;
+//   - likewise the first main-loop report with a billing route (provider,
+//     base URL, mode) gives a session without one that route
+//     (Session.Billing): the first-accounted rule. SetBillingRoute
+//     changes it explicitly.
 //
 // An absolute report for an auxiliary task, negative counts and costs that
 // are negative, NaN or infinite give ErrInvalidInput; an unknown session
@@ -118,6 +124,19 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 		return opErr(op, id, invalid("absolute usage for auxiliary task %q: only the main loop has session totals", u.Task))
 	}
 	return s.write(ctx, op, id, s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {
+		if u.Task == "" && u.Model != "" {
+			// As the reference store does: a session created before its
+			// model was known then lists and exports with it.
+			if _, err := tx.SessionModelFill(ctx, driver.SessionModelFillParams{ID: id, Model: &u.Model}); err != nil {
+				return err
+			}
+		}
+		if b := u.Billing; u.Task == "" && (b.Provider != "" || b.BaseURL != "" || b.Mode != "") {
+			if _, err := tx.SessionBillingRouteFill(ctx, driver.SessionBillingRouteFillParams{ID: id,
+				BillingProvider: rules.Ptr(b.Provider), BillingBaseUrl: rules.Ptr(b.BaseURL), BillingMode: rules.Ptr(b.Mode)}); err != nil {
+				return err
+			}
+		}
 		if u.Task == "" {
 			var n int64
 			var err error
@@ -155,6 +174,29 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 			BillingMode: rules.Ptr(u.Billing.Mode), CostStatus: rules.Ptr(u.Billing.CostStatus),
 			CostSource: rules.Ptr(u.Billing.CostSource),
 		})
+	})
+}
+
+// SetBillingRoute sets the session's billing route — provider, base URL
+// and mode; an empty field clears it — as when the caller switches
+// provider mid-session. Usage rows keep the routes they were accounted
+// under. Cost status, cost source and pricing version are not part of the
+// route and are refused here (ErrInvalidInput); an unknown session gives
+// ErrNotFound.
+func (s *Store) SetBillingRoute(ctx context.Context, id string, b Billing) error {
+	const op = "set billing route"
+	if err := rules.CheckID("session id", id); err != nil {
+		return opErr(op, id, err)
+	}
+	if b.CostStatus != "" || b.CostSource != "" || b.PricingVersion != "" {
+		return opErr(op, id, invalid("cost status, cost source and pricing version are not part of a billing route"))
+	}
+	if err := checkUsageBilling(b); err != nil {
+		return opErr(op, id, err)
+	}
+	return s.write(ctx, op, id, s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {
+		return mustHaveRow(tx.SessionBillingRouteSet(ctx, driver.SessionBillingRouteSetParams{ID: id,
+			BillingProvider: rules.Ptr(b.Provider), BillingBaseUrl: rules.Ptr(b.BaseURL), BillingMode: rules.Ptr(b.Mode)}))
 	})
 }
 

@@ -117,8 +117,13 @@ func testPruneSessions(t *testing.T, e Engine) {
 		wantGone []string
 		spared   []Spared
 	}{
+		// A live session is pruned only when asked for (issue 34, item 10).
 		{"ByAge", BulkFilter{OlderThan: 30 * day},
+			[]string{"old-archived", "old-cli", "old-empty", "old-gw"}, spared},
+		{"IncludeLive", BulkFilter{OlderThan: 30 * day, IncludeLive: true},
 			[]string{"old-archived", "old-cli", "old-empty", "old-gw", "old-live"}, spared},
+		{"ExcludeArchived", BulkFilter{OlderThan: 30 * day, ExcludeArchived: true},
+			[]string{"old-cli", "old-empty", "old-gw"}, spared},
 		{"Source", BulkFilter{OlderThan: 30 * day, Source: "gateway"}, []string{"old-gw"}, nil},
 		{"EndedOnly", BulkFilter{OlderThan: 30 * day, EndedOnly: true},
 			[]string{"old-archived", "old-cli", "old-empty", "old-gw"}, spared}, // root ended by its compression
@@ -149,6 +154,33 @@ func testPruneSessions(t *testing.T, e Engine) {
 	s := bulkStore(t, e, nil)
 	if _, err := s.PruneSessions(t.Context(), BulkFilter{Source: "cli"}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("prune without an age = %v, want ErrInvalidInput", err)
+	}
+	if _, err := s.PruneSessions(t.Context(), BulkFilter{OlderThan: day, ArchivedOnly: true, ExcludeArchived: true}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("ArchivedOnly with ExcludeArchived = %v, want ErrInvalidInput", err)
+	}
+}
+
+// testPruneSparesLiveConversations: a live session idle for longer than
+// the age is not pruned by default, and neither is the rest of its
+// conversation (issue 34, item 10).
+func testPruneSparesLiveConversations(t *testing.T, e Engine) {
+	s := bulkStore(t, e, []bulkSpec{
+		{id: "idle-live", source: "cli", messages: 1, ago: 40 * day},
+		{id: "old-root", source: "cli", messages: 1, ago: 40 * day},
+		{id: "old-tip", parent: "old-root", kind: ChildCompression, ago: 40 * day}, // never ended
+	})
+	res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
+		return s.PruneSessions(t.Context(), BulkFilter{OlderThan: 30 * day}, o)
+	})
+	if len(res.IDs) != 0 || !slices.Equal(res.Spared, []Spared{{ID: "old-root", Reason: SpareContinued}}) {
+		t.Errorf("prune = %+v; want nothing pruned, old-root spared for its live tip", res)
+	}
+	if diff := cmp.Diff([]string{"idle-live", "old-root", "old-tip"}, ids(t, s)); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+	res, err := s.PruneSessions(t.Context(), BulkFilter{OlderThan: 30 * day, IncludeLive: true}, BulkOptions{})
+	if err != nil || res.Done() != 3 {
+		t.Errorf("prune IncludeLive = %+v, %v; want all three", res, err)
 	}
 }
 
@@ -230,6 +262,8 @@ func testDeleteGhostSessions(t *testing.T, e Engine) {
 		{id: "ghost-pinned", source: "gateway", pinned: true, ago: 2 * day},
 		{id: "fresh-ghost", source: "gateway"},
 		{id: "talked", source: "gateway", messages: 1, ago: 2 * day},
+		// Archived: kept, however empty (issue 34, item 6).
+		{id: "ghost-archived", source: "gateway", archived: true, ago: 2 * day},
 	})
 	res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
 		return s.DeleteGhostSessions(t.Context(), 0, o)
@@ -237,7 +271,15 @@ func testDeleteGhostSessions(t *testing.T, e Engine) {
 	if !slices.Equal(res.IDs, []string{"ghost"}) || !slices.Equal(res.Spared, []Spared{{ID: "ghost-pinned", Reason: SparePinned}}) {
 		t.Errorf("ghosts = %+v", res)
 	}
-	if diff := cmp.Diff([]string{"fresh-ghost", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
+	if diff := cmp.Diff([]string{"fresh-ghost", "ghost-archived", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+	// The empty-session sweep by filter leaves archived sessions out when asked.
+	res, err := s.DeleteSessions(t.Context(), BulkFilter{EmptyOnly: true, ExcludeArchived: true}, BulkOptions{})
+	if err != nil || !slices.Equal(res.IDs, []string{"fresh-ghost"}) {
+		t.Errorf("delete empty, not archived = %+v, %v; want fresh-ghost only", res, err)
+	}
+	if diff := cmp.Diff([]string{"ghost-archived", "ghost-pinned", "talked"}, ids(t, s)); diff != "" {
 		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }
@@ -292,4 +334,75 @@ var pruneSpecs = []bulkSpec{
 	{id: "recent", source: "cli", messages: 1, ended: true},
 	{id: "root", source: "cli", messages: 2, ago: 40 * day},
 	{id: "tip", parent: "root", kind: ChildCompression}, // live and recent: root's conversation goes on
+}
+
+// testBulkFilterBySession: every field of SessionMatch narrows a bulk
+// operation to the sessions that hold it, and the dry run lists exactly
+// what the run does (issue 34, "Prune and bulk filters").
+func testBulkFilterBySession(t *testing.T, e Engine) {
+	ctx := t.Context()
+	setup := func(t *testing.T) *Store {
+		s := e.Open(t, Options{})
+		MustCreate(t, s, NewSession{ID: "a", Source: "cli", Model: "gpt-4o", Cwd: "/src/app", UserID: "ana", Title: "Fix the 100% [build]"})
+		MustCreate(t, s, NewSession{ID: "b", Source: "cli", Model: "claude", Cwd: "/src/web", UserID: "bo", Title: "Fix the 100 build"})
+		MustCreate(t, s, NewSession{ID: "c", Source: "cli", Model: "claude", UserID: "ana"})
+		AppendTexts(t, s, "a", "one", "two", "three")
+		if _, err := s.AppendMessage(ctx, "b", NewMessage{Role: RoleAssistant, ToolCalls: []ToolCall{
+			{ID: "t1", Name: "ls", Arguments: "{}"}, {ID: "t2", Name: "cat", Arguments: "{}"}}}); err != nil {
+			t.Fatal(err)
+		}
+		for id, u := range map[string]Usage{"a": {InputTokens: 100, OutputTokens: 50, EstimatedCostUSD: 0.5},
+			"b": {InputTokens: 1000, OutputTokens: 500, EstimatedCostUSD: 2, ActualCostUSD: 3}} {
+			if err := s.RecordUsage(ctx, id, UsageUpdate{Usage: u}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.EndSession(ctx, "a", "user_exit")
+		s.EndSession(ctx, "b", "idle")
+		e.Exec(t, s, "UPDATE sessions SET billing_provider = 'openrouter', chat_id = 'chat-7' WHERE id = $1", "b")
+		e.Exec(t, s, "UPDATE sessions SET started_at = $1 WHERE id = $2", time.Now().Add(-10*day).UnixMilli(), "a")
+		return s
+	}
+	week := time.Now().Add(-7 * day)
+	tests := []struct {
+		name string
+		m    SessionMatch
+		want []string
+	}{
+		{"Model", SessionMatch{Model: "claude"}, []string{"b", "c"}},
+		{"Provider", SessionMatch{Provider: "openrouter"}, []string{"b"}},
+		{"TitleLiterally", SessionMatch{TitleContains: "100% [build]"}, []string{"a"}},
+		{"TitleNoPattern", SessionMatch{TitleContains: "%"}, []string{"a"}},
+		{"EndReason", SessionMatch{EndReason: "idle"}, []string{"b"}},
+		{"Cwd", SessionMatch{Cwd: "/src/app"}, []string{"a"}},
+		{"User", SessionMatch{UserID: "ana"}, []string{"a", "c"}},
+		{"Chat", SessionMatch{ChatID: "chat-7"}, []string{"b"}},
+		{"StartedBefore", SessionMatch{StartedBefore: week}, []string{"a"}},
+		{"StartedAfter", SessionMatch{StartedAfter: week}, []string{"b", "c"}},
+		{"Messages", SessionMatch{MinMessages: 2}, []string{"a"}},
+		{"MessagesAtMost", SessionMatch{MinMessages: 1, MaxMessages: 1}, []string{"b"}},
+		{"ToolCalls", SessionMatch{MinToolCalls: 2}, []string{"b"}},
+		{"Tokens", SessionMatch{MinTokens: 100, MaxTokens: 200}, []string{"a"}},
+		{"CostActualFirst", SessionMatch{MinCostUSD: 2.5}, []string{"b"}},
+		{"CostAtMost", SessionMatch{MinCostUSD: 0.1, MaxCostUSD: 1}, []string{"a"}},
+		{"Together", SessionMatch{UserID: "ana", Model: "claude"}, []string{"c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := setup(t)
+			res := runBulkBothWays(t, s, func(o BulkOptions) (BulkResult, error) {
+				return s.DeleteSessions(t.Context(), BulkFilter{Sessions: tt.m}, o)
+			})
+			if diff := cmp.Diff(tt.want, slices.Sorted(slices.Values(res.IDs))); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+		})
+	}
+	s := e.Open(t, Options{})
+	for _, m := range []SessionMatch{{MinMessages: 3, MaxMessages: 2}, {MinTokens: -1}, {MaxCostUSD: -1},
+		{StartedAfter: week, StartedBefore: week.Add(-time.Hour)}, {Model: "bad\xffmodel"}} {
+		if _, err := s.PruneSessions(ctx, BulkFilter{OlderThan: day, Sessions: m}, BulkOptions{}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("PruneSessions with %+v = %v, want ErrInvalidInput", m, err)
+		}
+	}
 }

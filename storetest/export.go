@@ -59,6 +59,23 @@ func testImport_LinksParentsWhenPresentAndAcyclic(t *testing.T, open Opener) {
 	if err != nil || res.Imported != 2 || res.Detached != 1 {
 		t.Errorf("cycle: %+v %v", res, err)
 	}
+	// A session naming itself as its parent is the shortest cycle: it is
+	// imported detached, the rest of the file with it (issue 34, item 1).
+	s3 := open(t, Options{})
+	res, err = s3.Import(ctx, strings.NewReader(ExportHeader+SessionLine("self", "self", "branch")+
+		MessageLine("self", 1, "kept")+SessionLine("next", "self", "branch")), ImportOptions{})
+	if err != nil || res.Imported != 2 || res.Detached != 1 {
+		t.Errorf("own parent: %+v %v; want both imported, one detached", res, err)
+	}
+	if sess, err := s3.Session(ctx, "self"); err != nil || sess.ParentID != "" || sess.Kind != "" {
+		t.Errorf("self = %+v, %v; want imported without a parent", sess, err)
+	}
+	if sess, _ := s3.Session(ctx, "next"); sess.ParentID != "self" {
+		t.Errorf("next's parent = %q, want self", sess.ParentID)
+	}
+	if ms, _ := s3.Messages(ctx, "self", MessageQuery{}); len(ms) != 1 {
+		t.Errorf("self's messages = %d, want 1", len(ms))
+	}
 }
 
 // Two users' sessions may share a title; their export imports whole.
@@ -226,7 +243,9 @@ func testImport_BadInput(t *testing.T, open Opener) {
 		{"bad state", ExportHeader + good + strings.Replace(MessageLine("ok", 1, "x"), `"active"`, `"lost"`, 1), ImportOptions{}, 3, "state"},
 		{"duplicate session", ExportHeader + good + good, ImportOptions{}, 3, "appears twice"},
 		{"empty id", ExportHeader + SessionLine("", "", ""), ImportOptions{}, 2, "empty session id"},
-		{"own parent", ExportHeader + SessionLine("x", "x", "branch"), ImportOptions{}, 2, "own parent"},
+		// issue 34, item 2: a model config is a JSON object or nothing.
+		{"model config not JSON", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","model_config":"{not-json"`, 1), ImportOptions{}, 2, "model config"},
+		{"model config not an object", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","model_config":"[1]"`, 1), ImportOptions{}, 2, "model config"},
 		{"bad kind", ExportHeader + SessionLine("x", "y", "cousin"), ImportOptions{}, 2, "kind"},
 		{"negative tokens", ExportHeader + strings.Replace(good, `"input_tokens":0`, `"input_tokens":-5`, 1), ImportOptions{}, 2, "negative"},
 		{"title too long", ExportHeader + strings.Replace(good, `"source":"t"`, `"source":"t","title":"`+strings.Repeat("x", 101)+`"`, 1), ImportOptions{}, 2, "title"},

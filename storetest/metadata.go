@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,5 +174,68 @@ func testReopenSession(t *testing.T, e Engine) {
 	}
 	if _, err := s.ReopenSession(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ReopenSession(ghost) = %v, want ErrNotFound", err)
+	}
+	// Ended "compression" with no continuation: reopened and re-ended
+	// like any other (issue 34, item 5).
+	newTestSession(t, s, "uncontinued")
+	if _, err := s.EndSession(ctx, "uncontinued", "compression"); err != nil {
+		t.Fatal(err)
+	}
+	if reopened, err := s.ReopenSession(ctx, "uncontinued"); err != nil || !reopened {
+		t.Fatalf("ReopenSession(ended compression, no continuation) = %v, %v; want true, nil", reopened, err)
+	}
+	if _, err := s.AppendMessage(ctx, "uncontinued", NewMessage{Role: RoleUser, Content: "go on"}); err != nil {
+		t.Errorf("append after reopen: %v", err)
+	}
+	if _, err := s.EndSession(ctx, "uncontinued", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Session(ctx, "uncontinued"); got.EndReason != "done" {
+		t.Errorf("re-ended with reason %q, want done", got.EndReason)
+	}
+}
+
+// testBackfillRepoRoots: sessions with a working directory and no
+// repository root get the root the resolver names for their directory;
+// set roots stay, and a directory the resolver cannot place is left
+// (issue 34, "back-filling repo roots").
+func testBackfillRepoRoots(t *testing.T, e Engine) {
+	ctx := t.Context()
+	s := e.Open(t, Options{})
+	for _, n := range []NewSession{
+		{ID: "a1", Cwd: "/src/app"}, {ID: "a2", Cwd: "/src/app"}, {ID: "w1", Cwd: "/src/app/web"},
+		{ID: "set", Cwd: "/src/app"}, {ID: "tmp", Cwd: "/tmp"}, {ID: "none"},
+	} {
+		n.Source = "cli"
+		MustCreate(t, s, n)
+	}
+	root := "/src/own-root"
+	if err := s.SetWorkspace(ctx, "set", WorkspaceUpdate{GitRepoRoot: &root}); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	n, err := s.BackfillRepoRoots(ctx, func(cwd string) string {
+		asked = append(asked, cwd)
+		if strings.HasPrefix(cwd, "/src/app") {
+			return "/src/app"
+		}
+		return ""
+	})
+	if err != nil || n != 3 {
+		t.Fatalf("BackfillRepoRoots = %d, %v; want 3 sessions", n, err)
+	}
+	if diff := cmp.Diff([]string{"/src/app", "/src/app/web", "/tmp"}, asked); diff != "" {
+		t.Errorf("directories asked (-want +got):\n%s", diff)
+	}
+	for id, want := range map[string]string{"a1": "/src/app", "a2": "/src/app", "w1": "/src/app", "set": "/src/own-root", "tmp": "", "none": ""} {
+		if got, _ := s.Session(ctx, id); got.GitRepoRoot != want {
+			t.Errorf("%s: repo root %q, want %q", id, got.GitRepoRoot, want)
+		}
+	}
+	if n, err := s.BackfillRepoRoots(ctx, func(string) string { return "/x" }); err != nil || n != 1 {
+		t.Errorf("second backfill = %d, %v; want only tmp", n, err)
+	}
+	if _, err := s.BackfillRepoRoots(ctx, nil); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("BackfillRepoRoots(nil) = %v, want ErrInvalidInput", err)
 	}
 }

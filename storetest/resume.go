@@ -98,6 +98,10 @@ func testResume(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	newTestSession(t, s, "never-spoke")
+	// A root without a turn compressed into a child that holds only the
+	// summary: resuming stays on the root (issue 34, item 9).
+	newTestSession(t, s, "hollow-1")
+	summarise(t, s, "hollow-1", "hollow-2")
 
 	tests := []struct{ in, tip, turns string }{
 		{"plain", "plain", "plain"},
@@ -107,6 +111,8 @@ func testResume(t *testing.T, open Opener) {
 		{"busy-1", "busy-2", "busy-2"},
 		{"busy-", "", ""}, // ambiguous
 		{"never", "never-spoke", "never-spoke"},
+		{"hollow-1", "hollow-2", "hollow-1"},
+		{"hollow-2", "hollow-2", "hollow-1"},
 	}
 	for _, tt := range tests {
 		rp, err := s.Resume(ctx, tt.in)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/sessiondb/sessiondb/store"
 
@@ -131,6 +132,45 @@ func testConversation_LineageShowsEachTurnOnce(t *testing.T, open Opener) {
 	}
 	if _, err := s.Conversation(ctx, "nope", ConversationOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
+	}
+}
+
+// testConversation_LineageFoldsAResentPrompt: a prompt said again in the
+// continuation after a resume — the same role, text and time — is one turn
+// of the lineage view, shown once at its first place; the same text said
+// at another time, or twice within one session, is not folded (issue 34,
+// item 3).
+func testConversation_LineageFoldsAResentPrompt(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "p")
+	said := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	if _, err := s.AppendMessages(ctx, "p", []NewMessage{
+		{Role: RoleUser, Content: "hello", CreatedAt: said.Add(-time.Second)},
+		{Role: RoleAssistant, Content: "hi", CreatedAt: said.Add(-time.Second)},
+		{Role: RoleUser, Content: "book the trip", CreatedAt: said},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	summarise(t, s, "p", "c")
+	if _, err := s.AppendMessages(ctx, "c", []NewMessage{
+		{Role: RoleUser, Content: "book the trip", CreatedAt: said}, // re-sent after the resume
+		{Role: RoleAssistant, Content: "booked"},
+		{Role: RoleUser, Content: "hello"}, // the same words, said again later
+	}); err != nil {
+		t.Fatal(err)
+	}
+	display, err := s.Conversation(ctx, "c", ConversationOptions{Lineage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range display {
+		got = append(got, m.SessionID+":"+m.Content)
+	}
+	want := []string{"p:hello", "p:hi", "c:book the trip", "c:summary of p", "c:booked", "c:hello"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lineage view (-want +got):\n%s", diff)
 	}
 }
 

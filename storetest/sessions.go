@@ -59,6 +59,8 @@ func testCreateSession_Refusals(t *testing.T, open Opener) {
 		{"DuplicateTitle", NewSession{ID: "other", Title: "Taken title"}, ErrExists},
 		{"UnknownParent", NewSession{ID: "child", ParentID: "ghost"}, ErrNotFound},
 		{"OwnParent", NewSession{ID: "loop", ParentID: "loop"}, ErrInvalidInput},
+		{"ModelConfigNotJSON", NewSession{ID: "cfg", ModelConfig: "{not-json"}, ErrInvalidInput},
+		{"ModelConfigNotAnObject", NewSession{ID: "cfg", ModelConfig: `"yolo"`}, ErrInvalidInput},
 		{"TitleTooLong", NewSession{ID: "long", Title: strings.Repeat("t", 101)}, ErrInvalidInput},
 		{"ControlCharInID", NewSession{ID: "a\nb"}, ErrInvalidInput},
 		{"InvalidUTF8ID", NewSession{ID: "a\xffb"}, ErrInvalidInput},

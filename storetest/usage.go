@@ -354,3 +354,77 @@ func testUsageByProvider(t *testing.T, open Opener) {
 		t.Errorf("UsageByProvider(invalid source) = %v, want ErrInvalidInput", err)
 	}
 }
+
+// testRecordUsage_FillsTheSessionModel: a main-loop report naming a model
+// gives a session without one that model; a set model stays, and an
+// auxiliary task's model never becomes the session's (issue 34, item 7).
+func testRecordUsage_FillsTheSessionModel(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	for _, id := range []string{"bare", "bare-absolute", "bare-aux"} {
+		newTestSession(t, s, id)
+	}
+	MustCreate(t, s, NewSession{ID: "set", Source: "cli", Model: "m-own"})
+	for id, u := range map[string]UsageUpdate{
+		"bare":          {Model: "m1", Usage: Usage{InputTokens: 1}},
+		"bare-absolute": {Model: "m2", Absolute: true, Usage: Usage{InputTokens: 5}},
+		"bare-aux":      {Model: "m3", Task: "title", Usage: Usage{InputTokens: 1}},
+		"set":           {Model: "m4", Usage: Usage{InputTokens: 1}},
+	} {
+		if err := s.RecordUsage(ctx, id, u); err != nil {
+			t.Fatalf("RecordUsage(%s): %v", id, err)
+		}
+	}
+	for id, want := range map[string]string{"bare": "m1", "bare-absolute": "m2", "bare-aux": "", "set": "m-own"} {
+		if got, err := s.Session(ctx, id); err != nil || got.Model != want {
+			t.Errorf("%s: model %q, %v; want %q", id, got.Model, err, want)
+		}
+	}
+}
+
+// testBillingRoute_FirstAccountedThenExplicit: the first main-loop usage
+// with a billing route gives the session its route, later ones keep it,
+// an auxiliary task's never sets it, and SetBillingRoute changes it
+// (issue 34, "billing route").
+func testBillingRoute_FirstAccountedThenExplicit(t *testing.T, open Opener) {
+	ctx := t.Context()
+	s := open(t, Options{})
+	newTestSession(t, s, "r")
+	route := func() Billing {
+		t.Helper()
+		got, err := s.Session(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Billing{Provider: got.Billing.Provider, BaseURL: got.Billing.BaseURL, Mode: got.Billing.Mode}
+	}
+	record := func(task string, b Billing) {
+		t.Helper()
+		if err := s.RecordUsage(ctx, "r", UsageUpdate{Model: "m", Task: task, Usage: Usage{InputTokens: 1}, Billing: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("", Billing{})
+	record("vision", Billing{Provider: "aux-provider"})
+	if got := route(); got != (Billing{}) {
+		t.Errorf("route after usage without one and an aux task's = %+v, want none", got)
+	}
+	first := Billing{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Mode: "chat"}
+	record("", first)
+	record("", Billing{Provider: "openai"})
+	if got := route(); got != first {
+		t.Errorf("route = %+v, want the first accounted %+v", got, first)
+	}
+	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "anthropic"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := route(); got != (Billing{Provider: "anthropic"}) {
+		t.Errorf("route after SetBillingRoute = %+v, want anthropic alone", got)
+	}
+	if err := s.SetBillingRoute(ctx, "ghost", Billing{Provider: "x"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetBillingRoute(ghost) = %v, want ErrNotFound", err)
+	}
+	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "x", PricingVersion: "v1"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("SetBillingRoute with a pricing version = %v, want ErrInvalidInput", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func fileSum(t *testing.T, path string) [32]byte {
@@ -51,5 +52,36 @@ func TestBulkCommand(t *testing.T) {
 	}
 	if code, _, _ := cli(t, path, "bulk", "explode"); code != exitUsage {
 		t.Errorf("unknown bulk operation: exit %d, want usage", code)
+	}
+}
+
+// TestBulkPruneSparesLiveSessions: `bulk prune` takes ended sessions only;
+// --include-live asks for idle live ones too; the session filters narrow
+// what is taken (here by model, on a dry run).
+func TestBulkPruneSparesLiveSessions(t *testing.T) {
+	path := searchDB(t) // s1 and s2: live
+	cli(t, path, "session", "new", "--id", "over", "--source", "cli")
+	if code, _, stderr := cli(t, path, "session", "end", "--reason", "done", "over"); code != exitOK {
+		t.Fatalf("end: %s", stderr)
+	}
+	code, out, stderr := cli(t, path, "bulk", "prune", "--older-than", "0s", "--dry-run")
+	if code == exitOK {
+		t.Fatalf("an age of 0s was accepted:\n%s", out)
+	}
+	time.Sleep(5 * time.Millisecond)
+	code, out, stderr = cli(t, path, "bulk", "prune", "--older-than", "1ms", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "would delete over\n") || strings.Contains(out, "would delete s1") {
+		t.Fatalf("prune without --include-live: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = cli(t, path, "bulk", "prune", "--older-than", "1ms", "--include-live", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "would delete s1\n") || !strings.Contains(out, "would delete over\n") {
+		t.Fatalf("prune --include-live: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = cli(t, path, "bulk", "prune", "--older-than", "1ms", "--include-live", "--model", "no-such-model", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "would delete 0 sessions") {
+		t.Fatalf("prune --model no-such-model: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, _ := cli(t, path, "bulk", "delete", "--include-live", "--source", "cli"); code != exitUsage {
+		t.Errorf("bulk delete --include-live: exit %d, want usage", code)
 	}
 }

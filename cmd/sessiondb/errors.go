@@ -23,6 +23,7 @@ var errorCodes = []struct {
 	{func(err error) bool { return errors.As(err, new(fileOperationError)) }, "file_operation", exitUsage},
 	{sentinel(db.ErrNotAStore), "not_a_store", exitNotAStore},
 	{sentinel(db.ErrInvalidInput), "invalid_input", exitUsage},
+	{sentinel(db.ErrTooLarge), "too_large", exitUsage},
 	{sentinel(db.ErrLocked), "locked", exitLocked},
 	{sentinel(db.ErrLeaseHeld), "lease_held", exitLocked},
 	{sentinel(db.ErrNotFound), "not_found", exitNotFound},
@@ -43,6 +44,7 @@ var errorCodes = []struct {
 	{sentinel(db.ErrDiskFull), "disk_full", exitError},
 	{sentinel(db.ErrTooManyOpenFiles), "too_many_open_files", exitError},
 	{sentinel(db.ErrIO), "io_error", exitError},
+	{sentinel(db.ErrInternal), "internal", exitError},
 	{sentinel(db.ErrClosed), "closed", exitError},
 	{sentinel(context.Canceled), "interrupted", exitError},
 }

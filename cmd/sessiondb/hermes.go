@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/hermes"
 )
 
 // runImportFrom is `import`: --from picks the format of the file — an
@@ -53,7 +53,8 @@ func takeFrom(args []string) (from string, rest []string, err error) {
 
 // runImportHermes is `import --from hermes STATE_DB`: the file is read
 // read-only (a Hermes process may go on using it), and running it again
-// imports only what is new.
+// imports only what is new. The store may be either engine: a SQLite file
+// or a PostgreSQL URL.
 func runImportHermes(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("import --from hermes", flag.ContinueOnError)
 	batch := fs.Int("batch", 0, "source messages per transaction (default 1000)")
@@ -61,12 +62,12 @@ func runImportHermes(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.openFile(ctx, "import --from hermes", true, false)
+	s, err := e.open(ctx)
 	if err != nil {
 		return err
 	}
 	bar := e.bar(-1, "import hermes")
-	res, err := s.ImportHermes(ctx, pos[0], db.HermesImportOptions{BatchMessages: *batch,
+	res, err := hermes.Import(ctx, s, pos[0], hermes.Options{BatchMessages: *batch,
 		OnProgress: func(done, total int64) {
 			bar.ChangeMax64(total)
 			bar.Set64(done)
@@ -84,7 +85,7 @@ func runImportHermes(ctx context.Context, e *env, args []string) error {
 	return printHermesResult(e.stdout, res)
 }
 
-func hermesResultJSON(r db.HermesImportResult) map[string]any {
+func hermesResultJSON(r hermes.Result) map[string]any {
 	return map[string]any{"source": r.Source, "imported": r.Imported, "updated": r.Updated,
 		"unchanged": r.Unchanged, "skipped": r.Skipped, "refused": r.Refused, "messages": r.Messages,
 		"restated": r.Restated, "usage_rows": r.Usage, "meta": r.Meta, "detached": r.Detached,
@@ -94,7 +95,7 @@ func hermesResultJSON(r db.HermesImportResult) map[string]any {
 
 // printHermesResult is the summary: what was imported, what was skipped,
 // and what sessiondb could not represent, each counted.
-func printHermesResult(w io.Writer, r db.HermesImportResult) error {
+func printHermesResult(w io.Writer, r hermes.Result) error {
 	if r.NothingNew() {
 		fmt.Fprintf(w, "nothing new in %s: %d sessions already imported and unchanged", r.Source, r.Unchanged)
 		if r.Skipped > 0 {

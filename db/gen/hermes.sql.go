@@ -230,7 +230,8 @@ type ForeignSessionInsertParams struct {
 	CompressionError        *string
 }
 
-// Importing another store's sessions (a Hermes state.db): every column
+// Importing another store's sessions (a Hermes state.db, read by package
+// hermes): every column
 // sessiondb models, written as the source had it.
 func (q *Queries) ForeignSessionInsert(ctx context.Context, db DBTX, arg ForeignSessionInsertParams) (int64, error) {
 	result, err := db.ExecContext(ctx, foreignSessionInsert,
@@ -295,30 +296,30 @@ const foreignSessionRefresh = `-- name: ForeignSessionRefresh :exec
 UPDATE sessions
 SET ended_at = COALESCE(ended_at, ?1),
     end_reason = CASE WHEN ended_at IS NULL THEN ?2 ELSE end_reason END,
-    input_tokens = MAX(input_tokens, ?3),
-    output_tokens = MAX(output_tokens, ?4),
-    cache_read_tokens = MAX(cache_read_tokens, ?5),
-    cache_write_tokens = MAX(cache_write_tokens, ?6),
-    reasoning_tokens = MAX(reasoning_tokens, ?7),
-    api_call_count = MAX(api_call_count, ?8),
-    estimated_cost_usd = MAX(estimated_cost_usd, ?9),
-    actual_cost_usd = MAX(actual_cost_usd, ?10),
-    rewind_count = MAX(rewind_count, ?11)
+    input_tokens = MAX(input_tokens, CAST(?3 AS INTEGER)),
+    output_tokens = MAX(output_tokens, CAST(?4 AS INTEGER)),
+    cache_read_tokens = MAX(cache_read_tokens, CAST(?5 AS INTEGER)),
+    cache_write_tokens = MAX(cache_write_tokens, CAST(?6 AS INTEGER)),
+    reasoning_tokens = MAX(reasoning_tokens, CAST(?7 AS INTEGER)),
+    api_call_count = MAX(api_call_count, CAST(?8 AS INTEGER)),
+    estimated_cost_usd = MAX(estimated_cost_usd, CAST(?9 AS REAL)),
+    actual_cost_usd = MAX(actual_cost_usd, CAST(?10 AS REAL)),
+    rewind_count = MAX(rewind_count, CAST(?11 AS INTEGER))
 WHERE id = ?12
 `
 
 type ForeignSessionRefreshParams struct {
 	EndedAt          *int64
 	EndReason        *string
-	InputTokens      interface{}
-	OutputTokens     interface{}
-	CacheReadTokens  interface{}
-	CacheWriteTokens interface{}
-	ReasoningTokens  interface{}
-	ApiCallCount     interface{}
-	EstimatedCostUsd interface{}
-	ActualCostUsd    interface{}
-	RewindCount      interface{}
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	RewindCount      int64
 	ID               string
 }
 

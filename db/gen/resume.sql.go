@@ -26,6 +26,41 @@ func (q *Queries) SessionHasRealTurns(ctx context.Context, db DBTX, sessionID st
 	return exists, err
 }
 
+const sessionIDsContaining = `-- name: SessionIDsContaining :many
+SELECT id FROM sessions WHERE instr(id, ?1) > 0
+ORDER BY started_at DESC, id DESC LIMIT ?2
+`
+
+type SessionIDsContainingParams struct {
+	Needle  string
+	MaxRows int64
+}
+
+// Sessions whose id holds needle anywhere, taken literally (instr, not
+// LIKE: no character of the needle is a pattern), newest start first.
+func (q *Queries) SessionIDsContaining(ctx context.Context, db DBTX, arg SessionIDsContainingParams) ([]string, error) {
+	rows, err := db.QueryContext(ctx, sessionIDsContaining, arg.Needle, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionIDsInRange = `-- name: SessionIDsInRange :many
 
 SELECT id FROM sessions WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3

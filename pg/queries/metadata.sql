@@ -28,12 +28,12 @@ WHERE id = sqlc.arg(id);
 UPDATE sessions SET system_prompt = sqlc.narg(system_prompt) WHERE id = sqlc.arg(id);
 
 -- name: SessionReopen :execrows
--- SQLite's null-safe IS NOT is IS DISTINCT FROM: a NULL end reason is not
--- 'compression'.
--- Guarded in Go first (a compressed parent is refused); the condition here
--- keeps a concurrent compression from being undone.
+-- Guarded in Go first (a parent with a compression continuation is
+-- refused); the condition here keeps a concurrent publish from being
+-- undone. Ended 'compression' with no continuation may be reopened.
 UPDATE sessions SET ended_at = NULL, end_reason = NULL
-WHERE id = sqlc.arg(id) AND ended_at IS NOT NULL AND end_reason IS DISTINCT FROM 'compression';
+WHERE sessions.id = sqlc.arg(id) AND sessions.ended_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id AND c.parent_kind = 'compression');
 
 -- name: SessionCompressionCooldownGet :one
 SELECT compression_retry_after, compression_error FROM sessions WHERE id = sqlc.arg(id);
@@ -51,3 +51,24 @@ WHERE id = sqlc.arg(id);
 
 -- name: SessionCompressionCooldownClear :execrows
 UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL WHERE id = sqlc.arg(id);
+
+-- name: SessionCwdsOfUser :many
+-- The distinct working directories of a user's sessions, the most
+-- recently started first.
+SELECT cwd FROM sessions
+WHERE COALESCE(user_id, '') = sqlc.arg(user_id) AND cwd IS NOT NULL AND cwd <> ''
+GROUP BY cwd ORDER BY MAX(started_at) DESC, cwd
+LIMIT CAST(sqlc.arg(max_rows) AS bigint);
+
+-- name: SessionCwdsWithoutRepoRoot :many
+-- The working directories of sessions that have no repository root yet,
+-- in order from a cursor, a page at a time.
+SELECT DISTINCT cwd FROM sessions
+WHERE git_repo_root IS NULL AND cwd IS NOT NULL AND cwd > sqlc.arg(after_cwd)
+ORDER BY cwd LIMIT CAST(sqlc.arg(max_rows) AS bigint);
+
+-- name: SessionRepoRootFill :execrows
+-- Gives every session in cwd that has no repository root this one; a
+-- root already set is never changed.
+UPDATE sessions SET git_repo_root = sqlc.arg(git_repo_root)
+WHERE cwd = sqlc.arg(cwd) AND git_repo_root IS NULL;

@@ -18,3 +18,9 @@ SELECT EXISTS (
     SELECT 1 FROM messages
     WHERE session_id = sqlc.arg(session_id) AND is_summary = 0 AND state = 'active' AND role <> 'system' AND role <> 'note'
 );
+
+-- name: SessionIDsContaining :many
+-- Sessions whose id holds needle anywhere, taken literally (strpos, not
+-- LIKE: no character of the needle is a pattern), newest start first.
+SELECT id FROM sessions WHERE strpos(id, sqlc.arg(needle)) > 0
+ORDER BY started_at DESC, id DESC LIMIT CAST(sqlc.arg(max_rows) AS bigint);

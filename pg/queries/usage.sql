@@ -122,3 +122,27 @@ WHERE (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
   AND s.started_at >= sqlc.arg(since)
 GROUP BY COALESCE(u.billing_provider, '')
 ORDER BY provider;
+
+-- name: SessionBillingRouteFill :execrows
+-- The first-accounted rule: a session without a billing route takes the
+-- route of the first main-loop usage reported with one; a session that
+-- has one keeps it.
+UPDATE sessions
+SET billing_provider = sqlc.narg(billing_provider), billing_base_url = sqlc.narg(billing_base_url),
+    billing_mode = sqlc.narg(billing_mode)
+WHERE id = sqlc.arg(id)
+  AND billing_provider IS NULL AND billing_base_url IS NULL AND billing_mode IS NULL;
+
+-- name: SessionBillingRouteSet :execrows
+-- An explicit update of the session's billing route (a switch of
+-- provider); its usage rows keep the routes they were accounted under.
+UPDATE sessions
+SET billing_provider = sqlc.narg(billing_provider), billing_base_url = sqlc.narg(billing_base_url),
+    billing_mode = sqlc.narg(billing_mode)
+WHERE id = sqlc.arg(id);
+
+-- name: SessionModelFill :execrows
+-- A session without a model takes the one its main loop reports usage
+-- for; a set model is never changed here.
+UPDATE sessions SET model = sqlc.arg(model)
+WHERE id = sqlc.arg(id) AND (model IS NULL OR model = '');

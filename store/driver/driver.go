@@ -45,6 +45,11 @@ type Driver interface {
 	// read and its wait still wakes it. A store closed or an engine that
 	// cannot watch returns an error.
 	Changes(ctx context.Context) (Feed, error)
+	// MaxMessageBytes is the largest message the engine keeps, in bytes
+	// of its text columns together (store.MaxMessageBytes): what it can
+	// write, read back and index without failing. The domain refuses a
+	// larger one with ErrTooLarge before any write.
+	MaxMessageBytes() int64
 	// Close releases the engine. The store calls it once.
 	Close() error
 }

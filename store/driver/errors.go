@@ -34,13 +34,15 @@ var (
 	ErrForeignSchema       = errors.New("database holds schema objects sessiondb did not create")
 	ErrAliased             = errors.New("database file is reachable by another path")
 	ErrNotSupported        = errors.New("not supported by this engine")
+	ErrTooLarge            = errors.New("message too large for this engine")
+	ErrInternal            = errors.New("internal error in the engine's driver")
 )
 
 // Sentinels lists every sentinel above.
 var Sentinels = []error{ErrNotFound, ErrExists, ErrConflict, ErrInvalidInput, ErrLocked,
 	ErrCommitUnknown, ErrCorrupt, ErrNotDatabase, ErrNotAStore, ErrReadOnly, ErrDiskFull, ErrTooManyOpenFiles,
 	ErrReplaced, ErrClosed, ErrLeaseHeld, ErrLeaseLost, ErrSessionClosed, ErrSchemaTooNew,
-	ErrIdempotencyConflict, ErrCoolingDown, ErrIO, ErrForeignSchema, ErrAliased, ErrNotSupported}
+	ErrIdempotencyConflict, ErrCoolingDown, ErrIO, ErrForeignSchema, ErrAliased, ErrNotSupported, ErrTooLarge, ErrInternal}
 
 // HasSentinel reports whether err already carries one of the sentinels,
 // so an engine does not map it again.

@@ -14,6 +14,12 @@ type Queries interface {
 	CompressionLockExtend(ctx context.Context, arg CompressionLockExtendParams) (int64, error)                         // leases.sql
 	CompressionLockGet(ctx context.Context, sessionID string) (CompressionLock, error)                                 // leases.sql
 	CompressionLockInsert(ctx context.Context, arg CompressionLockInsertParams) (int64, error)                         // leases.sql
+	ForeignMessageInsert(ctx context.Context, arg ForeignMessageInsertParams) (int64, error)                           // hermes.sql
+	ForeignModelUsagePut(ctx context.Context, arg ForeignModelUsagePutParams) error                                    // hermes.sql
+	ForeignSessionInsert(ctx context.Context, arg ForeignSessionInsertParams) (int64, error)                           // hermes.sql
+	ForeignSessionRefresh(ctx context.Context, arg ForeignSessionRefreshParams) error                                  // hermes.sql
+	ImportedSessionGet(ctx context.Context, sessionID string) (ImportedSessionGetRow, error)                           // hermes.sql
+	ImportedSessionPut(ctx context.Context, arg ImportedSessionPutParams) error                                        // hermes.sql
 	MessageActiveAbove(ctx context.Context, arg MessageActiveAboveParams) ([]Message, error)                           // compression.sql
 	MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error)                                           // rewind.sql
 	MessageActiveWatermark(ctx context.Context, sessionID string) (int64, error)                                       // compression.sql
@@ -35,6 +41,8 @@ type Queries interface {
 	MessageRewindFrom(ctx context.Context, arg MessageRewindFromParams) (int64, error)                                 // rewind.sql
 	MessageSeq(ctx context.Context, id int64) (MessageSeqRow, error)                                                   // export.sql
 	MessageSetOrigin(ctx context.Context, arg MessageSetOriginParams) error                                            // export.sql
+	MessageSetState(ctx context.Context, arg MessageSetStateParams) error                                              // hermes.sql
+	MessageStateByKey(ctx context.Context, arg MessageStateByKeyParams) (MessageStateByKeyRow, error)                  // hermes.sql
 	MetaDelete(ctx context.Context, key string) (int64, error)                                                         // meta.sql
 	MetaGet(ctx context.Context, key string) (string, error)                                                           // meta.sql
 	MetaInsertIfAbsent(ctx context.Context, arg MetaInsertIfAbsentParams) error                                        // meta.sql
@@ -50,6 +58,8 @@ type Queries interface {
 	SessionActivityTouch(ctx context.Context, arg SessionActivityTouchParams) (int64, error)                           // activity.sql
 	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) (int64, error)                     // sessions.sql
 	SessionAncestors(ctx context.Context, id string) ([]string, error)                                                 // lineage.sql
+	SessionBillingRouteFill(ctx context.Context, arg SessionBillingRouteFillParams) (int64, error)                     // usage.sql
+	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
 	SessionChildren(ctx context.Context, id *string) ([]SessionChildrenRow, error)                                     // lineage.sql
@@ -61,6 +71,8 @@ type Queries interface {
 	SessionCopyFlags(ctx context.Context, arg SessionCopyFlagsParams) error                                            // compression.sql
 	SessionCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
 	SessionCountRewind(ctx context.Context, id string) error                                                           // rewind.sql
+	SessionCwdsOfUser(ctx context.Context, arg SessionCwdsOfUserParams) ([]*string, error)                             // metadata.sql
+	SessionCwdsWithoutRepoRoot(ctx context.Context, arg SessionCwdsWithoutRepoRootParams) ([]*string, error)           // metadata.sql
 	SessionDelete(ctx context.Context, id string) (int64, error)                                                       // delete.sql
 	SessionEnd(ctx context.Context, arg SessionEndParams) (int64, error)                                               // sessions.sql
 	SessionEndForCompression(ctx context.Context, arg SessionEndForCompressionParams) (int64, error)                   // compression.sql
@@ -75,11 +87,13 @@ type Queries interface {
 	SessionHandoffReclaimStale(ctx context.Context, arg SessionHandoffReclaimStaleParams) (int64, error)               // handoffs.sql
 	SessionHandoffRequest(ctx context.Context, arg SessionHandoffRequestParams) (int64, error)                         // handoffs.sql
 	SessionHasRealTurns(ctx context.Context, sessionID string) (bool, error)                                           // resume.sql
+	SessionIDsContaining(ctx context.Context, arg SessionIDsContainingParams) ([]string, error)                        // resume.sql
 	SessionIDsInRange(ctx context.Context, arg SessionIDsInRangeParams) ([]string, error)                              // resume.sql
 	SessionImport(ctx context.Context, arg SessionImportParams) (int64, error)                                         // export.sql
 	SessionInsert(ctx context.Context, arg SessionInsertParams) (int64, error)                                         // sessions.sql
 	SessionLink(ctx context.Context, arg SessionLinkParams) error                                                      // export.sql
 	SessionList(ctx context.Context, arg SessionListParams) ([]Session, error)                                         // sessions.sql
+	SessionModelFill(ctx context.Context, arg SessionModelFillParams) (int64, error)                                   // usage.sql
 	SessionNewestMessageID(ctx context.Context, sessionID string) (int64, error)                                       // metadata.sql
 	SessionOrphanChildren(ctx context.Context, id *string) (int64, error)                                              // delete.sql
 	SessionParentOf(ctx context.Context, id string) (*string, error)                                                   // export.sql
@@ -88,6 +102,7 @@ type Queries interface {
 	SessionRecentCounts(ctx context.Context, arg SessionRecentCountsParams) ([]SessionRecentCountsRow, error)          // sidebar.sql
 	SessionRecount(ctx context.Context, id string) error                                                               // compression.sql
 	SessionReopen(ctx context.Context, id string) (int64, error)                                                       // metadata.sql
+	SessionRepoRootFill(ctx context.Context, arg SessionRepoRootFillParams) (int64, error)                             // metadata.sql
 	SessionSetFlags(ctx context.Context, arg SessionSetFlagsParams) (int64, error)                                     // flags.sql
 	SessionSetModel(ctx context.Context, arg SessionSetModelParams) (int64, error)                                     // metadata.sql
 	SessionSetSystemPrompt(ctx context.Context, arg SessionSetSystemPromptParams) (int64, error)                       // metadata.sql
@@ -131,6 +146,127 @@ type CompressionLockInsertParams struct {
 	Holder     string
 	AcquiredAt int64
 	ExpiresAt  int64
+}
+
+type ForeignMessageInsertParams struct {
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	ToolText          *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	PlatformMessageID *string
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	MetadataJson      *string
+}
+
+type ForeignModelUsagePutParams struct {
+	SessionID        string
+	Model            string
+	Task             string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+}
+
+type ForeignSessionInsertParams struct {
+	ID                      string
+	Source                  string
+	ParentSessionID         *string
+	ParentKind              *string
+	UserID                  *string
+	Model                   *string
+	ModelConfigJson         *string
+	SystemPrompt            *string
+	Cwd                     *string
+	GitBranch               *string
+	GitRepoRoot             *string
+	StartedAt               int64
+	EndedAt                 *int64
+	EndReason               *string
+	Title                   *string
+	TitleRank               int64
+	InputTokens             int64
+	OutputTokens            int64
+	CacheReadTokens         int64
+	CacheWriteTokens        int64
+	ReasoningTokens         int64
+	ApiCallCount            int64
+	EstimatedCostUsd        float64
+	ActualCostUsd           float64
+	BillingProvider         *string
+	BillingBaseUrl          *string
+	BillingMode             *string
+	CostStatus              *string
+	CostSource              *string
+	PricingVersion          *string
+	SessionKey              *string
+	ChatID                  *string
+	ChatType                *string
+	ThreadID                *string
+	DisplayName             *string
+	OriginJson              *string
+	HandoffState            *string
+	HandoffPlatform         *string
+	HandoffError            *string
+	HandoffUpdatedAt        *int64
+	Archived                int64
+	Pinned                  int64
+	Hidden                  int64
+	LastReadAt              *int64
+	RewindCount             int64
+	LastActivityAt          *int64
+	LastActivityDescription *string
+	LastActivityProvenance  *string
+	CompressionRetryAfter   *int64
+	CompressionError        *string
+}
+
+type ForeignSessionRefreshParams struct {
+	EndedAt          *int64
+	EndReason        *string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	RewindCount      int64
+	ID               string
+}
+
+type ImportedSessionGetRow struct {
+	Origin      string
+	Fingerprint string
+}
+
+type ImportedSessionPutParams struct {
+	SessionID   string
+	Origin      string
+	Fingerprint string
+	At          int64
 }
 
 type Message struct {
@@ -294,6 +430,21 @@ type MessageSeqRow struct {
 type MessageSetOriginParams struct {
 	OriginID *int64
 	ID       int64
+}
+
+type MessageSetStateParams struct {
+	State string
+	ID    int64
+}
+
+type MessageStateByKeyParams struct {
+	SessionID      string
+	IdempotencyKey *string
+}
+
+type MessageStateByKeyRow struct {
+	ID    int64
+	State string
 }
 
 type MetaInsertIfAbsentParams struct {
@@ -478,6 +629,20 @@ type SessionAddMessageCountsParams struct {
 	ID        string
 }
 
+type SessionBillingRouteFillParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
+type SessionBillingRouteSetParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
 type SessionBulkCandidatesParams struct {
 	AfterID      string
 	Source       *string
@@ -527,6 +692,16 @@ type SessionCompressionCooldownSetParams struct {
 type SessionCopyFlagsParams struct {
 	ParentID string
 	ID       string
+}
+
+type SessionCwdsOfUserParams struct {
+	UserID  *string
+	MaxRows int64
+}
+
+type SessionCwdsWithoutRepoRootParams struct {
+	AfterCwd *string
+	MaxRows  int64
 }
 
 type SessionEndForCompressionParams struct {
@@ -587,6 +762,11 @@ type SessionHandoffRequestParams struct {
 	Platform  *string
 	UpdatedAt *int64
 	ID        string
+}
+
+type SessionIDsContainingParams struct {
+	Needle  string
+	MaxRows int64
 }
 
 type SessionIDsInRangeParams struct {
@@ -652,6 +832,11 @@ type SessionListParams struct {
 	Ended           *int64
 	RowOffset       int64
 	RowLimit        int64
+}
+
+type SessionModelFillParams struct {
+	Model *string
+	ID    string
 }
 
 type SessionPruneCandidatesParams struct {
@@ -722,6 +907,11 @@ type SessionRecentRow struct {
 	ParentKind      *string
 	ActiveAt        int64
 	Preview         string
+}
+
+type SessionRepoRootFillParams struct {
+	GitRepoRoot *string
+	Cwd         *string
 }
 
 type SessionSetFlagsParams struct {

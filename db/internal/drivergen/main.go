@@ -31,20 +31,19 @@ import (
 )
 
 // engineOnly lists the queries of db/gen that are the SQLite engine's own:
-// the FTS5 index and its queue, the search routes over it, and the import
-// of another program's SQLite file. They stay out of the neutral interface.
+// the FTS5 index and its queue and the search routes over it. They stay out
+// of the neutral interface.
 var engineOnly = map[string]bool{}
 
 // engineOnlyFiles are the query files whose every query is engine-only,
 // except those named in neutralAnyway.
-var engineOnlyFiles = []string{"fts.sql.go", "search.sql.go", "hermes.sql.go"}
+var engineOnlyFiles = []string{"fts.sql.go", "search.sql.go"}
 
 // neutralAnyway are queries in engineOnlyFiles the domain needs on every
-// engine: a search hit's neighbours, and the usage report's billing rows.
+// engine: a search hit's neighbours.
 var neutralAnyway = map[string]bool{
-	"MessageContextBefore":       true,
-	"MessageContextAfter":        true,
-	"ModelUsageBillingBySession": true,
+	"MessageContextBefore": true,
+	"MessageContextAfter":  true,
 }
 
 type method struct {

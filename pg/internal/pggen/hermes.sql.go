@@ -9,8 +9,418 @@ import (
 	"context"
 )
 
-const modelUsageBillingBySession = `-- name: ModelUsageBillingBySession :many
+const foreignMessageInsert = `-- name: ForeignMessageInsert :one
+INSERT INTO messages (
+    session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
+    reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
+    idempotency_key, created_at, metadata_json
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7, $8,
+    $9, $10, $11,
+    $12, $13, $14,
+    $15, $16, $17
+)
+RETURNING id
+`
 
+type ForeignMessageInsertParams struct {
+	SessionID         string
+	Role              string
+	Content           string
+	ToolName          *string
+	ToolCallID        *string
+	ToolCallsJson     *string
+	ToolText          *string
+	Reasoning         *string
+	ReasoningDetails  *string
+	FinishReason      *string
+	TokenCount        *int64
+	PlatformMessageID *string
+	State             string
+	IsSummary         int64
+	IdempotencyKey    *string
+	CreatedAt         int64
+	MetadataJson      *string
+}
+
+func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
+	row := db.QueryRow(ctx, foreignMessageInsert,
+		arg.SessionID,
+		arg.Role,
+		arg.Content,
+		arg.ToolName,
+		arg.ToolCallID,
+		arg.ToolCallsJson,
+		arg.ToolText,
+		arg.Reasoning,
+		arg.ReasoningDetails,
+		arg.FinishReason,
+		arg.TokenCount,
+		arg.PlatformMessageID,
+		arg.State,
+		arg.IsSummary,
+		arg.IdempotencyKey,
+		arg.CreatedAt,
+		arg.MetadataJson,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const foreignModelUsagePut = `-- name: ForeignModelUsagePut :exec
+INSERT INTO session_model_usage (
+    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at,
+    last_seen_at, billing_provider, billing_base_url, billing_mode, cost_status, cost_source
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7,
+    $8, $9, $10,
+    $11, $12, $13,
+    $14, $15, $16,
+    $17, $18
+) ON CONFLICT (session_id, model, task) DO UPDATE SET
+    input_tokens = excluded.input_tokens,
+    output_tokens = excluded.output_tokens,
+    cache_read_tokens = excluded.cache_read_tokens,
+    cache_write_tokens = excluded.cache_write_tokens,
+    reasoning_tokens = excluded.reasoning_tokens,
+    api_call_count = excluded.api_call_count,
+    estimated_cost_usd = excluded.estimated_cost_usd,
+    actual_cost_usd = excluded.actual_cost_usd,
+    first_seen_at = LEAST(session_model_usage.first_seen_at, excluded.first_seen_at),
+    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at),
+    billing_provider = excluded.billing_provider,
+    billing_base_url = excluded.billing_base_url,
+    billing_mode = excluded.billing_mode,
+    cost_status = excluded.cost_status,
+    cost_source = excluded.cost_source
+`
+
+type ForeignModelUsagePutParams struct {
+	SessionID        string
+	Model            string
+	Task             string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+}
+
+// The source's figures for a (session, model) row are its totals: set, not
+// added, so importing twice counts once.
+func (q *Queries) ForeignModelUsagePut(ctx context.Context, db DBTX, arg ForeignModelUsagePutParams) error {
+	_, err := db.Exec(ctx, foreignModelUsagePut,
+		arg.SessionID,
+		arg.Model,
+		arg.Task,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CacheReadTokens,
+		arg.CacheWriteTokens,
+		arg.ReasoningTokens,
+		arg.ApiCallCount,
+		arg.EstimatedCostUsd,
+		arg.ActualCostUsd,
+		arg.FirstSeenAt,
+		arg.LastSeenAt,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.CostStatus,
+		arg.CostSource,
+	)
+	return err
+}
+
+const foreignSessionInsert = `-- name: ForeignSessionInsert :execrows
+
+INSERT INTO sessions (
+    id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
+    cwd, git_branch, git_repo_root, started_at, ended_at, end_reason, title, title_rank,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
+    api_call_count, estimated_cost_usd, actual_cost_usd, billing_provider, billing_base_url,
+    billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type,
+    thread_id, display_name, origin_json, handoff_state, handoff_platform, handoff_error,
+    handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count,
+    last_activity_at, last_activity_description, last_activity_provenance,
+    compression_retry_after, compression_error
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7, $8,
+    $9, $10, $11, $12,
+    $13, $14, $15, $16,
+    $17, $18, $19,
+    $20, $21, $22,
+    $23, $24, $25,
+    $26, $27, $28,
+    $29, $30, $31, $32,
+    $33, $34, $35, $36,
+    $37, $38, $39,
+    $40, $41, $42, $43,
+    $44, $45, $46,
+    $47, $48,
+    $49, $50
+) ON CONFLICT (id) DO NOTHING
+`
+
+type ForeignSessionInsertParams struct {
+	ID                      string
+	Source                  string
+	ParentSessionID         *string
+	ParentKind              *string
+	UserID                  *string
+	Model                   *string
+	ModelConfigJson         *string
+	SystemPrompt            *string
+	Cwd                     *string
+	GitBranch               *string
+	GitRepoRoot             *string
+	StartedAt               int64
+	EndedAt                 *int64
+	EndReason               *string
+	Title                   *string
+	TitleRank               int64
+	InputTokens             int64
+	OutputTokens            int64
+	CacheReadTokens         int64
+	CacheWriteTokens        int64
+	ReasoningTokens         int64
+	ApiCallCount            int64
+	EstimatedCostUsd        float64
+	ActualCostUsd           float64
+	BillingProvider         *string
+	BillingBaseUrl          *string
+	BillingMode             *string
+	CostStatus              *string
+	CostSource              *string
+	PricingVersion          *string
+	SessionKey              *string
+	ChatID                  *string
+	ChatType                *string
+	ThreadID                *string
+	DisplayName             *string
+	OriginJson              *string
+	HandoffState            *string
+	HandoffPlatform         *string
+	HandoffError            *string
+	HandoffUpdatedAt        *int64
+	Archived                int64
+	Pinned                  int64
+	Hidden                  int64
+	LastReadAt              *int64
+	RewindCount             int64
+	LastActivityAt          *int64
+	LastActivityDescription *string
+	LastActivityProvenance  *string
+	CompressionRetryAfter   *int64
+	CompressionError        *string
+}
+
+// Importing another store's sessions (a Hermes state.db, read by package
+// hermes): every column sessiondb models, written as the source had it.
+// The twins of queries/hermes.sql; SQLite's two-argument MAX and MIN are
+// GREATEST and LEAST here.
+func (q *Queries) ForeignSessionInsert(ctx context.Context, db DBTX, arg ForeignSessionInsertParams) (int64, error) {
+	result, err := db.Exec(ctx, foreignSessionInsert,
+		arg.ID,
+		arg.Source,
+		arg.ParentSessionID,
+		arg.ParentKind,
+		arg.UserID,
+		arg.Model,
+		arg.ModelConfigJson,
+		arg.SystemPrompt,
+		arg.Cwd,
+		arg.GitBranch,
+		arg.GitRepoRoot,
+		arg.StartedAt,
+		arg.EndedAt,
+		arg.EndReason,
+		arg.Title,
+		arg.TitleRank,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CacheReadTokens,
+		arg.CacheWriteTokens,
+		arg.ReasoningTokens,
+		arg.ApiCallCount,
+		arg.EstimatedCostUsd,
+		arg.ActualCostUsd,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.CostStatus,
+		arg.CostSource,
+		arg.PricingVersion,
+		arg.SessionKey,
+		arg.ChatID,
+		arg.ChatType,
+		arg.ThreadID,
+		arg.DisplayName,
+		arg.OriginJson,
+		arg.HandoffState,
+		arg.HandoffPlatform,
+		arg.HandoffError,
+		arg.HandoffUpdatedAt,
+		arg.Archived,
+		arg.Pinned,
+		arg.Hidden,
+		arg.LastReadAt,
+		arg.RewindCount,
+		arg.LastActivityAt,
+		arg.LastActivityDescription,
+		arg.LastActivityProvenance,
+		arg.CompressionRetryAfter,
+		arg.CompressionError,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const foreignSessionRefresh = `-- name: ForeignSessionRefresh :exec
+UPDATE sessions
+SET ended_at = COALESCE(ended_at, $1),
+    end_reason = CASE WHEN ended_at IS NULL THEN $2 ELSE end_reason END,
+    input_tokens = GREATEST(input_tokens, CAST($3 AS bigint)),
+    output_tokens = GREATEST(output_tokens, CAST($4 AS bigint)),
+    cache_read_tokens = GREATEST(cache_read_tokens, CAST($5 AS bigint)),
+    cache_write_tokens = GREATEST(cache_write_tokens, CAST($6 AS bigint)),
+    reasoning_tokens = GREATEST(reasoning_tokens, CAST($7 AS bigint)),
+    api_call_count = GREATEST(api_call_count, CAST($8 AS bigint)),
+    estimated_cost_usd = GREATEST(estimated_cost_usd, CAST($9 AS double precision)),
+    actual_cost_usd = GREATEST(actual_cost_usd, CAST($10 AS double precision)),
+    rewind_count = GREATEST(rewind_count, CAST($11 AS bigint))
+WHERE id = $12
+`
+
+type ForeignSessionRefreshParams struct {
+	EndedAt          *int64
+	EndReason        *string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	RewindCount      int64
+	ID               string
+}
+
+// A later import of a session the source went on writing: it may have
+// ended, and its usage only grows. Fields sessiondb's own calls may have
+// changed since (title, flags, handoff) are left to them.
+func (q *Queries) ForeignSessionRefresh(ctx context.Context, db DBTX, arg ForeignSessionRefreshParams) error {
+	_, err := db.Exec(ctx, foreignSessionRefresh,
+		arg.EndedAt,
+		arg.EndReason,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CacheReadTokens,
+		arg.CacheWriteTokens,
+		arg.ReasoningTokens,
+		arg.ApiCallCount,
+		arg.EstimatedCostUsd,
+		arg.ActualCostUsd,
+		arg.RewindCount,
+		arg.ID,
+	)
+	return err
+}
+
+const importedSessionGet = `-- name: ImportedSessionGet :one
+SELECT origin, fingerprint FROM imported_sessions WHERE session_id = $1
+`
+
+type ImportedSessionGetRow struct {
+	Origin      string
+	Fingerprint string
+}
+
+func (q *Queries) ImportedSessionGet(ctx context.Context, db DBTX, sessionID string) (ImportedSessionGetRow, error) {
+	row := db.QueryRow(ctx, importedSessionGet, sessionID)
+	var i ImportedSessionGetRow
+	err := row.Scan(&i.Origin, &i.Fingerprint)
+	return i, err
+}
+
+const importedSessionPut = `-- name: ImportedSessionPut :exec
+INSERT INTO imported_sessions (session_id, origin, fingerprint, imported_at, updated_at)
+VALUES ($1, $2, $3, $4, $4)
+ON CONFLICT (session_id) DO UPDATE SET fingerprint = excluded.fingerprint, updated_at = excluded.updated_at
+`
+
+type ImportedSessionPutParams struct {
+	SessionID   string
+	Origin      string
+	Fingerprint string
+	At          int64
+}
+
+func (q *Queries) ImportedSessionPut(ctx context.Context, db DBTX, arg ImportedSessionPutParams) error {
+	_, err := db.Exec(ctx, importedSessionPut,
+		arg.SessionID,
+		arg.Origin,
+		arg.Fingerprint,
+		arg.At,
+	)
+	return err
+}
+
+const messageSetState = `-- name: MessageSetState :exec
+UPDATE messages SET state = $1 WHERE id = $2
+`
+
+type MessageSetStateParams struct {
+	State string
+	ID    int64
+}
+
+func (q *Queries) MessageSetState(ctx context.Context, db DBTX, arg MessageSetStateParams) error {
+	_, err := db.Exec(ctx, messageSetState, arg.State, arg.ID)
+	return err
+}
+
+const messageStateByKey = `-- name: MessageStateByKey :one
+SELECT id, state FROM messages
+WHERE session_id = $1 AND idempotency_key = $2
+`
+
+type MessageStateByKeyParams struct {
+	SessionID      string
+	IdempotencyKey *string
+}
+
+type MessageStateByKeyRow struct {
+	ID    int64
+	State string
+}
+
+func (q *Queries) MessageStateByKey(ctx context.Context, db DBTX, arg MessageStateByKeyParams) (MessageStateByKeyRow, error) {
+	row := db.QueryRow(ctx, messageStateByKey, arg.SessionID, arg.IdempotencyKey)
+	var i MessageStateByKeyRow
+	err := row.Scan(&i.ID, &i.State)
+	return i, err
+}
+
+const modelUsageBillingBySession = `-- name: ModelUsageBillingBySession :many
 SELECT model, task, billing_provider, billing_base_url, billing_mode, cost_status, cost_source
 FROM session_model_usage WHERE session_id = $1 ORDER BY model, task
 `
@@ -25,10 +435,6 @@ type ModelUsageBillingBySessionRow struct {
 	CostSource      *string
 }
 
-// The one query of the SQLite engine's hermes.sql that is not the Hermes
-// import: usage reads it. The import itself reads a SQLite state.db into a
-// SQLite store and has no Postgres counterpart (a Postgres store is filled
-// by copying from a SQLite one).
 // The billing route of each (model, task) row, in ModelUsageBySession's order.
 func (q *Queries) ModelUsageBillingBySession(ctx context.Context, db DBTX, sessionID string) ([]ModelUsageBillingBySessionRow, error) {
 	rows, err := db.Query(ctx, modelUsageBillingBySession, sessionID)

@@ -122,6 +122,73 @@ func (q *Queries) SessionCompressionCooldownSet(ctx context.Context, db DBTX, ar
 	return result.RowsAffected(), nil
 }
 
+const sessionCwdsOfUser = `-- name: SessionCwdsOfUser :many
+SELECT cwd FROM sessions
+WHERE COALESCE(user_id, '') = $1 AND cwd IS NOT NULL AND cwd <> ''
+GROUP BY cwd ORDER BY MAX(started_at) DESC, cwd
+LIMIT CAST($2 AS bigint)
+`
+
+type SessionCwdsOfUserParams struct {
+	UserID  *string
+	MaxRows int64
+}
+
+// The distinct working directories of a user's sessions, the most
+// recently started first.
+func (q *Queries) SessionCwdsOfUser(ctx context.Context, db DBTX, arg SessionCwdsOfUserParams) ([]*string, error) {
+	rows, err := db.Query(ctx, sessionCwdsOfUser, arg.UserID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*string{}
+	for rows.Next() {
+		var cwd *string
+		if err := rows.Scan(&cwd); err != nil {
+			return nil, err
+		}
+		items = append(items, cwd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sessionCwdsWithoutRepoRoot = `-- name: SessionCwdsWithoutRepoRoot :many
+SELECT DISTINCT cwd FROM sessions
+WHERE git_repo_root IS NULL AND cwd IS NOT NULL AND cwd > $1
+ORDER BY cwd LIMIT CAST($2 AS bigint)
+`
+
+type SessionCwdsWithoutRepoRootParams struct {
+	AfterCwd *string
+	MaxRows  int64
+}
+
+// The working directories of sessions that have no repository root yet,
+// in order from a cursor, a page at a time.
+func (q *Queries) SessionCwdsWithoutRepoRoot(ctx context.Context, db DBTX, arg SessionCwdsWithoutRepoRootParams) ([]*string, error) {
+	rows, err := db.Query(ctx, sessionCwdsWithoutRepoRoot, arg.AfterCwd, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*string{}
+	for rows.Next() {
+		var cwd *string
+		if err := rows.Scan(&cwd); err != nil {
+			return nil, err
+		}
+		items = append(items, cwd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sessionNewestMessageID = `-- name: SessionNewestMessageID :one
 SELECT CAST(COALESCE(MAX(id), 0) AS bigint) FROM messages WHERE session_id = $1
 `
@@ -135,15 +202,35 @@ func (q *Queries) SessionNewestMessageID(ctx context.Context, db DBTX, sessionID
 
 const sessionReopen = `-- name: SessionReopen :execrows
 UPDATE sessions SET ended_at = NULL, end_reason = NULL
-WHERE id = $1 AND ended_at IS NOT NULL AND end_reason IS DISTINCT FROM 'compression'
+WHERE sessions.id = $1 AND sessions.ended_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id AND c.parent_kind = 'compression')
 `
 
-// SQLite's null-safe IS NOT is IS DISTINCT FROM: a NULL end reason is not
-// 'compression'.
-// Guarded in Go first (a compressed parent is refused); the condition here
-// keeps a concurrent compression from being undone.
+// Guarded in Go first (a parent with a compression continuation is
+// refused); the condition here keeps a concurrent publish from being
+// undone. Ended 'compression' with no continuation may be reopened.
 func (q *Queries) SessionReopen(ctx context.Context, db DBTX, id string) (int64, error) {
 	result, err := db.Exec(ctx, sessionReopen, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sessionRepoRootFill = `-- name: SessionRepoRootFill :execrows
+UPDATE sessions SET git_repo_root = $1
+WHERE cwd = $2 AND git_repo_root IS NULL
+`
+
+type SessionRepoRootFillParams struct {
+	GitRepoRoot *string
+	Cwd         *string
+}
+
+// Gives every session in cwd that has no repository root this one; a
+// root already set is never changed.
+func (q *Queries) SessionRepoRootFill(ctx context.Context, db DBTX, arg SessionRepoRootFillParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionRepoRootFill, arg.GitRepoRoot, arg.Cwd)
 	if err != nil {
 		return 0, err
 	}

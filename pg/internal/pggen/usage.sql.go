@@ -215,6 +215,86 @@ func (q *Queries) ModelUsageTotals(ctx context.Context, db DBTX, arg ModelUsageT
 	return items, nil
 }
 
+const sessionBillingRouteFill = `-- name: SessionBillingRouteFill :execrows
+UPDATE sessions
+SET billing_provider = $1, billing_base_url = $2,
+    billing_mode = $3
+WHERE id = $4
+  AND billing_provider IS NULL AND billing_base_url IS NULL AND billing_mode IS NULL
+`
+
+type SessionBillingRouteFillParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
+// The first-accounted rule: a session without a billing route takes the
+// route of the first main-loop usage reported with one; a session that
+// has one keeps it.
+func (q *Queries) SessionBillingRouteFill(ctx context.Context, db DBTX, arg SessionBillingRouteFillParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionBillingRouteFill,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sessionBillingRouteSet = `-- name: SessionBillingRouteSet :execrows
+UPDATE sessions
+SET billing_provider = $1, billing_base_url = $2,
+    billing_mode = $3
+WHERE id = $4
+`
+
+type SessionBillingRouteSetParams struct {
+	BillingProvider *string
+	BillingBaseUrl  *string
+	BillingMode     *string
+	ID              string
+}
+
+// An explicit update of the session's billing route (a switch of
+// provider); its usage rows keep the routes they were accounted under.
+func (q *Queries) SessionBillingRouteSet(ctx context.Context, db DBTX, arg SessionBillingRouteSetParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionBillingRouteSet,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sessionModelFill = `-- name: SessionModelFill :execrows
+UPDATE sessions SET model = $1
+WHERE id = $2 AND (model IS NULL OR model = '')
+`
+
+type SessionModelFillParams struct {
+	Model *string
+	ID    string
+}
+
+// A session without a model takes the one its main loop reports usage
+// for; a set model is never changed here.
+func (q *Queries) SessionModelFill(ctx context.Context, db DBTX, arg SessionModelFillParams) (int64, error) {
+	result, err := db.Exec(ctx, sessionModelFill, arg.Model, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sessionUsageAdd = `-- name: SessionUsageAdd :execrows
 UPDATE sessions
 SET input_tokens = input_tokens + $1,

@@ -1,4 +1,4 @@
-package db
+package hermes
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sessiondb/sessiondb/db/gen"
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/internal/searchtext"
+	"github.com/sessiondb/sessiondb/store"
 )
 
 // How each Hermes column is carried over. A column in neither set that
@@ -69,26 +69,6 @@ const hermesMetaPrefix = "hermes/"
 // row id, unique per session, so an import is safe to run again.
 const hermesKeyPrefix = "hermes:"
 
-// duplicatePlatformIDKey is the metadata key under which a message keeps a
-// platform message id an earlier message of its session already holds:
-// platform ids are unique per session (so a re-delivery is recognised),
-// while Hermes, and files written before that rule, may repeat one. The
-// first row keeps the id; each later one keeps it here. Migration 9 does
-// the same to existing files.
-const duplicatePlatformIDKey = "duplicate_platform_message_id"
-
-// duplicatePlatformIDMetadata is the metadata of a row whose platform id
-// an earlier row holds, as migration 9's json_object writes it: no space,
-// no HTML escaping (the bytes differ only where Go escapes U+2028 and
-// U+2029, which SQLite leaves as they are; both read as the same id).
-func duplicatePlatformIDMetadata(pid string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(map[string]string{duplicatePlatformIDKey: pid}) // a string map always encodes
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 // tally counts by name (not representable values, refused rows).
 type tally map[string]int64
 
@@ -113,19 +93,11 @@ func unmapped(t tally, table string, r hermesRow, mapped, derived map[string]boo
 	}
 }
 
-// foreignSession is a mapped source session.
-type foreignSession struct {
-	p gen.ForeignSessionInsertParams
-	// parent is the source's parent link, applied once the parent exists.
-	parent     string
-	parentKind string
-}
-
 // mapHermesSession maps a sessions row; lost counts what has no place.
-func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tally) (foreignSession, error) {
+func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tally) (store.ForeignSession, error) {
 	id := r.str("id")
 	if err := rules.CheckID("session id", id); err != nil {
-		return foreignSession{}, err
+		return store.ForeignSession{}, err
 	}
 	source := r.str("source")
 	if source == "" {
@@ -133,9 +105,9 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 	}
 	started := r.millis("started_at")
 	if started == nil {
-		return foreignSession{}, invalid("session %q has no start time", id)
+		return store.ForeignSession{}, fmt.Errorf("%w: session %q has no start time", store.ErrInvalidInput, id)
 	}
-	p := gen.ForeignSessionInsertParams{
+	p := store.ForeignSessionRow{
 		ID: id, Source: source, StartedAt: *started, EndedAt: r.millis("ended_at"),
 		InputTokens: nonNeg(r.int("input_tokens")), OutputTokens: nonNeg(r.int("output_tokens")),
 		CacheReadTokens: nonNeg(r.int("cache_read_tokens")), CacheWriteTokens: nonNeg(r.int("cache_write_tokens")),
@@ -144,7 +116,7 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		Archived: rules.B2I(r.int("archived") != 0), Pinned: rules.B2I(r.int("pinned") != 0), Hidden: rules.B2I(r.int("hidden") != 0),
 		RewindCount:    nonNeg(r.int("rewind_count")),
 		LastActivityAt: r.millis("last_activity_at"), CompressionRetryAfter: r.millis("compression_failure_cooldown_until"),
-		TitleRank: int64(TitleDerived),
+		TitleRank: int64(store.TitleDerived),
 	}
 	if p.EndedAt != nil {
 		p.EndReason = rules.Ptr(r.str("end_reason"))
@@ -204,8 +176,8 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		*j.dst = &v
 	}
 	if st := r.str("handoff_state"); st != "" {
-		switch HandoffStatus(st) {
-		case HandoffPending, HandoffRunning, HandoffCompleted, HandoffFailed:
+		switch store.HandoffStatus(st) {
+		case store.HandoffPending, store.HandoffRunning, store.HandoffCompleted, store.HandoffFailed:
 			p.HandoffState = &st
 			p.HandoffUpdatedAt = lastAlive(r)
 		default:
@@ -221,12 +193,12 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		}
 	}
 	unmapped(lost, "sessions", r, hermesSessionMapped, hermesSessionDerived)
-	fs := foreignSession{p: p, parent: r.str("parent_session_id")}
-	if fs.parent == id {
-		fs.parent = ""
+	fs := store.ForeignSession{Row: p, Parent: r.str("parent_session_id")}
+	if fs.Parent == id {
+		fs.Parent = ""
 	}
-	if fs.parent != "" {
-		fs.parentKind = string(hermesChildKind(r, fs.parent, parentRow))
+	if fs.Parent != "" {
+		fs.ParentKind = hermesChildKind(r, fs.Parent, parentRow)
 	}
 	return fs, nil
 }
@@ -244,14 +216,14 @@ func lastAlive(r hermesRow) *int64 {
 
 // hermesTitleRank maps Hermes's title_source; no source counts as a user's
 // title, as Hermes itself treats it.
-func hermesTitleRank(src string) TitleRank {
+func hermesTitleRank(src string) store.TitleRank {
 	switch src {
 	case "derived":
-		return TitleDerived
+		return store.TitleDerived
 	case "llm", "generated", "auto":
-		return TitleGenerated
+		return store.TitleGenerated
 	}
-	return TitleUser
+	return store.TitleUser
 }
 
 // hermesChildKind says what a session is to its parent, by Hermes's rules:
@@ -259,55 +231,49 @@ func hermesTitleRank(src string) TitleRank {
 // (continuations copy model_config); a sub-agent or tool source; a parent
 // ended by compression; a reset (the parent ended with a reset reason and
 // both share a session key). Otherwise the kind is unknown ("").
-func hermesChildKind(r hermesRow, parent string, parentRow hermesRow) ChildKind {
+func hermesChildKind(r hermesRow, parent string, parentRow hermesRow) store.ChildKind {
 	var cfg map[string]any
 	_ = json.Unmarshal([]byte(r.str("model_config")), &cfg)
 	marker := func(k string) bool { v, _ := cfg[k].(string); return v == parent }
 	switch {
 	case marker("_delegate_from"):
-		return ChildDelegate
+		return store.ChildDelegate
 	case marker("_branched_from"):
-		return ChildBranch
+		return store.ChildBranch
 	case marker("_reset_from"):
-		return ChildReset
+		return store.ChildReset
 	case r.str("source") == "subagent":
-		return ChildDelegate
+		return store.ChildDelegate
 	case r.str("source") == "tool":
-		return ChildTool
+		return store.ChildTool
 	}
 	if parentRow == nil {
 		return ""
 	}
 	switch parentRow.str("end_reason") {
 	case "compression": // the end reason of a session compressed into a continuation
-		return ChildCompression
+		return store.ChildCompression
 	case "session_reset", "session_switch", "idle", "daily", "suspended", "resume_pending_expired":
 		if k := r.str("session_key"); k != "" && k == parentRow.str("session_key") {
-			return ChildReset
+			return store.ChildReset
 		}
 	}
 	return ""
 }
 
-// foreignMessage is a mapped source message.
-type foreignMessage struct {
-	p         gen.ForeignMessageInsertParams
-	toolCalls int64
-}
-
 // mapHermesMessage maps a messages row. A row sessiondb cannot hold (an
 // unknown role, text that is not UTF-8) returns an error: it is refused
 // and counted, never half-imported.
-func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
-	role := Role(r.str("role"))
+func mapHermesMessage(r hermesRow, lost tally) (store.ForeignMessage, error) {
+	role := store.Role(r.str("role"))
 	if !role.Valid() {
-		return foreignMessage{}, fmt.Errorf("role %q", role)
+		return store.ForeignMessage{}, fmt.Errorf("role %q", role)
 	}
 	created := r.millis("timestamp")
 	if created == nil {
-		return foreignMessage{}, fmt.Errorf("no timestamp")
+		return store.ForeignMessage{}, fmt.Errorf("no timestamp")
 	}
-	nm := NewMessage{Role: role, Content: r.str("content"), ToolName: r.str("tool_name"),
+	nm := store.NewMessage{Role: role, Content: r.str("content"), ToolName: r.str("tool_name"),
 		ToolCallID: r.str("tool_call_id"), Reasoning: r.str("reasoning"), FinishReason: r.str("finish_reason"),
 		TokenCount: nonNeg(r.int("token_count"))}
 	if rc := r.str("reasoning_content"); rc != "" && rc != nm.Reasoning {
@@ -326,13 +292,13 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 		nm.ToolCalls = calls
 	}
 	if err := nm.Validate(); err != nil {
-		return foreignMessage{}, err
+		return store.ForeignMessage{}, err
 	}
 	var toolCalls, toolText *string
 	if len(nm.ToolCalls) > 0 {
 		b, err := json.Marshal(nm.ToolCalls)
 		if err != nil {
-			return foreignMessage{}, invalid("tool calls: %v", err)
+			return store.ForeignMessage{}, fmt.Errorf("%w: tool calls: %v", store.ErrInvalidInput, err)
 		}
 		toolCalls = rules.Ptr(string(b))
 		toolText = searchtext.ToolText(*toolCalls)
@@ -341,29 +307,29 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 	if nm.TokenCount > 0 {
 		tokens = &nm.TokenCount
 	}
-	state := StateActive
+	state := store.StateActive
 	switch {
 	case r["active"] != nil && r.int("active") == 0 && r.int("compacted") != 0:
-		state = StateCompacted
+		state = store.StateCompacted
 	case r["active"] != nil && r.int("active") == 0:
-		state = StateRewound
+		state = store.StateRewound
 	}
-	fm := foreignMessage{p: gen.ForeignMessageInsertParams{
+	fm := store.ForeignMessage{
 		Role: string(nm.Role), Content: nm.Content, ToolName: rules.Ptr(nm.ToolName), ToolCallID: rules.Ptr(nm.ToolCallID),
 		ToolCallsJson: toolCalls, ToolText: toolText, Reasoning: rules.Ptr(nm.Reasoning), FinishReason: rules.Ptr(nm.FinishReason),
 		TokenCount: tokens, State: string(state), IsSummary: rules.B2I(r.int("_compressed_summary") != 0),
 		IdempotencyKey: rules.Ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
-	}, toolCalls: int64(len(nm.ToolCalls))}
+	}
 	if d := r.str("reasoning_details"); d != "" {
 		if utf8.ValidString(d) && json.Valid([]byte(d)) {
-			fm.p.ReasoningDetails = &d
+			fm.ReasoningDetails = &d
 		} else {
 			lost.add("messages.reasoning_details(not JSON)", 1)
 		}
 	}
 	if pm := r.str("platform_message_id"); pm != "" {
 		if rules.CheckLabel("platform message id", pm) == nil {
-			fm.p.PlatformMessageID = &pm
+			fm.PlatformMessageID = &pm
 		} else {
 			lost.add("messages.platform_message_id(invalid)", 1)
 		}
@@ -377,14 +343,14 @@ func mapHermesMessage(r hermesRow, lost tally) (foreignMessage, error) {
 // flat one ({"id", "name", "arguments"}). extra counts calls that carried
 // more than sessiondb keeps (another type, other keys, arguments that were
 // not a string — kept as their JSON text).
-func parseHermesToolCalls(text string) (calls []ToolCall, extra int64, ok bool) {
+func parseHermesToolCalls(text string) (calls []store.ToolCall, extra int64, ok bool) {
 	var raw []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &raw); err != nil {
 		return nil, 0, false
 	}
 	for _, c := range raw {
 		lossy := false
-		tc := ToolCall{}
+		tc := store.ToolCall{}
 		fields := c
 		if fn, has := c["function"]; has {
 			var inner map[string]json.RawMessage
@@ -431,10 +397,10 @@ func parseHermesToolCalls(text string) (calls []ToolCall, extra int64, ok bool) 
 
 // foreignUsage is a source session's per-model usage, keyed as sessiondb
 // keys it: (model, task).
-func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tally) []gen.ForeignModelUsagePutParams {
+func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tally) []store.ForeignUsage {
 	type key struct{ model, task string }
 	var order []key
-	by := map[key]*gen.ForeignModelUsagePutParams{}
+	by := map[key]*store.ForeignUsage{}
 	for _, r := range rows {
 		unmapped(lost, "session_model_usage", r, hermesUsageMapped, nil)
 		k := key{r.str("model"), r.str("task")}
@@ -447,7 +413,7 @@ func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tall
 		}
 		p, seen := by[k]
 		if !seen {
-			p = &gen.ForeignModelUsagePutParams{SessionID: sessionID, Model: k.model, Task: k.task,
+			p = &store.ForeignUsage{SessionID: sessionID, Model: k.model, Task: k.task,
 				FirstSeenAt: *first, LastSeenAt: *last,
 				BillingProvider: rules.Ptr(r.str("billing_provider")), BillingBaseUrl: rules.Ptr(r.str("billing_base_url")),
 				BillingMode: rules.Ptr(r.str("billing_mode")), CostStatus: rules.Ptr(r.str("cost_status")),
@@ -470,7 +436,7 @@ func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tall
 		p.EstimatedCostUsd += cost(r.float("estimated_cost_usd"))
 		p.ActualCostUsd += cost(r.float("actual_cost_usd"))
 	}
-	out := make([]gen.ForeignModelUsagePutParams, len(order))
+	out := make([]store.ForeignUsage, len(order))
 	for i, k := range order {
 		out[i] = *by[k]
 	}
@@ -482,7 +448,7 @@ func nonNeg(n int64) int64 { return max(n, 0) }
 // cost keeps a finite, non-negative dollar figure (0 otherwise), as
 // RecordUsage would insist.
 func cost(f float64) float64 {
-	if (Usage{EstimatedCostUSD: f}).Validate() != nil {
+	if (store.Usage{EstimatedCostUSD: f}).Validate() != nil {
 		return 0
 	}
 	return f

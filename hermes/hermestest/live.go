@@ -1,81 +1,34 @@
-package db
+package hermestest
 
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiondb/sessiondb/hermes"
+	. "github.com/sessiondb/sessiondb/store"
 )
-
-// copyHermesFixture copies the fixture (with its -wal and -shm) into a
-// temporary directory, to be written by a test playing the Hermes process.
-func copyHermesFixture(t *testing.T) string {
-	t.Helper()
-	dir := hermesFixtureDir(t)
-	dst := t.TempDir()
-	for _, n := range []string{"state.db", "state.db-wal", "state.db-shm"} {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, n), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dst, "state.db")
-}
-
-// openHermesWriter plays a live Hermes process on path: a plain read-write
-// connection that never checkpoints, so what it writes stays in the WAL.
-// It stays open until the test ends.
-func openHermesWriter(t *testing.T, path string) *sql.Conn {
-	t.Helper()
-	registerExtensions()
-	//sessiondb:allow rawopen -- plays the Hermes process that owns the file being imported
-	d, err := sql.Open("sqlite3", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := d.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(); d.Close() })
-	if _, err := c.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 0"); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func execAll(t *testing.T, c *sql.Conn, stmts ...string) {
-	t.Helper()
-	for _, q := range stmts {
-		if _, err := c.ExecContext(context.Background(), q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
 
 // TestImportHermesLiveWAL: a Hermes process goes on writing after the first
 // import and keeps its writes in the WAL; the next import reads them from
 // the WAL, brings only what is new, and leaves the file and its WAL exactly
 // as they were (no checkpoint).
-func TestImportHermesLiveWAL(t *testing.T) {
+func testImportHermesLiveWAL(t *testing.T, e Engine) {
 	ctx := t.Context()
-	path := copyHermesFixture(t)
-	s := openTestStore(t, Options{})
-	first, err := s.ImportHermes(ctx, path, HermesImportOptions{})
+	path := e.copyFixture(t)
+	s := e.Open(t)
+	first, err := hermes.Import(ctx, s, path, hermes.Options{})
 	if err != nil || first.Imported != 7 {
 		t.Fatalf("first import = %+v, %v", first, err)
 	}
 
-	hermes := openHermesWriter(t, path)
-	execAll(t, hermes,
+	src := openHermesWriter(t, path)
+	execAll(t, src,
 		// A new turn in a live session, and its end.
 		`INSERT INTO messages (session_id, role, content, timestamp) VALUES ('cli-20261102-b1', 'assistant', 'Stage 3 spends 80% in gzip.', 1796114500.5)`,
 		`UPDATE sessions SET ended_at = 1796114501.25, end_reason = 'user_exit', message_count = message_count + 1 WHERE id = 'cli-20261102-b1'`,
@@ -96,11 +49,11 @@ func TestImportHermesLiveWAL(t *testing.T) {
 	}
 
 	var progressed []int64
-	res, err := s.ImportHermes(ctx, path, HermesImportOptions{OnProgress: func(done, total int64) { progressed = append(progressed, done, total) }})
+	res, err := hermes.Import(ctx, s, path, hermes.Options{OnProgress: func(done, total int64) { progressed = append(progressed, done, total) }})
 	if err != nil {
 		t.Fatalf("second import: %v", err)
 	}
-	want := HermesImportResult{Imported: 1, Updated: 2, Unchanged: 5, Messages: 3, Restated: 2,
+	want := hermes.Result{Imported: 1, Updated: 2, Unchanged: 5, Messages: 3, Restated: 2,
 		NotRepresentable: map[string]int64{"messages.codex_reasoning_items": 1, "table gateway_routing": 1},
 		RefusedMessages:  map[string]int64{`role "session_meta"`: 1}, Source: path}
 	if diff := cmp.Diff(want, res); diff != "" {
@@ -128,7 +81,7 @@ func TestImportHermesLiveWAL(t *testing.T) {
 		t.Errorf("dc-42-1 rewind count = %d, want 2", dc.RewindCount)
 	}
 
-	third, err := s.ImportHermes(ctx, path, HermesImportOptions{})
+	third, err := hermes.Import(ctx, s, path, hermes.Options{})
 	if err != nil || !third.NothingNew() || third.Unchanged != 8 {
 		t.Errorf("third import = %+v, %v; want nothing new, 8 unchanged", third, err)
 	}
@@ -137,11 +90,13 @@ func TestImportHermesLiveWAL(t *testing.T) {
 // TestImportHermesSkipsForeignIDs: a session id the store already uses for
 // one of its own sessions is left alone, and a Hermes child of it is not
 // linked under the stranger.
-func TestImportHermesSkipsForeignIDs(t *testing.T) {
+func testImportHermesSkipsForeignIDs(t *testing.T, e Engine) {
 	ctx := t.Context()
-	s := openTestStore(t, Options{})
-	newTestSession(t, s, "cli-20261101-a2")
-	res, err := s.ImportHermes(ctx, filepath.Join(hermesFixtureDir(t), "state.db"), HermesImportOptions{})
+	s := e.Open(t)
+	if _, err := s.CreateSession(ctx, NewSession{ID: "cli-20261101-a2", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := hermes.Import(ctx, s, filepath.Join(e.fixtureDir(t), "state.db"), hermes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +113,9 @@ func TestImportHermesSkipsForeignIDs(t *testing.T) {
 	}
 }
 
-func TestImportHermesRefusesOtherFiles(t *testing.T) {
+func testImportHermesRefusesOtherFiles(t *testing.T, e Engine) {
 	ctx := t.Context()
-	s := openTestStore(t, Options{})
+	s := e.Open(t)
 	dir := t.TempDir()
 	notDB := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notDB, []byte("this is not a database, just some text long enough to be read"), 0o600)
@@ -171,11 +126,11 @@ func TestImportHermesRefusesOtherFiles(t *testing.T) {
 		{"Missing", filepath.Join(dir, "absent.db"), ErrNotFound},
 		{"Directory", dir, ErrInvalidInput},
 		{"NotSQLite", notDB, ErrNotDatabase},
-		{"SessiondbFile", s.Path(), ErrInvalidInput}, // sqlite, but not Hermes's schema
+		{"SessiondbFile", sessiondbFile(t), ErrInvalidInput}, // sqlite, but not Hermes's schema
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := s.ImportHermes(ctx, tt.path, HermesImportOptions{})
+			_, err := hermes.Import(ctx, s, tt.path, hermes.Options{})
 			if !errors.Is(err, tt.want) {
 				t.Errorf("ImportHermes(%s) = %v, want %v", tt.path, err, tt.want)
 			}
@@ -186,12 +141,12 @@ func TestImportHermesRefusesOtherFiles(t *testing.T) {
 // TestImportHermesResumes: an import stopped part-way (here after its
 // first batches) has committed whole batches; running it again finishes
 // the job, and the store ends exactly as after one uninterrupted import.
-func TestImportHermesResumes(t *testing.T) {
+func testImportHermesResumes(t *testing.T, e Engine) {
 	ctx := t.Context()
-	src := filepath.Join(hermesFixtureDir(t), "state.db")
-	s := openTestStore(t, Options{})
+	src := filepath.Join(e.fixtureDir(t), "state.db")
+	s := e.Open(t)
 	stopped, cancel := context.WithCancel(ctx)
-	_, err := s.ImportHermes(stopped, src, HermesImportOptions{BatchMessages: 2, OnProgress: func(done, _ int64) {
+	_, err := hermes.Import(stopped, s, src, hermes.Options{BatchMessages: 2, OnProgress: func(done, _ int64) {
 		if done >= 6 {
 			cancel()
 		}
@@ -199,15 +154,15 @@ func TestImportHermesResumes(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped import = %v, want context.Canceled", err)
 	}
-	res, err := s.ImportHermes(ctx, src, HermesImportOptions{BatchMessages: 2})
+	res, err := hermes.Import(ctx, s, src, hermes.Options{BatchMessages: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Imported+res.Updated+res.Unchanged != 7 || res.Imported == 7 || res.Messages >= 29 {
 		t.Errorf("resumed import = %+v: want the rest of the 7 sessions and 29 messages", res)
 	}
-	clean := openTestStore(t, Options{})
-	if _, err := clean.ImportHermes(ctx, src, HermesImportOptions{}); err != nil {
+	clean := e.Open(t)
+	if _, err := hermes.Import(ctx, clean, src, hermes.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
@@ -219,5 +174,47 @@ func TestImportHermesResumes(t *testing.T) {
 	}
 	if diff := cmp.Diff(b.String(), a.String()); diff != "" {
 		t.Errorf("resumed store differs from a clean import (-clean +resumed):\n%s", diff)
+	}
+}
+
+// The Hermes import applies the migration's rule to the rows it brings:
+// a platform id an earlier row of the session holds moves into metadata.
+func testImportHermes_DuplicatePlatformIDs(t *testing.T, e Engine) {
+	ctx := t.Context()
+	path := e.copyFixture(t)
+	src := openHermesWriter(t, path)
+	execAll(t, src,
+		`UPDATE messages SET platform_message_id = '5001' WHERE id = 11`,
+		`INSERT INTO messages (session_id, role, content, timestamp, platform_message_id) VALUES ('tg-778899-1', 'user', 'later', 1796114500.5, '5001')`)
+	s := e.Open(t)
+	if res, err := hermes.Import(ctx, s, path, hermes.Options{}); err != nil || res.Imported != 7 {
+		t.Fatalf("import = %+v, %v", res, err)
+	}
+	ms, err := s.Messages(ctx, "tg-778899-1", MessageQuery{IncludeRewound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, m := range ms {
+		got[m.IdempotencyKey] = [2]string{m.PlatformMessageID, m.Metadata}
+	}
+	dup := [2]string{"", `{"duplicate_platform_message_id":"5001"}`}
+	for key, want := range map[string][2]string{"hermes:10": {"5001", ""}, "hermes:11": dup, "hermes:12": {"5003", ""}} {
+		if got[key] != want {
+			t.Errorf("%s: platform id and metadata %q, want %q", key, got[key], want)
+		}
+	}
+	var later int
+	for k, v := range got {
+		if v == dup && k != "hermes:11" {
+			later++
+		}
+	}
+	if later != 1 {
+		t.Errorf("%d other rows keep 5001 in their metadata, want the one added later (%v)", later, got)
+	}
+	// A second import brings nothing new and changes nothing.
+	if res, err := hermes.Import(ctx, s, path, hermes.Options{}); err != nil || res.Messages != 0 {
+		t.Errorf("second import = %+v, %v", res, err)
 	}
 }

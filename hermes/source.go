@@ -1,33 +1,33 @@
-package db
+package hermes
 
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/store"
 )
 
-// hermesSource is a Hermes state.db opened read-only, read in one snapshot
-// (a read transaction): a Hermes process writing meanwhile is neither seen
-// half-way nor disturbed.
+// hermesSource is a Hermes state.db opened read-only through the SQLite
+// engine's one connection chokepoint (db.OpenForeign) and read in one
+// snapshot: a Hermes process writing meanwhile is neither seen half-way
+// nor disturbed.
 //
 // The SQL here is hand-written, not sqlc's: it reads another program's
 // schema, which differs between its versions, so columns are discovered
 // (PRAGMA table_info) and rows are read by name.
 type hermesSource struct {
-	db *sql.DB
-	tx *sql.Tx
+	f *db.ForeignFile
 	// tables and the columns of each, as the file has them.
 	cols map[string]map[string]bool
+	// version is the file's schema_version (0 when it has none).
+	version int64
 }
 
 // hermesRow is one source row by column name: int64, float64, string,
@@ -36,139 +36,118 @@ type hermesRow map[string]any
 
 // openHermes opens path read-only and starts the snapshot. A path that is
 // not a SQLite file, or a SQLite file without Hermes's sessions and
-// messages tables, is refused with a typed error.
+// messages tables, is refused with a typed error; so is a schema version
+// this importer cannot read (*UnsupportedVersionError).
 func openHermes(ctx context.Context, path string) (*hermesSource, error) {
-	abs, err := filepath.Abs(path)
+	f, err := db.OpenForeign(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: no file at %s", ErrNotFound, abs)
-	case err != nil:
-		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrInvalidInput, abs)
-	}
-	d, err := openDB(abs, kindForeign, 1, "")
-	if err != nil {
-		return nil, err
-	}
-	tx, err := d.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		d.Close()
-		return nil, sharedMemoryHint(mapDriverError(err))
-	}
-	src := &hermesSource{db: d, tx: tx, cols: map[string]map[string]bool{}}
+	src := &hermesSource{f: f, cols: map[string]map[string]bool{}}
 	if err := src.loadSchema(ctx); err != nil {
 		src.close()
-		return nil, sharedMemoryHint(err)
+		return nil, err
+	}
+	if err := src.readVersion(ctx); err != nil {
+		src.close()
+		return nil, err
 	}
 	for _, need := range []struct{ table, col string }{
 		{"sessions", "id"}, {"sessions", "source"}, {"sessions", "started_at"},
 		{"messages", "id"}, {"messages", "session_id"}, {"messages", "role"}, {"messages", "timestamp"},
 	} {
-		if !src.cols[need.table][need.col] {
-			src.close()
-			return nil, fmt.Errorf("%w: %s is not a Hermes state.db (no %s.%s)", ErrInvalidInput, abs, need.table, need.col)
+		if src.cols[need.table][need.col] {
+			continue
 		}
+		src.close()
+		if src.version > 0 && src.has("sessions") && src.has("messages") {
+			return nil, &UnsupportedVersionError{Path: path, Version: src.version, Missing: need.table + "." + need.col}
+		}
+		return nil, fmt.Errorf("%w: %s is not a Hermes state.db (no %s.%s)", store.ErrInvalidInput, path, need.table, need.col)
 	}
 	return src, nil
 }
 
-// sharedMemoryHint explains a read-only refusal: even a reader of a WAL
-// database writes the -shm file beside it (read marks), so a file owned by
-// someone else, or in a directory this user cannot write, cannot be read
-// live. Reading it as immutable would ignore its WAL, so it is not tried.
-func sharedMemoryHint(err error) error {
-	if !errors.Is(err, ErrReadOnly) {
+// readVersion reads schema_version, which every Hermes version wrote (one
+// row); a file without it reads as version 0.
+func (h *hermesSource) readVersion(ctx context.Context) error {
+	if !h.hasCol("schema_version", "version") {
+		return nil
+	}
+	rows, err := h.query(ctx, "SELECT MAX(version) AS version FROM schema_version")
+	if err != nil || len(rows) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (a WAL database is read through its -shm file, which this user cannot write or create: run as the file's owner, or import a copy of state.db made together with its -wal)", err)
+	h.version = rows[0].int("version")
+	return nil
 }
 
-func (h *hermesSource) close() {
-	h.tx.Rollback()
-	h.db.Close()
+// UnsupportedVersionError refuses a Hermes file of a schema version this
+// importer cannot read: one without a column every import needs (a
+// session's id, source and start; a message's id, session, role and
+// time). It matches store.ErrInvalidInput. Every version the reference
+// store wrote has them; the others' columns are read as far as each
+// version has them (see Import).
+type UnsupportedVersionError struct {
+	Path    string
+	Version int64
+	Missing string // the "table.column" the file lacks
 }
+
+func (e *UnsupportedVersionError) Error() string {
+	return fmt.Sprintf("%s: Hermes schema version %d cannot be imported: it has no %s", e.Path, e.Version, e.Missing)
+}
+
+func (e *UnsupportedVersionError) Is(target error) bool { return target == store.ErrInvalidInput }
+
+func (h *hermesSource) close() { h.f.Close() }
 
 // loadSchema lists the tables and their columns.
 func (h *hermesSource) loadSchema(ctx context.Context) error {
-	rows, err := h.tx.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
+	tables, err := h.f.Query(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
 	if err != nil {
-		return mapDriverError(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		tables = append(tables, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return mapDriverError(err)
+		return err
 	}
 	for _, t := range tables {
-		cols := map[string]bool{}
-		r, err := h.tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", t)
+		name := hermesRow(t).str("name")
+		cols, err := h.f.Query(ctx, "SELECT name FROM pragma_table_info(?)", name)
 		if err != nil {
-			return mapDriverError(err)
+			return err
 		}
-		for r.Next() {
-			var n string
-			if err := r.Scan(&n); err != nil {
-				r.Close()
-				return err
-			}
-			cols[n] = true
+		h.cols[name] = map[string]bool{}
+		for _, c := range cols {
+			h.cols[name][hermesRow(c).str("name")] = true
 		}
-		r.Close()
-		h.cols[t] = cols
 	}
 	return nil
 }
 
 func (h *hermesSource) has(table string) bool { return h.cols[table] != nil }
 
+// hasCol reports whether the file's table has the column: older schema
+// versions lack many, and a query naming one they lack fails.
+func (h *hermesSource) hasCol(table, col string) bool { return h.cols[table][col] }
+
 // query reads rows by name.
 func (h *hermesSource) query(ctx context.Context, q string, args ...any) ([]hermesRow, error) {
-	rows, err := h.tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, mapDriverError(err)
+	rows, err := h.f.Query(ctx, q, args...)
+	out := make([]hermesRow, len(rows))
+	for i, r := range rows {
+		out[i] = r
 	}
-	defer rows.Close()
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []hermesRow
-	for rows.Next() {
-		vals := make([]any, len(names))
-		ptrs := make([]any, len(names))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		r := make(hermesRow, len(names))
-		for i, n := range names {
-			r[n] = vals[i]
-		}
-		out = append(out, r)
-	}
-	return out, mapDriverError(rows.Err())
+	return out, err
 }
 
-// count runs a COUNT query.
+// count runs a COUNT query (its one column named n).
 func (h *hermesSource) count(ctx context.Context, q string, args ...any) (int64, error) {
-	var n int64
-	err := h.tx.QueryRowContext(ctx, q, args...).Scan(&n)
-	return n, mapDriverError(err)
+	rows, err := h.query(ctx, q, args...)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	for _, v := range rows[0] {
+		return hermesRow{"n": v}.int("n"), nil
+	}
+	return 0, nil
 }
 
 // sessionIDs lists the sessions oldest first, so parents mostly come before
@@ -226,7 +205,8 @@ func (h *hermesSource) fingerprint(ctx context.Context, row hermesRow) (string, 
 	hash := sha256.New()
 	writeRow(hash, row)
 	stats, err := h.query(ctx, `SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS top,
-		COALESCE(SUM(active), 0) AS act, COALESCE(SUM(compacted), 0) AS cmp
+		COALESCE(SUM(`+h.colOr("messages", "active", "1")+`), 0) AS act,
+		COALESCE(SUM(`+h.colOr("messages", "compacted", "0")+`), 0) AS cmp
 		FROM messages WHERE session_id = ?`, id)
 	if err != nil {
 		return "", err
@@ -334,4 +314,14 @@ func (r hermesRow) present(k string) bool {
 		return v != 0
 	}
 	return true
+}
+
+// colOr is the column's name when the file's table has it, else the SQL
+// literal standing for the value every row of a version without it had
+// (messages.active came with v8: every older row is live).
+func (h *hermesSource) colOr(table, col, literal string) string {
+	if h.hasCol(table, col) {
+		return col
+	}
+	return literal
 }

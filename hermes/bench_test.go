@@ -1,4 +1,4 @@
-package db
+package hermes_test
 
 import (
 	"context"
@@ -8,7 +8,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/hermes"
 )
 
 // writeHermesFile writes a Hermes-shaped state.db at path — the fixture's
@@ -22,7 +27,7 @@ func writeHermesFile(tb testing.TB, schemaPath, path string, sessions, perSessio
 	if err != nil {
 		tb.Skipf("Hermes schema not found (%v): the generated file uses the fixture's schema.sql", err)
 	}
-	registerExtensions()
+	registerSQLite(tb)
 	//sessiondb:allow rawopen -- writes a foreign (Hermes-schema) file for the import benchmark
 	d, err := sql.Open("sqlite3", "file:"+path+"?_pragma=journal_mode(wal)&_pragma=synchronous(off)")
 	if err != nil {
@@ -118,11 +123,11 @@ func BenchmarkImportHermes100k(b *testing.B) {
 	}
 	ctx := context.Background()
 	var peak uint64
-	var res HermesImportResult
+	var res hermes.Result
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		s, err := Open(ctx, filepath.Join(b.TempDir(), "state.db"), Options{})
+		s, err := db.Open(ctx, filepath.Join(b.TempDir(), "state.db"), db.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -131,7 +136,7 @@ func BenchmarkImportHermes100k(b *testing.B) {
 		runtime.ReadMemStats(&base)
 		b.StartTimer()
 		p := samplePeakHeap(func() {
-			if res, err = s.ImportHermes(ctx, src, HermesImportOptions{}); err != nil {
+			if res, err = hermes.Import(ctx, s.Store, src, hermes.Options{}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -147,4 +152,40 @@ func BenchmarkImportHermes100k(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(res.Messages)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// registerSQLite has the SQLite engine register its driver's extensions
+// (FTS5, which Hermes's triggers write to) before the benchmark writes a
+// Hermes file: the engine does so on its first connection.
+func registerSQLite(tb testing.TB) {
+	tb.Helper()
+	s, err := db.Open(context.Background(), filepath.Join(tb.TempDir(), "register.db"), db.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Close()
+}
+
+// samplePeakHeap runs fn and returns the highest HeapInuse seen while it
+// ran, sampled every millisecond.
+func samplePeakHeap(fn func()) uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(done)
+	return peak.Load()
 }

@@ -1,8 +1,6 @@
-package db
+package hermestest
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"os"
@@ -13,26 +11,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// hermesFixtureDir finds ../shared/fixtures/hermes beside the project (or
-// SESSIONDB_HERMES_FIXTURE). The fixture is a real state.db written by
-// Hermes's own store; the test skips only when it is absent, and fails
-// instead when CI=true.
-func hermesFixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("SESSIONDB_HERMES_FIXTURE")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "fixtures", "hermes")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "state.db")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Hermes fixture missing at %s (%v): CI must run the fixture test", dir, err)
-		}
-		t.Skipf("Hermes fixture not found at %s (%v): run from a checkout beside shared/, or set SESSIONDB_HERMES_FIXTURE", dir, err)
-	}
-	return dir
-}
+	"github.com/sessiondb/sessiondb/hermes"
+	. "github.com/sessiondb/sessiondb/store"
+)
 
 // hermesReport is the part of reference-report.json the test reads: what
 // Hermes's own store returns for the fixture file.
@@ -50,20 +32,6 @@ type hermesReport struct {
 		Platform string  `json:"platform"`
 		Error    *string `json:"error"`
 	} `json:"handoff"`
-}
-
-func fileHashes(t *testing.T, paths ...string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(b)
-		out[filepath.Base(p)] = hex.EncodeToString(sum[:])
-	}
-	return out
 }
 
 // refString reads a JSON string-or-null field as "" for null.
@@ -87,11 +55,11 @@ func refTime(m map[string]any, k string) time.Time {
 	if !ok {
 		return time.Time{}
 	}
-	return fromMillis(int64(math.Round(f * 1000)))
+	return time.UnixMilli(int64(math.Round(f * 1000))).UTC()
 }
 
-func TestImportHermesFixture(t *testing.T) {
-	dir := hermesFixtureDir(t)
+func testImportHermesFixture(t *testing.T, e Engine) {
+	dir := e.fixtureDir(t)
 	ctx := t.Context()
 	var ref hermesReport
 	raw, err := os.ReadFile(filepath.Join(dir, "reference-report.json"))
@@ -104,8 +72,8 @@ func TestImportHermesFixture(t *testing.T) {
 	srcFiles := []string{filepath.Join(dir, "state.db"), filepath.Join(dir, "state.db-wal")}
 	before := fileHashes(t, srcFiles...)
 
-	s := openTestStore(t, Options{})
-	res, err := s.ImportHermes(ctx, filepath.Join(dir, "state.db"), HermesImportOptions{})
+	s := e.Open(t)
+	res, err := hermes.Import(ctx, s, filepath.Join(dir, "state.db"), hermes.Options{})
 	if err != nil {
 		t.Fatalf("ImportHermes: %v", err)
 	}
@@ -116,19 +84,15 @@ func TestImportHermesFixture(t *testing.T) {
 		res.Imported, res.Messages, res.Usage, res.Meta, res.NotRepresentable)
 
 	// What the file holds, counted from the file itself.
-	src, err := openHermes(ctx, filepath.Join(dir, "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nSessions, _ := src.count(ctx, "SELECT COUNT(*) FROM sessions")
-	nMessages, _ := src.count(ctx, "SELECT COUNT(*) FROM messages")
-	nRewound, _ := src.count(ctx, "SELECT COUNT(*) FROM messages WHERE active = 0 AND compacted = 0")
-	nCompacted, _ := src.count(ctx, "SELECT COUNT(*) FROM messages WHERE active = 0 AND compacted = 1")
-	src.close()
+	src := filepath.Join(dir, "state.db")
+	nSessions := count(t, src, "SELECT COUNT(*) FROM sessions")
+	nMessages := count(t, src, "SELECT COUNT(*) FROM messages")
+	nRewound := count(t, src, "SELECT COUNT(*) FROM messages WHERE active = 0 AND compacted = 0")
+	nCompacted := count(t, src, "SELECT COUNT(*) FROM messages WHERE active = 0 AND compacted = 1")
 	if int64(len(ref.ExportAll)) != nSessions {
 		t.Fatalf("reference lists %d sessions, the file holds %d", len(ref.ExportAll), nSessions)
 	}
-	wantRes := HermesImportResult{Imported: int(nSessions), Messages: nMessages, Usage: 2, Meta: 1,
+	wantRes := hermes.Result{Imported: int(nSessions), Messages: nMessages, Usage: 2, Meta: 1,
 		NotRepresentable: map[string]int64{}, RefusedMessages: map[string]int64{}, Source: filepath.Join(dir, "state.db")}
 	if diff := cmp.Diff(wantRes, res); diff != "" {
 		t.Errorf("import result (-want +got):\n%s", diff)
@@ -316,7 +280,7 @@ func TestImportHermesFixture(t *testing.T) {
 		t.Errorf("meta hermes/fixture_note = %q, %v", v, err)
 	}
 
-	again, err := s.ImportHermes(ctx, filepath.Join(dir, "state.db"), HermesImportOptions{})
+	again, err := hermes.Import(ctx, s, filepath.Join(dir, "state.db"), hermes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,22 +309,14 @@ func strOr(p *string) string {
 // whose indexed text (content, tool name, tool calls, as Hermes indexes
 // them) contains the snippet; argsOnly counts those whose query terms
 // occur only in the tool calls.
-func hermesHitMessages(t *testing.T, path, query string, hits []struct {
+func hermesHitMessages(t *testing.T, path, q string, hits []struct {
 	SessionID string `json:"session_id"`
 	Snippet   string `json:"snippet"`
 }) (keys []string, argsOnly int) {
 	t.Helper()
-	src, err := openHermes(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.close()
 	for _, h := range hits {
-		rows, err := src.query(t.Context(), "SELECT id, content, tool_name, tool_calls FROM messages WHERE session_id = ? ORDER BY id", h.SessionID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var found []hermesRow
+		rows := query(t, path, "SELECT id, content, tool_name, tool_calls FROM messages WHERE session_id = ? ORDER BY id", h.SessionID)
+		var found []row
 		for _, r := range rows {
 			text := hitText(r.str("content") + " " + r.str("tool_name") + " " + r.str("tool_calls"))
 			if strings.Contains(text, hitText(h.Snippet)) {
@@ -371,11 +327,10 @@ func hermesHitMessages(t *testing.T, path, query string, hits []struct {
 			t.Fatalf("reference hit %+v matches %d source messages", h, len(found))
 		}
 		r := found[0]
-		q := strings.ToLower(query)
-		if !strings.Contains(strings.ToLower(r.str("content")+" "+r.str("tool_name")), q) {
+		if !strings.Contains(strings.ToLower(r.str("content")+" "+r.str("tool_name")), strings.ToLower(q)) {
 			argsOnly++
 		}
-		keys = append(keys, h.SessionID+" "+hermesKeyPrefix+r.str("id"))
+		keys = append(keys, h.SessionID+" "+"hermes:"+r.str("id"))
 	}
 	slices.Sort(keys)
 	return keys, argsOnly
