@@ -68,14 +68,16 @@ func (d pgDriver) Changes(context.Context) (driver.Feed, error) {
 // watchSource is the engine's change source (changefeed.Source): LISTEN
 // while the server allows it, polling while it does not.
 func (e *engine) watchSource(ctx context.Context, changed func()) error {
+	level := slog.LevelWarn // the first failure; a standby's every retry fails alike
 	for {
 		if !e.watchByPolling {
 			err := e.listen(ctx, changed)
 			if ctx.Err() != nil {
 				return nil
 			}
-			e.logger.Warn("sessiondb: cannot LISTEN for live updates; watchers poll", "schema", e.schema,
+			e.logger.Log(ctx, level, "sessiondb: cannot LISTEN for live updates; watchers poll", "schema", e.schema,
 				"every", watchPoll, "retry_in", listenRetry, "err", err)
+			level = slog.LevelDebug
 		}
 		if !e.poll(ctx, changed) {
 			return nil

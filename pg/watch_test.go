@@ -1,7 +1,11 @@
 package pg
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,4 +92,79 @@ func TestChangeChannel(t *testing.T) {
 			t.Errorf("channels %q %q for schemas of %d bytes", ca, cb, len(c.a))
 		}
 	}
+}
+
+// A LISTEN connection the server drops (a restart, a proxy, an operator's
+// pg_terminate_backend) costs no message: the watchers poll, say so in
+// the log, and still see another handle's appends within the bound.
+func TestWatchMessages_ListenLostFallsBackToPolling(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var logged syncBuffer
+	s := openTestStore(t, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan store.Message, 16)
+	go func() {
+		for m, err := range s.WatchMessages(ctx, "w", 0) {
+			if err != nil {
+				t.Errorf("watch: %v", err)
+				return
+			}
+			got <- m
+		}
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for listeners(t, s) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never LISTENed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var killed bool
+	if err := other.eng.pool.QueryRow(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1",
+		"LISTEN "+`"`+changeChannel(s.Schema())+`"`).Scan(&killed); err != nil || !killed {
+		t.Fatalf("terminate the LISTEN connection: %v %v", killed, err)
+	}
+	for i := range 3 {
+		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.ID != id {
+				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("append %d after the LISTEN connection was lost: not streamed within 2 s", i)
+		}
+	}
+	if !strings.Contains(logged.String(), "cannot LISTEN for live updates; watchers poll") {
+		t.Errorf("no warning of the fallback in the log: %q", logged.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer a logger may write from another goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
