@@ -132,6 +132,36 @@ func BenchmarkAppendMessage_Concurrent(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendMessage_OwnSessions runs N appenders sharing b.N appends,
+// the i-th append going to session i mod N: the workload of a gateway
+// serving many conversations, measured beside the PostgreSQL engine's
+// benchmark of the same name (pg/bench_test.go, docs/PERFORMANCE.md).
+func BenchmarkAppendMessage_OwnSessions(b *testing.B) {
+	for _, n := range []int{8, 16, 64} {
+		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
+			s := benchStore(b)
+			ctx := context.Background()
+			for w := range n {
+				if _, err := s.CreateSession(ctx, db.NewSession{ID: fmt.Sprint("bench-", w), Source: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			r, err := timeOps(b.Name(), b.N, n, func(i int) error {
+				_, err := s.AppendMessage(ctx, fmt.Sprint("bench-", i%n), appendedMessage(i))
+				return err
+			})
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(r.P50.Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(r.P99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(r.PerSecond, "msgs/s")
+		})
+	}
+}
+
 // sampleIndexLag samples the indexer's lag (Stats.IndexLag: how long the
 // longest-waiting queued row has waited) every 5 ms until the returned
 // function is called, which gives its percentiles over the samples.

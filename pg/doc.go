@@ -4,11 +4,14 @@
 //
 // Open (a connection string) or OpenPool (an existing *pgxpool.Pool)
 // returns a Store: the domain of package store over this engine, in one
-// schema of the database, created and migrated at open. Writes are
-// SERIALIZABLE transactions bounded by the call's patience
+// schema of the database, created and migrated at open. Plain appends of
+// one process share READ COMMITTED transactions and their WAL flush
+// (group commit, their sessions' rows locked first); every other write is
+// a SERIALIZABLE transaction. Both are bounded by the call's patience
 // (lock_timeout, statement_timeout, the pool's acquire); serialization
 // failures and deadlocks are rerun; a COMMIT without an answer is
-// ErrCommitUnknown. Search uses a tsvector index for words and pg_trgm for
+// ErrCommitUnknown. docs/ARCHITECTURE.md says which rule each isolation
+// protects. Search uses a tsvector index for words and pg_trgm for
 // substrings (diacritics folded by unaccent), with the SQLite engine's
 // sanitiser and snippet rules.
 //

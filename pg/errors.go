@@ -25,6 +25,7 @@ const (
 	stateDeadlock            = "40P01"
 	stateLockNotAvailable    = "55P03"
 	stateQueryCanceled       = "57014"
+	stateInternal            = "XX000"
 )
 
 // messageIdentityIndexes make a message one of its session: a violation
@@ -93,12 +94,21 @@ func serverRolledBack(err error) bool {
 }
 
 // retryable reports an error the server raised after rolling the
-// transaction back for a reason a rerun can cure: a serialization failure
-// or a deadlock. Only the server's own report counts: a connection lost
-// mid-call proves nothing about the transaction.
+// transaction back for a reason a rerun can cure: a serialization failure,
+// a deadlock, or the multixact XX000 ("new multixact has more than one
+// updating member") that PostgreSQL 15 raised under concurrent updates of
+// one row (issue 33; the engine no longer provokes it). Only the server's
+// own report counts: a connection lost mid-call proves nothing about the
+// transaction.
 func retryable(err error) bool {
-	s := sqlState(err)
-	return s == stateSerialization || s == stateDeadlock
+	switch sqlState(err) {
+	case stateSerialization, stateDeadlock:
+		return true
+	case stateInternal:
+		var pgErr *pgconn.PgError
+		return errors.As(err, &pgErr) && strings.Contains(pgErr.Message, "multixact")
+	}
+	return false
 }
 
 // gaveUpWaiting reports an error that means the call's patience ran out
@@ -115,7 +125,9 @@ func gaveUpWaiting(ctx, patienceCtx context.Context, err error) bool {
 
 // LockedError reports a write that gave up after waiting its whole patience
 // for locks other transactions held (rows, a table, the pool's
-// connections). It matches ErrLocked.
+// connections) or for a server that did not answer. It matches ErrLocked.
+// Nothing of the write was committed: resending it is safe (with its
+// idempotency key, an append is stored once however often it is sent).
 type LockedError struct {
 	Schema   string
 	Patience time.Duration
@@ -208,6 +220,7 @@ func explainTimeout(ctx context.Context, pool *pgxpool.Pool, err error) error {
 	out := &ServerTimeoutError{Setting: setting, Err: err}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
 	defer cancel()
+	//sessiondb:allow txonly -- a read-only transaction reading the server's settings
 	tx, txErr := pool.BeginTx(lctx, pgx.TxOptions{BeginQuery: "BEGIN READ ONLY; SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0"})
 	if txErr != nil {
 		return out

@@ -12,15 +12,16 @@ import (
 )
 
 // defaultMaxConns is the pool size Open uses when the connection string
-// sets none (pool_max_conns). Every write is a SERIALIZABLE transaction,
-// and concurrent ones on the same small tables (a conversation's counter
-// row, the sessions table's few pages) abort one another: fewer
-// connections mean fewer transactions in flight to collide, so 4 beat 16
-// and 32 at 16 and 64 appenders (1.0-2.0 reruns a message against
-// 1.8-6.7, up to 1.8 times the messages a second; docs/PERFORMANCE.md,
-// "PostgreSQL beside SQLite"), at the price of callers queueing for a
-// connection (a higher p50 at 16 appenders). A server with more cores or
-// a workload of independent writes may want more: pool_max_conns sets it.
+// sets none (pool_max_conns). A process's plain appends use at most three
+// connections, however many goroutines append: maxBatches batches in
+// flight (appendbatch.go) and one for appends that wait aside for a row
+// another transaction holds; the fourth serves reads and the other writes
+// meanwhile. More connections help concurrent reads and searches, not
+// appends. Several processes on one server: each holds up to
+// pool_max_conns connections, so processes × pool_max_conns must stay
+// below the server's max_connections less its reserved ones (100 − 3 by
+// default: 24 processes at 4). docs/PERFORMANCE.md, "PostgreSQL writes
+// that scale".
 const defaultMaxConns = 4
 
 // defaultOpenPatience is Options.OpenPatience's default.
@@ -123,6 +124,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	}
 	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard,
 		notify: notifyStatement(schema)}
+	eng.appends = newAppender(eng)
 	eng.newChanges(opts.Logger, opts.WatchByPolling)
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 func holdLock(t *testing.T, stmt string) {
 	t.Helper()
 	conn := adminConn(t)
-	tx, err := conn.Begin(context.Background())
+	tx, err := conn.Begin(context.Background()) //sessiondb:allow txonly -- plays another session holding a lock
 	if err != nil {
 		t.Fatal(err)
 	}

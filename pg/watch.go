@@ -47,8 +47,8 @@ func changeChannel(schema string) string {
 	return prefix + hex.EncodeToString(sum[:16])
 }
 
-// notifyStatement is the statement a write transaction sends with its
-// BEGIN (driver.go's writeOnce): the one place a commit announces itself.
+// notifyStatement is the statement every write transaction sends with its
+// BEGIN: tx.go's writeOnce (Write) and begin (the appends' group commit).
 func notifyStatement(schema string) string {
 	return "NOTIFY " + pgx.Identifier{changeChannel(schema)}.Sanitize()
 }

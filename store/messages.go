@@ -293,7 +293,11 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 		return nil, opErr(op, sessionID, err)
 	}
 	var ids []int64
-	err = s.write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) (err error) {
+	write := s.writeAppend // fn reads and writes only the session's rows (driver.Appender)
+	if leaseHolder != "" {
+		write = s.write // the lease's rows too
+	}
+	err = write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) (err error) {
 		if leaseHolder != "" {
 			if err := holdTurn(ctx, tx, sessionID, leaseHolder); err != nil {
 				return err

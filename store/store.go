@@ -54,6 +54,20 @@ func (s *Store) write(ctx context.Context, op, sessionID string, patience time.D
 	return opErr(op, sessionID, s.drv.Write(ctx, patience, fn))
 }
 
+// writeAppend runs an append's fn: through the engine's own append path
+// when it has one (driver.Appender: fn touches only sessionID's rows),
+// else as any write.
+func (s *Store) writeAppend(ctx context.Context, op, sessionID string, patience time.Duration, fn func(ctx context.Context, tx driver.Executor) error) error {
+	a, ok := s.drv.(driver.Appender)
+	if !ok {
+		return s.write(ctx, op, sessionID, patience, fn)
+	}
+	if s.closed.Load() {
+		return opErr(op, sessionID, ErrClosed)
+	}
+	return opErr(op, sessionID, a.WriteAppend(ctx, patience, sessionID, fn))
+}
+
 // read runs fn on a read connection.
 func (s *Store) read(ctx context.Context, op, sessionID string, fn func(driver.Executor) error) error {
 	if s.closed.Load() {

@@ -25,7 +25,7 @@ var Analyzer = &analysis.Analyzer{
 	Run:  run,
 }
 
-var allow = "db/tx.go"
+var allow = "db/tx.go,pg/tx.go"
 
 func init() {
 	Analyzer.Flags.StringVar(&allow, "allow", allow, "comma-separated path suffixes of the files allowed to begin transactions")
@@ -44,12 +44,21 @@ var beginners = map[string]bool{
 	"(*github.com/ncruces/go-sqlite3.Conn).BeginConcurrent": true,
 	"(*github.com/ncruces/go-sqlite3.Conn).Savepoint":       true,
 	"github.com/ncruces/go-sqlite3/driver.Savepoint":        true,
+	"(*github.com/jackc/pgx/v5.Conn).Begin":                 true,
+	"(*github.com/jackc/pgx/v5.Conn).BeginTx":               true,
+	"(*github.com/jackc/pgx/v5/pgxpool.Pool).Begin":         true,
+	"(*github.com/jackc/pgx/v5/pgxpool.Pool).BeginTx":       true,
+	"(*github.com/jackc/pgx/v5/pgxpool.Conn).Begin":         true,
+	"(*github.com/jackc/pgx/v5/pgxpool.Conn).BeginTx":       true,
+	"github.com/jackc/pgx/v5.BeginFunc":                     true,
+	"github.com/jackc/pgx/v5.BeginTxFunc":                   true,
 }
 
 // sqlMethods take SQL text.
 var sqlMethods = map[string]bool{
 	"Exec": true, "ExecContext": true, "Query": true, "QueryContext": true,
 	"QueryRow": true, "QueryRowContext": true, "Prepare": true, "PrepareContext": true,
+	"Queue": true, // (*pgx.Batch).Queue: the statement goes with the batch
 }
 
 // txKeywords open or close a transaction when they lead a statement.
@@ -81,7 +90,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if sqlMethods[fn.Name()] {
 				for _, arg := range call.Args {
 					if kw := leadingKeyword(pass, arg); txKeywords[kw] {
-						report(arg.Pos(), "transaction control (%s) outside %s: it bypasses the write path's patience and exactly-once rules; write through db/tx.go", kw, where)
+						report(arg.Pos(), "transaction control (%s) outside %s: it bypasses the write path's patience and exactly-once rules; write through %s", kw, where, where)
 					}
 				}
 			}
@@ -93,7 +102,7 @@ func run(pass *analysis.Pass) (any, error) {
 				return true
 			}
 			if fn, ok := pass.TypesInfo.Uses[id].(*types.Func); ok && beginners[fn.FullName()] {
-				report(id.Pos(), "write transaction begun outside %s (%s): it bypasses the write path's patience and exactly-once rules; write through db/tx.go", where, fn.Name())
+				report(id.Pos(), "write transaction begun outside %s (%s): it bypasses the write path's patience and exactly-once rules; write through %s", where, fn.Name(), where)
 			}
 			return true
 		})

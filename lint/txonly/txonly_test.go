@@ -9,5 +9,5 @@ import (
 )
 
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), txonly.Analyzer, "a", "app/db", "withtests")
+	analysistest.Run(t, analysistest.TestData(), txonly.Analyzer, "a", "app/db", "app/pg", "withtests")
 }

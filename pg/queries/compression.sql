@@ -51,7 +51,10 @@ UPDATE sessions
 SET message_count = (SELECT COUNT(*) FROM messages m
                      WHERE m.session_id = sessions.id AND m.state = 'active'),
     tool_call_count = (SELECT COALESCE(SUM(json_array_length(CAST(m.tool_calls_json AS json))), 0) FROM messages m
-                       WHERE m.session_id = sessions.id AND m.state = 'active')
+                       WHERE m.session_id = sessions.id AND m.state = 'active'),
+    -- the trigger's work for the rows the caller inserted (migration 6)
+    last_message_at = GREATEST(last_message_at, (SELECT max(m.created_at) FROM messages m
+                                                  WHERE m.session_id = sessions.id))
 WHERE sessions.id = sqlc.arg(id);
 
 -- name: SessionEndForCompression :execrows

@@ -28,10 +28,20 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- the caller then refuses the inserts: an append reads nothing of its
 -- session before it (store's insertMessages). The literal is the store's
 -- compressionEndReason.
+-- It also moves last_message_at forward to the newest created_at of the
+-- rows it counts — the session's last `messages` rows by id, which are
+-- the caller's: its transaction holds the session's row lock from before
+-- its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
+-- insert into the session fails one of the two. That is the trigger's work
+-- (migration 6) in this statement's one row version. GREATEST skips NULL.
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
-    tool_call_count = tool_call_count + sqlc.arg(tool_calls)
-WHERE id = sqlc.arg(id) AND end_reason IS DISTINCT FROM 'compression';
+    tool_call_count = tool_call_count + sqlc.arg(tool_calls),
+    last_message_at = GREATEST(last_message_at,
+        (SELECT max(newest.created_at) FROM (
+            SELECT m.created_at FROM messages m WHERE m.session_id = sessions.id
+            ORDER BY m.id DESC LIMIT sqlc.arg(messages)) newest))
+WHERE sessions.id = sqlc.arg(id) AND sessions.end_reason IS DISTINCT FROM 'compression';
 
 -- name: SessionList :many
 -- Newest first. Every filter is optional (NULL = any).

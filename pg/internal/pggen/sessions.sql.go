@@ -12,8 +12,12 @@ import (
 const sessionAddMessageCounts = `-- name: SessionAddMessageCounts :execrows
 UPDATE sessions
 SET message_count = message_count + $1,
-    tool_call_count = tool_call_count + $2
-WHERE id = $3 AND end_reason IS DISTINCT FROM 'compression'
+    tool_call_count = tool_call_count + $2,
+    last_message_at = GREATEST(last_message_at,
+        (SELECT max(newest.created_at) FROM (
+            SELECT m.created_at FROM messages m WHERE m.session_id = sessions.id
+            ORDER BY m.id DESC LIMIT $1) newest))
+WHERE sessions.id = $3 AND sessions.end_reason IS DISTINCT FROM 'compression'
 `
 
 type SessionAddMessageCountsParams struct {
@@ -27,6 +31,12 @@ type SessionAddMessageCountsParams struct {
 // the caller then refuses the inserts: an append reads nothing of its
 // session before it (store's insertMessages). The literal is the store's
 // compressionEndReason.
+// It also moves last_message_at forward to the newest created_at of the
+// rows it counts — the session's last `messages` rows by id, which are
+// the caller's: its transaction holds the session's row lock from before
+// its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
+// insert into the session fails one of the two. That is the trigger's work
+// (migration 6) in this statement's one row version. GREATEST skips NULL.
 func (q *Queries) SessionAddMessageCounts(ctx context.Context, db DBTX, arg SessionAddMessageCountsParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionAddMessageCounts, arg.Messages, arg.ToolCalls, arg.ID)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 const begin = "BEGIN IMMEDIATE"
 
 func methods(ctx context.Context, db *sql.DB, conn *sql.Conn, lite *sqlite3.Conn) {
-	db.Begin()                                         // want `write transaction begun outside db/tx.go \(Begin\)`
-	db.BeginTx(ctx, nil)                               // want `write transaction begun outside db/tx.go \(BeginTx\)`
+	db.Begin()                                         // want `write transaction begun outside db/tx.go, pg/tx.go \(Begin\)`
+	db.BeginTx(ctx, nil)                               // want `write transaction begun outside db/tx.go, pg/tx.go \(BeginTx\)`
 	conn.BeginTx(ctx, &sql.TxOptions{})                // want `\(BeginTx\)`
 	conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: false}) // want `\(BeginTx\)`
 	lite.Begin()                                       // want `\(Begin\)`

@@ -1,0 +1,524 @@
+package pg
+
+// appendbatch.go is the PostgreSQL engine's group commit for appends
+// (driver.Appender): concurrent appends of one process share one READ
+// COMMITTED transaction and its one WAL flush, as db/tx.go's batches do
+// for SQLite. It queues the appends and leads the batches; their
+// transactions begin and end in tx.go, beside Write's (lint/txonly allows
+// no other file). Why READ COMMITTED holds the domain's rules, and which
+// lock protects which: docs/ARCHITECTURE.md, "PostgreSQL: appends in
+// shared transactions".
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// appendRequest is one caller's append, queued for (or inside) a batch.
+type appendRequest struct {
+	ctx       context.Context
+	sessionID string
+	fn        func(context.Context, driver.Executor) error
+	patience  time.Duration
+	deadline  time.Time
+	done      chan appendResult // buffered: the leader never blocks on delivery
+	answered  atomic.Bool
+}
+
+type appendResult struct {
+	err      error
+	panicked any // the callback's panic, re-raised in the caller
+}
+
+// respond gives r its outcome, once.
+func (r *appendRequest) respond(res appendResult) {
+	if r.answered.CompareAndSwap(false, true) {
+		r.done <- res
+	}
+}
+
+// appender queues a process's appends and runs them in batches, up to
+// maxBatches at a time, a session in one of them at most: one batch's
+// statements run while another's COMMIT waits for its WAL flush.
+type appender struct {
+	eng     *engine
+	leaders chan struct{} // a slot per batch in flight
+	qmu     sync.Mutex
+	// +checklocks:qmu
+	queue []*appendRequest
+	// inFlight counts each session's appends in batches in flight: a
+	// batch takes none of a session another batch holds.
+	// +checklocks:qmu
+	inFlight map[string]int
+	// aside holds the appends whose session another transaction held
+	// when their batch began; one goroutine at a time runs them
+	// (runAside), waiting for the locks.
+	// +checklocks:qmu
+	aside []*appendRequest
+	// +checklocks:qmu
+	asideRunning bool
+	handoff      chan struct{}
+	lastBatch    atomic.Int64 // the size of the last batch taken (gather)
+	careful      atomic.Int64 // batches left to run with a savepoint per caller
+	// reruns counts the transactions run again after the server rolled
+	// them back (a deadlock, a lock timeout of the batch's least patient
+	// caller, a connection lost before COMMIT); batches counts commits.
+	reruns, batches, appends atomic.Int64
+}
+
+func newAppender(eng *engine) *appender {
+	return &appender{eng: eng, handoff: make(chan struct{}, 1), leaders: make(chan struct{}, maxBatches),
+		inFlight: map[string]int{}}
+}
+
+// maxBatches is how many batches of one process may be in flight.
+const maxBatches = 2
+
+// WriteAppend runs fn, an append to sessionID, in a transaction shared
+// with the appends other goroutines of this process make meanwhile
+// (driver.Appender). The caller is answered after the COMMIT that made its
+// rows durable, or with its own error, which undid only its own changes;
+// fn runs again only after its changes were rolled back. A caller whose
+// ctx ends before its batch takes it is removed (ctx's error); once taken
+// it waits for the batch, which patience bounds.
+func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The caller's own deadline bounds its batch's lock waits as its
+	// patience does: the batch is then rolled back in time to answer it
+	// with its context's error, and runs again without it.
+	deadline := time.Now().Add(patience)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, patience: patience,
+		deadline: deadline, done: make(chan appendResult, 1)}
+	a := d.appends
+	a.enqueue(r)
+	for {
+		a.tryLead()
+		select {
+		case res := <-r.done:
+			err := res.deliver()
+			if err == nil {
+				d.changes.Changed()
+			}
+			return err
+		case <-a.handoff:
+		case <-ctx.Done():
+			if a.dequeue(r) {
+				return ctx.Err()
+			}
+			return (<-r.done).deliver() // already in a batch: wait for it
+		}
+	}
+}
+
+func (res appendResult) deliver() error {
+	if res.panicked != nil {
+		panic(res.panicked) // the caller's panic, after its changes were undone
+	}
+	return res.err
+}
+
+func (a *appender) enqueue(r *appendRequest) {
+	a.qmu.Lock()
+	a.queue = append(a.queue, r)
+	a.qmu.Unlock()
+}
+
+func (a *appender) dequeue(r *appendRequest) bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if i := slices.Index(a.queue, r); i >= 0 {
+		a.queue = slices.Delete(a.queue, i, i+1)
+		return true
+	}
+	return false
+}
+
+// takeQueue takes the queued requests whose session no batch in flight
+// holds, and marks their sessions in flight.
+func (a *appender) takeQueue() (batch []*appendRequest) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	if len(a.inFlight) == 0 {
+		batch, a.queue = a.queue, nil
+	} else {
+		keep := a.queue[:0]
+		for _, r := range a.queue {
+			if a.inFlight[r.sessionID] > 0 {
+				keep = append(keep, r)
+			} else {
+				batch = append(batch, r)
+			}
+		}
+		clear(a.queue[len(keep):])
+		a.queue = keep
+	}
+	for _, r := range batch {
+		a.inFlight[r.sessionID]++
+	}
+	return batch
+}
+
+// takeable reports whether a queued request's session is in no batch
+// in flight.
+func (a *appender) takeable() bool {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	for _, r := range a.queue {
+		if a.inFlight[r.sessionID] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// landed marks a batch's sessions no longer in flight.
+func (a *appender) landed(batch []*appendRequest) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	for _, r := range batch {
+		if a.inFlight[r.sessionID]--; a.inFlight[r.sessionID] <= 0 {
+			delete(a.inFlight, r.sessionID)
+		}
+	}
+}
+
+func (a *appender) queueLen() int {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	return len(a.queue)
+}
+
+// tryLead runs one batch when a slot is free, then wakes a waiter to
+// lead the next when requests queued meanwhile.
+func (a *appender) tryLead() {
+	select {
+	case a.leaders <- struct{}{}:
+	default:
+		return
+	}
+	if a.takeable() {
+		a.gather()
+	}
+	batch := a.takeQueue()
+	if len(batch) == 0 {
+		// What is queued waits for its session's batch in flight, whose
+		// leader wakes a waiter when it lands: waking one now would only
+		// spin.
+		<-a.leaders
+		return
+	}
+	a.lastBatch.Store(int64(len(batch)))
+	a.runBatch(slices.Clone(batch), false)
+	a.landed(batch)
+	<-a.leaders
+	if a.queueLen() > 0 {
+		select {
+		case a.handoff <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// runAside queues appends whose session another transaction holds (a
+// long transaction, another process's batch) for a goroutine that runs
+// them in transactions of their own, waiting for the row locks within
+// each caller's patience, so that the leader's batches go on without
+// them. One such goroutine at a time: it holds one pool connection.
+func (a *appender) runAside(held []*appendRequest) {
+	a.qmu.Lock()
+	a.aside = append(a.aside, held...)
+	start := !a.asideRunning
+	a.asideRunning = true
+	a.qmu.Unlock()
+	if !start {
+		return
+	}
+	go func() {
+		for {
+			a.qmu.Lock()
+			batch := a.aside
+			a.aside = nil
+			if len(batch) == 0 {
+				a.asideRunning = false
+				a.qmu.Unlock()
+				return
+			}
+			a.qmu.Unlock()
+			a.runBatch(batch, true)
+		}
+	}()
+}
+
+// heldElsewhere lists the requests whose session exists but was not
+// locked: another transaction holds its row.
+func heldElsewhere(batch []*appendRequest, locked, exist map[string]bool) (held []*appendRequest) {
+	for _, r := range batch {
+		if exist[r.sessionID] && !locked[r.sessionID] {
+			held = append(held, r)
+		}
+	}
+	return held
+}
+
+// gatherWait bounds how long a leader waits for the last batch's callers
+// to queue again (db/tx.go's gatherWait, for the same reason: the first
+// caller back would otherwise lead a batch of one while the others queue
+// behind it).
+const gatherWait = 50 * time.Microsecond
+
+func (a *appender) gather() {
+	last := int(a.lastBatch.Load())
+	if last < 2 || a.queueLen() == 0 {
+		return
+	}
+	deadline := time.Now().Add(gatherWait)
+	for a.queueLen() < last && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+}
+
+// carefulAfterFailure is how many batches run with a savepoint per caller
+// after a caller of a batch without them failed (db/tx.go's rule: where
+// callbacks often fail, a batch run twice costs more than savepoints).
+const carefulAfterFailure = 64
+
+// runBatch runs the batch in transactions until every request has its
+// outcome.
+//
+// The leader's batches (aside false) run without savepoints unless a
+// recent batch had a failing caller; runAside's (aside true) always run
+// careful: they are the rare batches that waited for a lock.
+func (a *appender) runBatch(batch []*appendRequest, aside bool) {
+	careful := aside
+	if !aside && a.careful.Load() > 0 {
+		careful = true
+		a.careful.Add(-1)
+	}
+	var lastErr error // why the last transaction was rolled back
+	for attempt := 0; len(batch) > 0; attempt++ {
+		if batch = dropEnded(batch); len(batch) == 0 {
+			return
+		}
+		if a.eng.closed.Load() {
+			finishAppends(batch, appendResult{err: driver.ErrClosed})
+			return
+		}
+		if lastErr != nil {
+			batch = a.expire(batch, lastErr)
+			if len(batch) == 0 {
+				return
+			}
+			if !sleepUntil(backoff(attempt-1), earliest(batch)) {
+				continue // someone's patience ends first: expire them
+			}
+		}
+		replay, err, undone := a.attempt(batch, careful, aside)
+		if undone {
+			careful = true
+			if !aside {
+				a.careful.Store(carefulAfterFailure)
+			}
+		}
+		if err != nil {
+			a.reruns.Add(1)
+			lastErr = err
+		}
+		batch = replay
+	}
+}
+
+// runPipelined runs the batch's appends on the pipeline, one lane a
+// session, so that one round trip carries a statement of every session
+// (pipeline.go). A session the batch could not lock is missing: its
+// append will fail, so it runs after the others, in a savepoint. Any
+// failure on the pipeline aborts the transaction: then everyone runs
+// again, careful (undone), or, when the server rolled back for a reason
+// a rerun may cure, as they were (err).
+func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool) {
+	var lanes [][]*appendRequest
+	var missing []*appendRequest
+	lane := map[string]int{}
+	for _, r := range batch {
+		if !locked[r.sessionID] {
+			missing = append(missing, r)
+			continue
+		}
+		i, seen := lane[r.sessionID]
+		if !seen {
+			i = len(lanes)
+			lane[r.sessionID] = i
+			lanes = append(lanes, nil)
+		}
+		lanes[i] = append(lanes[i], r)
+	}
+	errs := make([]error, len(lanes))
+	runs := make([]func(*pipeline), len(lanes))
+	for i, reqs := range lanes {
+		runs[i] = func(p *pipeline) {
+			ex := pgExecutor{executor{q: queries, db: p}}
+			for _, r := range reqs {
+				ferr, panicked := runAppend(ctx, r, ex)
+				if panicked != nil {
+					ferr = fmt.Errorf("panic: %v", panicked) // answered when it runs again, careful
+				}
+				if ferr != nil {
+					errs[i] = ferr
+					return
+				}
+			}
+		}
+	}
+	runLanes(ctx, c, runs)
+	for _, e := range errs {
+		if e != nil && (c.IsClosed() || wholeTransaction(e)) {
+			return nil, batch, lostOr(c, e), false
+		}
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, batch, nil, true
+		}
+	}
+	for _, reqs := range lanes {
+		ok = append(ok, reqs...)
+	}
+	if len(missing) == 0 {
+		return ok, nil, nil, false
+	}
+	more, replay, err := a.runOneByOne(ctx, c, missing, true)
+	if len(replay) > 0 {
+		return nil, slices.Concat(ok, replay), err, false
+	}
+	return append(ok, more...), nil, nil, false
+}
+
+// runAppend runs r's callback and catches its panic, so the batch can
+// undo its changes before re-raising it in the caller. The callback gets
+// the caller's values but not its cancellation, which would cut the
+// shared transaction short; the batch's timeouts bound it instead.
+func runAppend(ctx context.Context, r *appendRequest, ex driver.Executor) (err error, panicked any) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(r.ctx), deadlineOf(ctx))
+	defer cancel()
+	return r.fn(cctx, ex), nil
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// wholeTransaction reports an error after which the server keeps nothing
+// of the transaction and a rerun may succeed: a serialization failure or
+// deadlock (retryable), or a lock or statement timeout — the batch's
+// least patient caller's budget, which others may still have.
+func wholeTransaction(err error) bool {
+	switch sqlState(err) {
+	case stateLockNotAvailable, stateQueryCanceled:
+		return true
+	}
+	return retryable(err)
+}
+
+// lostOr marks err a lost connection's when the connection is gone.
+func lostOr(c *pgx.Conn, err error) error {
+	if c.IsClosed() {
+		return &lostBeforeCommit{err}
+	}
+	return err
+}
+
+// expire answers the requests whose patience ran out while their batch
+// was rolled back and run again: ErrLocked with the last cause (a lock
+// held elsewhere, a server that did not answer or restarts). Nothing of
+// theirs was committed, so a caller may resend.
+func (a *appender) expire(batch []*appendRequest, cause error) []*appendRequest {
+	now := time.Now()
+	keep := batch[:0]
+	for _, r := range batch {
+		if now.Before(r.deadline) {
+			keep = append(keep, r)
+			continue
+		}
+		if lost, ok := cause.(*lostBeforeCommit); ok {
+			cause = lost.err
+		}
+		r.respond(appendResult{err: &LockedError{Schema: a.eng.schema, Patience: r.patience, Err: cause}})
+	}
+	return keep
+}
+
+// dropEnded answers the requests whose callers gave up.
+func dropEnded(batch []*appendRequest) []*appendRequest {
+	keep := batch[:0]
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.respond(appendResult{err: err})
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep
+}
+
+func finishAppends(batch []*appendRequest, res appendResult) {
+	for _, r := range batch {
+		r.respond(res)
+	}
+}
+
+func earliest(batch []*appendRequest) time.Time {
+	t := batch[0].deadline
+	for _, r := range batch[1:] {
+		if r.deadline.Before(t) {
+			t = r.deadline
+		}
+	}
+	return t
+}
+
+func latest(batch []*appendRequest) time.Time {
+	t := batch[0].deadline
+	for _, r := range batch[1:] {
+		t = maxTime(t, r.deadline)
+	}
+	return t
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sleepUntil sleeps d, or until limit if that comes first, and reports
+// whether it slept the whole d.
+func sleepUntil(d time.Duration, limit time.Time) bool {
+	if left := time.Until(limit); left < d {
+		time.Sleep(max(left, 0))
+		return false
+	}
+	time.Sleep(d)
+	return true
+}

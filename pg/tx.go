@@ -1,0 +1,439 @@
+package pg
+
+// tx.go holds every transaction the PostgreSQL engine begins, commits or
+// rolls back (lint/txonly allows transaction control here and nowhere
+// else in pg/): Write's SERIALIZABLE transactions, the append batches'
+// READ COMMITTED ones (appendbatch.go queues and leads them) and
+// Snapshot's read-only ones.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// Write runs fn in one SERIALIZABLE transaction within patience, which
+// bounds every wait: the pool's connection, the server's locks
+// (lock_timeout) and each statement (statement_timeout) get what is left
+// of it. A serialization failure or deadlock, which the server reports
+// after rolling the transaction back, reruns fn until patience runs out,
+// as does a connection lost before COMMIT (lostBeforeCommit).
+// A COMMIT that got no answer from the server (the connection lost, the
+// context ended) is ErrCommitUnknown and never rerun.
+//
+// From the third run after serialization failures on, the transaction
+// first takes the sessions table in EXCLUSIVE mode, before its snapshot:
+// appends commit a new version of their session's row every few
+// milliseconds (appendbatch.go), and a write that reads a session and
+// then writes its row (a compression child's publish ending its parent)
+// would otherwise fail 40001 whenever one committed in between, again
+// and again for as long as a conversation is busy. The lock waits for
+// the batches in flight and holds new ones back for this one transaction
+// (plain reads go on), so its rerun cannot be starved.
+func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	deadline := time.Now().Add(patience)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var err error
+	for attempt := 0; ; attempt++ {
+		exclusive := attempt >= 2 && retryable(err)
+		if err = d.writeOnce(ctx, pctx, deadline, exclusive, fn); err == nil {
+			d.changes.Changed()
+			return nil
+		}
+		var lost *lostBeforeCommit
+		if !retryable(err) && !errors.As(err, &lost) || pctx.Err() != nil || sleep(pctx, backoff(attempt)) != nil {
+			break
+		}
+	}
+	lost, wasLost := err.(*lostBeforeCommit)
+	if wasLost {
+		err = lost.err
+	}
+	switch {
+	case errors.Is(err, driver.ErrCommitUnknown):
+		return err
+	case gaveUpWaiting(ctx, pctx, err), (retryable(err) || wasLost) && ctx.Err() == nil && !d.closed.Load():
+		// Patience spent on reruns: after serialization failures, or
+		// with the server unreachable (restarting) — nothing committed.
+		return &LockedError{Schema: d.schema, Patience: patience, Err: err}
+	case d.closed.Load():
+		return driver.ErrClosed
+	case ctx.Err() != nil && !driver.HasSentinel(mapError(err)):
+		// The caller's own deadline or cancellation ended the call (in a
+		// statement, a wait or between reruns): nothing was committed,
+		// and the caller is told so in its context's terms, not the
+		// server's.
+		return fmt.Errorf("%w (nothing was written)", ctx.Err())
+	}
+	return mapError(err)
+}
+
+func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclusive bool, fn func(context.Context, driver.Executor) error) error {
+	conn, err := d.pool.Acquire(pctx)
+	if err != nil {
+		if pctx.Err() == nil && !d.closed.Load() {
+			return &lostBeforeCommit{err} // no connection to the server: nothing began
+		}
+		return err
+	}
+	defer conn.Release()
+	// The timeouts are the patience left, in whole milliseconds (at least
+	// one: zero would mean none). Hand-written: SET LOCAL takes no
+	// parameters, and sending it with BEGIN saves a round trip.
+	ms := max(time.Until(deadline).Milliseconds(), 1)
+	// The store's tables are locked with it, before the guard's snapshot,
+	// and the commit's NOTIFY queued (watch.go): the server sends it only
+	// if the transaction commits.
+	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
+		"SET LOCAL sessiondb.counts_last_message_at = on; %s; %s", ms, ms, d.guard.lockTables, d.notify) // the trigger's work is done (migration 6)
+	if exclusive {
+		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
+	}
+	tx, err := conn.BeginTx(pctx, pgx.TxOptions{BeginQuery: begin})
+	if err != nil {
+		return lostIfClosed(pctx, conn, err)
+	}
+	err = d.guard.check(pctx, tx)
+	if err == nil {
+		err = fn(pctx, pgExecutor{executor{q: queries, db: tx}})
+	}
+	if err != nil {
+		rollback(ctx, tx) // the error that made fn fail is the one to report
+		return lostIfClosed(pctx, conn, err)
+	}
+	if err := tx.Commit(pctx); err != nil {
+		if serverRolledBack(err) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)
+	}
+	return nil
+}
+
+// lostBeforeCommit is a write whose connection died (or never came: the
+// server was unreachable) before COMMIT was sent. The server aborts a
+// transaction whose session ends, so nothing of it committed, and Write
+// runs fn again on another connection — the server restarting, a proxy
+// or a network cutting idle connections cost a rerun, not an error.
+type lostBeforeCommit struct{ err error }
+
+func (e *lostBeforeCommit) Error() string { return e.err.Error() }
+func (e *lostBeforeCommit) Unwrap() error { return e.err }
+
+// lostIfClosed marks err a lostBeforeCommit when the connection is gone
+// and the call's own context is not why.
+func lostIfClosed(pctx context.Context, conn *pgxpool.Conn, err error) error {
+	if conn.Conn().IsClosed() && pctx.Err() == nil {
+		return &lostBeforeCommit{err}
+	}
+	return err
+}
+
+// rollbackBound bounds a rollback, which runs even when the call's
+// context has ended (so the connection goes back clean): a server that
+// does not answer must not hold the caller past it. pgx closes a
+// connection whose rollback failed, and the pool drops it.
+const rollbackBound = 2 * time.Second
+
+func rollback(ctx context.Context, tx pgx.Tx) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
+	defer cancel()
+	_ = tx.Rollback(rctx) // after Commit, a no-op
+}
+
+// backoff is how long a rerun waits after attempt failed: jittered and
+// growing, so transactions that collided do not collide again in step.
+func backoff(attempt int) time.Duration {
+	ceiling := time.Millisecond << min(attempt, 6) // up to 64 ms
+	return ceiling/2 + rand.N(ceiling/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Snapshot runs fn in one REPEATABLE READ READ ONLY transaction: every
+// statement sees the snapshot its first one took.
+func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.Executor) error) error {
+	if d.closed.Load() {
+		return driver.ErrClosed
+	}
+	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
+}
+
+func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer rollback(ctx, tx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// attempt runs batch in one transaction. It returns the requests to run
+// again, with why (err) when the whole transaction was rolled back for a
+// reason a rerun may cure; undone reports a caller's failure in a batch
+// without savepoints, which then runs again careful, the failing caller
+// too.
+//
+// A leader's batch (aside false) hands the appends whose session another
+// transaction holds to runAside and goes on without them; the batch
+// runAside runs (aside true) waits for the locks.
+func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay []*appendRequest, err error, undone bool) {
+	first, last := earliest(batch), latest(batch)
+	// The pool's connection, with the patience of the most patient caller:
+	// an unreachable server is rerun until then, each caller expiring on
+	// its own.
+	actx, cancel := context.WithDeadline(context.Background(), last)
+	defer cancel()
+	conn, err := a.eng.pool.Acquire(actx)
+	if err != nil {
+		if a.eng.closed.Load() {
+			finishAppends(batch, appendResult{err: driver.ErrClosed})
+			return nil, nil, false
+		}
+		return batch, err, false
+	}
+	defer conn.Release()
+	c := conn.Conn()
+	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside)
+	if err != nil {
+		rollbackConn(c)
+		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
+			finishAppends(batch, appendResult{err: err})
+			return nil, nil, false
+		}
+		return batch, lostOr(c, err), false
+	}
+	if held := heldElsewhere(batch, locked, exist); len(held) > 0 {
+		a.runAside(held)
+		batch = slices.DeleteFunc(slices.Clone(batch), func(r *appendRequest) bool { return slices.Contains(held, r) })
+		if len(batch) == 0 {
+			rollbackConn(c)
+			return nil, nil, false
+		}
+	}
+	var ok []*appendRequest
+	if careful || len(batch) == 1 {
+		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
+	} else {
+		ok, replay, err, undone = a.runPipelined(actx, c, batch, locked)
+	}
+	if len(replay) > 0 || len(ok) == 0 {
+		rollbackConn(c)
+		return slices.Concat(ok, replay), err, undone
+	}
+	return a.commit(c, ok, last)
+}
+
+// runOneByOne runs the batch's appends one after another, each in a
+// savepoint when savepoints, so a failing caller undoes only its own
+// changes and gets its error; without savepoints the batch must be one
+// caller alone in its transaction, which a failure rolls back. It returns
+// the requests whose changes stand and, after the transaction was lost or
+// rolled back for a reason a rerun may cure, the ones to run again.
+func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*appendRequest, savepoints bool) (ok, replay []*appendRequest, err error) {
+	ex := pgExecutor{executor{q: queries, db: c}}
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil { // gave up before its turn: nothing of it ran
+			r.respond(appendResult{err: err})
+			continue
+		}
+		if savepoints {
+			if _, err := c.Exec(ctx, "SAVEPOINT sessiondb_append"); err != nil {
+				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
+			}
+		}
+		ferr, panicked := runAppend(ctx, r, ex)
+		if ferr == nil && panicked == nil {
+			if savepoints {
+				if _, err := c.Exec(ctx, "RELEASE sessiondb_append"); err != nil {
+					return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
+				}
+			}
+			ok = append(ok, r)
+			continue
+		}
+		if c.IsClosed() || wholeTransaction(ferr) {
+			// The connection is gone, or the server rolled back for a
+			// reason a rerun may cure (a deadlock, a lock wait past the
+			// least patient caller's patience): nothing of the batch
+			// stands, everyone runs again.
+			return nil, slices.Concat(ok, batch[i:]), lostOr(c, ferr)
+		}
+		if savepoints {
+			if _, err := c.Exec(ctx, "ROLLBACK TO sessiondb_append; RELEASE sessiondb_append"); err != nil {
+				return nil, slices.Concat(ok, batch[i:]), lostOr(c, err)
+			}
+		} else { // alone in its transaction (attempt): undo it all
+			rollbackConn(c)
+		}
+		r.respond(appendResult{err: pgDriver{a.eng}.cause(r.ctx, ferr), panicked: panicked})
+	}
+	return ok, nil, nil
+}
+
+// commit commits the requests whose changes stand and answers them. A
+// COMMIT is never cut short by a caller's context: that would turn a
+// clean write into an unknown one. It is bounded all the same, by the
+// most patient caller or commitBound, whichever is later, so a server
+// that stops answering ends in ErrCommitUnknown.
+func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time) (replay []*appendRequest, err error, undone bool) {
+	if c.PgConn().TxStatus() != 'T' {
+		// The transaction is not open (a bug: every path that rolls back
+		// returns before here). COMMIT would answer "COMMIT" with nothing
+		// committed; nothing was, so everyone runs again.
+		return ok, errors.New("pg: the batch's transaction closed before COMMIT"), false
+	}
+	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
+	defer cancel()
+	tag, err := c.Exec(cctx, "COMMIT")
+	switch {
+	case err == nil && tag.String() == "COMMIT":
+		a.batches.Add(1)
+		a.appends.Add(int64(len(ok)))
+		finishAppends(ok, appendResult{})
+	case err == nil: // ROLLBACK: the transaction had failed (never expected here)
+		return ok, errors.New("the server rolled the transaction back at COMMIT"), false
+	case serverRolledBack(err) && retryable(err):
+		return ok, err, false
+	case serverRolledBack(err):
+		finishAppends(ok, appendResult{err: mapError(err)})
+	default:
+		finishAppends(ok, appendResult{err: fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)})
+	}
+	return nil, nil, false
+}
+
+// commitBound is the least a COMMIT may wait for the server's answer.
+const commitBound = 10 * time.Second
+
+// lockSessions locks the batch's session rows, in id order so that two
+// batches (of two processes) never wait for each other in a cycle. FOR NO
+// KEY UPDATE is the lock the counter UPDATE takes anyway, taken first:
+// appends to one session are serial from their idempotency lookup on, and
+// it does not block other transactions' foreign-key checks (FOR KEY
+// SHARE). A leader's batch skips rows another transaction holds
+// (lockSessionsNow): one held session must not stall the others. The
+// sessions that exist are read in the same round trip, which tells a
+// held session (run apart, waiting: runAside) from a missing one (its
+// append fails with ErrNotFound). Hand-written: it is the engine's
+// transaction mechanics, not a domain query (the two engines' query sets
+// match one for one).
+const (
+	lockSessions     = `SELECT id FROM sessions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
+	lockSessionsNow  = lockSessions + ` SKIP LOCKED`
+	existingSessions = `SELECT id FROM sessions WHERE id = ANY($1)`
+)
+
+// begin opens the batch's transaction and locks its sessions in one
+// round trip, and returns which sessions it locked and which exist (those
+// neither are missing; those only existing are held elsewhere). Unless
+// wait, rows other transactions hold are skipped. lock_timeout is the
+// least patient caller's patience left, so a lock held elsewhere rolls
+// the batch back in time to answer it (LockedError) and run the others
+// again; statement_timeout is the most patient's.
+//
+// The store's tables are locked in ROW EXCLUSIVE mode first and the
+// schema guard's catalog read goes in the same round trip, as Write does
+// (guard.go): a trigger, rule or policy planted since the store opened is
+// refused (ErrForeignSchema) before the batch writes anything.
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
+	ids := make([]string, 0, len(batch))
+	for _, r := range batch {
+		ids = append(ids, r.sessionID)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	lock := lockSessionsNow
+	if wait {
+		lock = lockSessions
+	}
+	var b pgx.Batch
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
+		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
+	b.Queue(guard.lockTables)
+	b.Queue(notifyStatement(guard.schema)) // the commit's NOTIFY (watch.go)
+	b.Queue(guard.query)
+	b.Queue(lock, ids)
+	if !wait {
+		b.Queue(existingSessions, ids)
+	}
+	res := c.SendBatch(ctx, &b)
+	locked = make(map[string]bool, len(ids))
+	exist = locked
+	for range 4 { // BEGIN, the settings, the tables' lock, the NOTIFY
+		if err == nil {
+			_, err = res.Exec()
+		}
+	}
+	if err == nil {
+		var found []string
+		if found, err = guard.hazards(ctx, batchRows{res}); err == nil && len(found) > 0 {
+			err = hazardError(guard.schema, found)
+		}
+	}
+	if err == nil {
+		err = readIDs(res, locked)
+	}
+	if err == nil && !wait {
+		exist = make(map[string]bool, len(ids))
+		err = readIDs(res, exist)
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	return locked, exist, err
+}
+
+// batchRows hands the guard the next result of a batch as its query's.
+type batchRows struct{ res pgx.BatchResults }
+
+func (b batchRows) Query(context.Context, string, ...any) (pgx.Rows, error) { return b.res.Query() }
+
+func readIDs(res pgx.BatchResults, into map[string]bool) error {
+	rows, err := res.Query()
+	if err != nil {
+		return err
+	}
+	var id string
+	_, err = pgx.ForEachRow(rows, []any{&id}, func() error { into[id] = true; return nil })
+	return err
+}
+
+// rollbackConn ends the connection's transaction, if any is open. A
+// connection whose rollback fails is closed, so the pool drops it.
+func rollbackConn(c *pgx.Conn) {
+	if c.IsClosed() || c.PgConn().TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackBound)
+	defer cancel()
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		cctx, ccancel := context.WithTimeout(context.Background(), rollbackBound)
+		defer ccancel()
+		_ = c.Close(cctx)
+	}
+}
