@@ -154,7 +154,8 @@ func TestWatchMessages_ListenLostFallsBackToPolling(t *testing.T) {
 // syncBuffer is a bytes.Buffer a logger may write from another goroutine.
 type syncBuffer struct {
 	mu sync.Mutex
-	b  bytes.Buffer
+	// +checklocks:mu
+	b bytes.Buffer
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
