@@ -8,6 +8,9 @@ import "github.com/sessiondb/sessiondb/store"
 
 type (
 	AmbiguousIDError         = store.AmbiguousIDError
+	Migration                = store.Migration
+	SchemaBehindError        = store.SchemaBehindError
+	SchemaStatus             = store.SchemaStatus
 	Billing                  = store.Billing
 	BulkFilter               = store.BulkFilter
 	BulkOptions              = store.BulkOptions
@@ -150,6 +153,7 @@ var (
 	ErrReadOnly            = store.ErrReadOnly
 	ErrReplaced            = store.ErrReplaced
 	ErrSchemaTooNew        = store.ErrSchemaTooNew
+	ErrSchemaBehind        = store.ErrSchemaBehind
 	ErrTooLarge            = store.ErrTooLarge
 	ErrInternal            = store.ErrInternal
 	ErrSessionClosed       = store.ErrSessionClosed

@@ -23,24 +23,67 @@ import (
 // back, and every later Open would begin it again and be cut off at the
 // same point — a file that could never be opened. One that rebuilds the
 // full-text indexes (version 10) takes seconds per 100,000 messages.
-func migrate(ctx context.Context, pool *sql.DB) error {
+//
+// It returns the version the file was at and the one it is at now.
+func migrate(ctx context.Context, pool *sql.DB) (from, to int64, err error) {
 	ctx = context.WithoutCancel(ctx)
 	p, err := newMigrations(pool)
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return 0, 0, fmt.Errorf("load migrations: %w", err)
 	}
 	// goose ignores versions it does not know: check for a newer file first.
 	have, err := p.GetDBVersion(ctx)
 	if err != nil {
-		return fmt.Errorf("read the schema version: %w", err)
+		return 0, 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	if err := refuseNewerVersion(have); err != nil {
+		return 0, 0, err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return 0, 0, fmt.Errorf("apply migrations: %w", err)
+	}
+	return have, latestMigration(), nil
+}
+
+// refuseBehind is what Open does instead of migrate under
+// Options.NoMigrate: a file at this build's version passes, a newer one is
+// ErrSchemaTooNew and an older one a *SchemaBehindError; nothing is
+// written.
+func refuseBehind(ctx context.Context, q querier, path string) error {
+	have, err := fileVersion(ctx, q)
+	if err != nil {
+		return err
 	}
 	if err := refuseNewerVersion(have); err != nil {
 		return err
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
+	if want := latestMigration(); have < want {
+		return &SchemaBehindError{Where: path, Have: have, Want: want, Reason: "Options.NoMigrate forbids migrating it"}
 	}
 	return nil
+}
+
+// querier is what fileVersion reads with: a pool or one connection.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// fileVersion reads a file's schema version: 0 when goose never ran on it
+// (no version table yet). Hand-written: sqlite_master and goose's table
+// are not part of the schema sqlc reads.
+func fileVersion(ctx context.Context, q querier) (int64, error) {
+	var tables int
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'").Scan(&tables); err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	if tables == 0 {
+		return 0, nil
+	}
+	var have int64
+	if err := q.QueryRowContext(ctx, schemaVersionSQL).Scan(&have); err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	return have, nil
 }
 
 func migrationFS() fs.FS { return migrations.FS }

@@ -163,7 +163,7 @@ func TestMigrate_RunsPastItsContextsDeadline(t *testing.T) {
 	defer d.Close()
 	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
-	if err := migrate(ctx, d); err != nil {
+	if _, _, err := migrate(ctx, d); err != nil {
 		t.Fatalf("migrate with its deadline past: %v", err)
 	}
 	var v int64

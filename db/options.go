@@ -64,6 +64,13 @@ type Options struct {
 	// immutable (see readonly.go for the risk where the medium itself is
 	// writable).
 	ReadOnly bool
+	// NoMigrate opens the store without migrating it, for deployments
+	// that migrate as a step of their own (Migrate, `sessiondb migrate`)
+	// before the new build starts: a file at an older schema version is
+	// refused with a *SchemaBehindError (errors.Is ErrSchemaBehind) naming
+	// both versions, and a missing file with the same error, since
+	// creating one is a migration. Nothing is written to a refused file.
+	NoMigrate bool
 	// ExistingOnly opens only a store that is already there: an absent
 	// path, an empty file or an empty SQLite database gets ErrNotFound,
 	// and a torn store (a zeroed header) ErrNotDatabase, with nothing

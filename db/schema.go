@@ -76,7 +76,7 @@ func freshSchemaObjects(ctx context.Context) ([]schemaObject, error) {
 		return nil, err
 	}
 	defer d.Close()
-	if err := migrate(ctx, d); err != nil {
+	if _, _, err := migrate(ctx, d); err != nil {
 		return nil, err
 	}
 	return querySchemaObjects(ctx, d, schemaObjectsQuery)

@@ -96,6 +96,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s, err := openReadOnly(ctx, abs, opts, errStoreReadOnly)
 		return s, opErr("open", "", err)
 	}
+	if opts.NoMigrate && (state == pathAbsent || state == pathEmpty) {
+		return nil, opErr("open", "", &SchemaBehindError{Where: abs, Want: latestMigration(),
+			Reason: "there is no store there yet, and Options.NoMigrate forbids making one"})
+	}
 	created, err := prepareFile(abs)
 	if err != nil {
 		return nil, opErr("open", "", err)
@@ -194,6 +198,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 	}
 	var wal bool
 	var id identity
+	var migration Migration
 	err = func() error {
 		defer lock.Release()
 		if err := quarantineTorn(path, opts.Logger); err != nil {
@@ -216,7 +221,13 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		if err != nil {
 			return err
 		}
-		if err := migrate(ctx, pool); err != nil {
+		if opts.NoMigrate {
+			err = refuseBehind(ctx, pool, path)
+		} else {
+			migration.Where = path
+			migration.From, migration.To, err = migrate(ctx, pool)
+		}
+		if err != nil {
 			return err
 		}
 		if c, err = pool.Conn(ctx); err != nil {
@@ -265,6 +276,7 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 		gatherWait:      cmp.Or(opts.gatherWait, gatherWait),
 		afterCommit:     opts.afterCommit,
 		handoff:         make(chan struct{}, 1),
+		migration:       migration,
 	}
 	w.watchAutoCheckpoint(conn)
 	return w, nil

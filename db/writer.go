@@ -42,6 +42,9 @@ type writer struct {
 	path string
 	wal  bool
 	log  *slog.Logger
+	// migration is what Open's migrate step did to the file (zero under
+	// Options.NoMigrate); set before the writer is shared, never changed.
+	migration Migration
 	// vfs is Options.VFS ("" is the driver's own): set at open, read by
 	// stampDue.
 	// +checklocks:mu

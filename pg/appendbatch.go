@@ -93,6 +93,9 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
+	if d.readOnly != nil {
+		return d.readOnly
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -41,6 +41,14 @@ type engine struct {
 	notify         string
 	watchByPolling bool
 	logger         *slog.Logger
+
+	// readOnly, when set, is why the store was opened read-only (a hot
+	// standby, Options.ReadOnly): every write returns it (readonly.go).
+	readOnly error
+	standby  bool
+	// migration is what Open's migrate step did (zero when it did not
+	// migrate); MigrateStore reports it.
+	migration Migration
 }
 
 // pgDriver is the engine as the domain sees it. It is a type of its own so

@@ -47,42 +47,44 @@ func migrationFS() fs.FS {
 // (ErrUntrustedOwner; see owner.go) and connections whose current_schema()
 // is not the configured schema (ErrInvalidConfig).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	return migrate(ctx, pool, nil)
+	_, applied, err := migrate(ctx, pool, nil)
+	return applied, err
 }
 
 // migrate is Migrate trusting the owners in trusted besides the
-// connecting role (Options.TrustedOwners).
-func migrate(ctx context.Context, pool *pgxpool.Pool, trusted []string) (int, error) {
+// connecting role (Options.TrustedOwners). It also reports the versions
+// before and after.
+func migrate(ctx context.Context, pool *pgxpool.Pool, trusted []string) (Migration, int, error) {
 	schema, err := SchemaOf(pool.Config())
 	if err != nil {
-		return 0, err
+		return Migration{}, 0, err
 	}
 	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return 0, fmt.Errorf("migrate: connect: %w", err)
+		return Migration{}, 0, fmt.Errorf("migrate: connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx)) // ends the session: releases the lock
 	// Hand-written, as every statement here: locking and creating the
 	// schema come before any schema sqlc knows exists.
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey(schema)); err != nil {
-		return 0, fmt.Errorf("migrate: take the migration lock: %w", err)
+		return Migration{}, 0, fmt.Errorf("migrate: take the migration lock: %w", err)
 	}
 	return migrateLocked(ctx, pool, conn, schema, trusted)
 }
 
-func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string, trusted []string) (int, error) {
+func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string, trusted []string) (Migration, int, error) {
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		return 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
+		return Migration{}, 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
 	}
 	if err := checkOwners(ctx, conn, schema, trusted); err != nil {
-		return 0, err
+		return Migration{}, 0, err
 	}
 	// Both the lock's connection and the pool's, which goose migrates on.
 	if err := checkCurrentSchema(ctx, conn.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
-		return 0, err
+		return Migration{}, 0, err
 	}
 	if err := checkCurrentSchema(ctx, pool.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
-		return 0, err
+		return Migration{}, 0, err
 	}
 	db := stdlib.OpenDBFromPool(pool) // closing it leaves the pool open
 	defer db.Close()
@@ -90,21 +92,22 @@ func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, sche
 	// (goose finds it through current_schema()).
 	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
+		return Migration{}, 0, fmt.Errorf("migrate: %w", err)
 	}
 	current, err := p.GetDBVersion(ctx)
 	if err != nil && !errors.Is(err, goose.ErrVersionNotFound) {
-		return 0, fmt.Errorf("migrate: read schema version: %w", err)
+		return Migration{}, 0, fmt.Errorf("migrate: read schema version: %w", err)
 	}
 	sources := p.ListSources()
-	if latest := sources[len(sources)-1].Version; current > latest {
-		return 0, fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", ErrSchemaTooNew, schema, current, latest)
+	latest := sources[len(sources)-1].Version
+	if current > latest {
+		return Migration{}, 0, fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", ErrSchemaTooNew, schema, current, latest)
 	}
 	results, err := p.Up(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
+		return Migration{}, 0, fmt.Errorf("migrate: %w", err)
 	}
-	return len(results), nil
+	return Migration{Where: schema, From: current, To: latest}, len(results), nil
 }
 
 // migrationLockKey is the advisory lock of one schema's migrations: a hash

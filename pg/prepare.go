@@ -11,12 +11,13 @@ import (
 // anything, then creates and migrates the schema (Migrate). It returns how
 // many migrations it applied.
 func Prepare(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	return prepare(ctx, pool, nil)
+	_, applied, err := prepare(ctx, pool, nil)
+	return applied, err
 }
 
-func prepare(ctx context.Context, pool *pgxpool.Pool, trusted []string) (int, error) {
+func prepare(ctx context.Context, pool *pgxpool.Pool, trusted []string) (Migration, int, error) {
 	if err := CheckLocale(ctx, pool); err != nil {
-		return 0, err
+		return Migration{}, 0, err
 	}
 	return migrate(ctx, pool, trusted)
 }

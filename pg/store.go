@@ -1,10 +1,10 @@
 package pg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -51,6 +51,18 @@ type Options struct {
 	// server's locks on the store's tables. Default 20 s, as on SQLite.
 	// Past it Open gives up with ErrLocked (a *LockedError).
 	OpenPatience time.Duration
+	// NoMigrate opens the store without migrating it, for fleets that
+	// migrate as a deploy step of their own (MigrateStore, `sessiondb
+	// migrate`): a schema older than this build is refused with a
+	// *SchemaBehindError naming both versions (a missing schema is at
+	// version 0), a newer one with ErrSchemaTooNew. Nothing is created,
+	// locked or written by a refused open.
+	NoMigrate bool
+	// ReadOnly opens the store for reading only, as Open does by itself
+	// on a hot standby: no migration (as NoMigrate), and every write
+	// returns ErrReadOnly. For a replica's DSN, or a reader that must
+	// never write.
+	ReadOnly bool
 	// SpoolDir is where Import spools its input; default the system's
 	// temporary directory.
 	SpoolDir string
@@ -82,16 +94,11 @@ func (s *Store) Schema() string { return s.eng.schema }
 
 // Open connects to the database connString names (a URL or key=value
 // string), creates and migrates the store's schema when needed, and
-// returns the store, which owns the connection pool it made.
+// returns the store, which owns the connection pool it made. On a hot
+// standby it opens read-only instead, without migrating (see
+// Options.ReadOnly); Options.NoMigrate forbids migrating anywhere.
 func Open(ctx context.Context, connString string, opts Options) (*Store, error) {
-	cfg, err := ParseConfig(connString, opts.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
-	}
-	if !strings.Contains(connString, "pool_max_conns") {
-		cfg.MaxConns = defaultMaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := newPool(ctx, connString, opts.Schema, defaultMaxConns)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
@@ -118,14 +125,18 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w: Options.Schema is %q but the pool's search_path starts with %q; "+
 			"configure the pool with ParseConfig(connString, %q)", ErrInvalidConfig, opts.Schema, schema, opts.Schema)
 	}
-	guard, err := prepareWithin(ctx, pool, schema, opts)
+	eng, err := prepareWithin(ctx, pool, schema, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	eng := &engine{pool: pool, ownPool: own, schema: schema, trusted: opts.TrustedOwners, guard: guard,
-		notify: notifyStatement(schema)}
+	eng.pool, eng.ownPool, eng.trusted = pool, own, opts.TrustedOwners
+	if eng.readOnly != nil {
+		cmp.Or(opts.Logger, slog.Default()).Info("sessiondb: opened read-only, without migrating",
+			"schema", schema, "standby", eng.standby, "reason", eng.readOnly)
+	}
+	eng.notify = notifyStatement(schema)
 	eng.appends = newAppender(eng)
-	eng.newChanges(opts.Logger, opts.WatchByPolling)
+	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby) // a standby refuses LISTEN
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
@@ -133,29 +144,46 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	return &Store{Store: st, eng: eng}, nil
 }
 
-// prepareWithin readies the pool's store (prepare), checks its schema
-// (checkOpenSchema) and returns the guard of its writes, all within
-// Options.OpenPatience: the patience is a budget for the whole open,
-// every wait inside it included. Past it the open gives up with a
-// *LockedError; a server setting that canceled a statement is named
-// (ServerTimeoutError).
-func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*schemaGuard, error) {
+// prepareWithin readies the pool's store (prepare; on a standby or when
+// asked not to migrate, openWithoutMigrating), checks its schema
+// (checkOpenSchema) and returns the engine with the guard of its writes
+// and whether it is read-only, all within Options.OpenPatience: the
+// patience is a budget for the whole open, every wait inside it included.
+// Past it the open gives up with a *LockedError; a server setting that
+// canceled a statement is named (ServerTimeoutError).
+func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*engine, error) {
 	patience := opts.OpenPatience
 	if patience <= 0 {
 		patience = defaultOpenPatience
 	}
 	pctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
-	var guard *schemaGuard
-	_, err := prepare(pctx, pool, opts.TrustedOwners)
-	if err == nil {
-		guard, err = newSchemaGuard(pctx, pool, schema)
+	eng := &engine{schema: schema}
+	var err error
+	eng.readOnly, eng.standby, err = readOnlyReason(pctx, pool, opts)
+	switch {
+	case err != nil:
+	case eng.standby:
+		err = openWithoutMigrating(pctx, pool, schema, opts.TrustedOwners,
+			"the server is a hot standby, which cannot be migrated (migrate the primary; the standby replays it)")
+	case opts.ReadOnly:
+		err = openWithoutMigrating(pctx, pool, schema, opts.TrustedOwners, "Options.ReadOnly forbids migrating it")
+	case opts.NoMigrate:
+		err = openWithoutMigrating(pctx, pool, schema, opts.TrustedOwners, "Options.NoMigrate forbids migrating it")
+	default:
+		eng.migration, _, err = prepare(pctx, pool, opts.TrustedOwners)
 	}
 	if err == nil {
-		err = checkOpenSchema(pctx, pool, guard)
+		eng.guard, err = newSchemaGuard(pctx, pool, schema)
+	}
+	if err == nil {
+		err = checkOpenSchema(pctx, pool, eng.guard)
 	}
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
 		return nil, &LockedError{Schema: schema, Patience: patience, Err: err}
 	}
-	return guard, mapError(explainTimeout(ctx, pool, err))
+	if err != nil {
+		return nil, mapError(explainTimeout(ctx, pool, err))
+	}
+	return eng, nil
 }

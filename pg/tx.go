@@ -41,6 +41,9 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
+	if d.readOnly != nil {
+		return d.readOnly
+	}
 	deadline := time.Now().Add(patience)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()

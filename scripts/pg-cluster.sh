@@ -9,6 +9,11 @@
 # it and removes the directory. PostgreSQL is installed first when it is
 # missing and this is root with apt-get.
 #
+# Beside it runs a hot standby, made with pg_basebackup -R and streaming
+# from it, for the standby tests (pg/standby_test.go):
+# SESSIONDB_PG_STANDBY_DSN. The primary listens on port
+# $SESSIONDB_TEST_PG_PORT (default 55432), the standby on the next one.
+#
 # Sets pg_ready=1 when a server is there for the tests; otherwise explains
 # why not (the pg tests then skip, or fail under CI=true).
 
@@ -38,7 +43,7 @@ pg_cluster_start() {
     pg_ready=1
     return
   fi
-  local pgbin as_pg=()
+  local pgbin as_pg=() port=${SESSIONDB_TEST_PG_PORT:-55432}
   pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
   PG_TMP=$(mktemp -d)
   if [ "$(id -u)" = 0 ]; then
@@ -51,10 +56,18 @@ pg_cluster_start() {
   "${as_pg[@]}" "$pgbin/initdb" -D "$PG_TMP/data" --locale=C.UTF-8 --encoding=UTF8 --auth=trust -U postgres >"$PG_TMP/initdb.log" 2>&1 ||
     { cat "$PG_TMP/initdb.log" >&2; return 1; }
   "${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/log" -w start \
-    -o "-c listen_addresses='' -k $PG_TMP -p 55432 -c max_connections=200" >/dev/null ||
+    -o "-c listen_addresses='' -k $PG_TMP -p $port -c max_connections=200" >/dev/null ||
     { cat "$PG_TMP/log" >&2; return 1; }
-  echo "throwaway PostgreSQL cluster up in $((SECONDS - started)) s at $PG_TMP"
-  export SESSIONDB_PG_DSN="host=$PG_TMP port=55432 user=postgres dbname=postgres sslmode=disable"
+  # initdb's trust rules let the local postgres role replicate.
+  "${as_pg[@]}" "$pgbin/pg_basebackup" -D "$PG_TMP/standby" -R -X stream -c fast -h "$PG_TMP" -p "$port" -U postgres >"$PG_TMP/basebackup.log" 2>&1 ||
+    { cat "$PG_TMP/basebackup.log" >&2; return 1; }
+  PG_STOP_STANDBY=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/standby" -m fast -w stop)
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/standby" -l "$PG_TMP/standby.log" -w start \
+    -o "-c listen_addresses='' -k $PG_TMP -p $((port + 1)) -c max_connections=200" >/dev/null ||
+    { cat "$PG_TMP/standby.log" >&2; return 1; }
+  echo "throwaway PostgreSQL cluster and its hot standby up in $((SECONDS - started)) s at $PG_TMP"
+  export SESSIONDB_PG_DSN="host=$PG_TMP port=$port user=postgres dbname=postgres sslmode=disable"
+  export SESSIONDB_PG_STANDBY_DSN="host=$PG_TMP port=$((port + 1)) user=postgres dbname=postgres sslmode=disable"
   # The server-restart test crashes and restarts this cluster (and only
   # this one: a server named by a caller's SESSIONDB_PG_DSN is never
   # restarted, and that test then skips).
@@ -63,6 +76,9 @@ pg_cluster_start() {
 }
 pg_cluster_stop() {
   if [ -n "${PG_TMP:-}" ] && [ -d "$PG_TMP/data" ]; then
+    if [ -d "$PG_TMP/standby" ]; then
+      "${PG_STOP_STANDBY[@]}" >/dev/null 2>&1 || true
+    fi
     "${PG_STOP[@]}" >/dev/null 2>&1 || true
     rm -rf "$PG_TMP"
   fi

@@ -72,6 +72,12 @@ var (
 	// file inconsistent (since version 4, new messages are indexed by the
 	// writer, not by a trigger), so Open refuses; upgrade sessiondb.
 	ErrSchemaTooNew = driver.ErrSchemaTooNew
+	// ErrSchemaBehind: the store's schema is older than this sessiondb's
+	// and the store was opened with the engine's NoMigrate option (or on a
+	// server that cannot be written, a hot standby), so it was not
+	// migrated. Run the deploy step (sessiondb migrate, or the engine's
+	// Migrate) and open again. See SchemaBehindError.
+	ErrSchemaBehind = driver.ErrSchemaBehind
 	// ErrIdempotencyConflict: an append reused an idempotency key, or a
 	// platform message id, the session already holds for a different
 	// message. A retry or re-delivery must resend the same message; a new

@@ -37,6 +37,7 @@ var errorCodes = []struct {
 	{sentinel(db.ErrReadOnly), "read_only", exitError},
 	{sentinel(db.ErrReplaced), "replaced", exitError},
 	{sentinel(db.ErrSchemaTooNew), "schema_too_new", exitError},
+	{sentinel(db.ErrSchemaBehind), "schema_behind", exitError},
 	{sentinel(db.ErrIdempotencyConflict), "idempotency_conflict", exitError},
 	{sentinel(db.ErrCoolingDown), "cooling_down", exitLocked},
 	{sentinel(db.ErrForeignSchema), "foreign_schema", exitError},

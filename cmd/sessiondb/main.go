@@ -70,6 +70,7 @@ func commands() []command {
 		{"bulk", "bulk prune [FLAGS] | bulk archive [FLAGS] | bulk delete [FLAGS] | bulk ghosts [FLAGS]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
 		{"vacuum", "vacuum", "compact the file (refused while other processes have it open)", runVacuum},
 		{"stats", "stats", "what is in the store: sessions, messages, file and WAL size, free pages, index state, schema, last prune/vacuum", runStats},
+		{"migrate", migrateUsage, "the deploy step: migrate the store (a file, created when missing, or a postgres:// schema) to this sessiondb's schema; --status only prints the version (exit 0 current, 1 behind or ahead)", runMigrate},
 		{"verify", "verify", "check the database without changing it (exit 0 verified or empty, 1 damaged or absent, 2 could not check: locked, no permission, read-only medium, disk full)", runVerify},
 		{"repair", "repair [--no-backup] [--force]", "repair a damaged database in place, after a backup (exit 0 repaired or healthy, 1 not repaired)", runRepair},
 		{"bench", "bench [--appends N] [--appenders 1,4,16,64] [--rows N] [--dir D]", "measure appends (serial, concurrent, batched), reads and open against the raw driver, on scratch databases", runBench},

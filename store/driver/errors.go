@@ -28,6 +28,7 @@ var (
 	ErrLeaseLost           = errors.New("lease not held by the caller")
 	ErrSessionClosed       = errors.New("session is closed")
 	ErrSchemaTooNew        = errors.New("database schema is newer than this sessiondb")
+	ErrSchemaBehind        = errors.New("database schema is behind this sessiondb and was not migrated")
 	ErrIdempotencyConflict = errors.New("idempotency key or platform message id already used for a different message")
 	ErrCoolingDown         = errors.New("compression is cooling down after a failure")
 	ErrIO                  = errors.New("disk I/O error")
@@ -41,7 +42,7 @@ var (
 // Sentinels lists every sentinel above.
 var Sentinels = []error{ErrNotFound, ErrExists, ErrConflict, ErrInvalidInput, ErrLocked,
 	ErrCommitUnknown, ErrCorrupt, ErrNotDatabase, ErrNotAStore, ErrReadOnly, ErrDiskFull, ErrTooManyOpenFiles,
-	ErrReplaced, ErrClosed, ErrLeaseHeld, ErrLeaseLost, ErrSessionClosed, ErrSchemaTooNew,
+	ErrReplaced, ErrClosed, ErrLeaseHeld, ErrLeaseLost, ErrSessionClosed, ErrSchemaTooNew, ErrSchemaBehind,
 	ErrIdempotencyConflict, ErrCoolingDown, ErrIO, ErrForeignSchema, ErrAliased, ErrNotSupported, ErrTooLarge, ErrInternal}
 
 // HasSentinel reports whether err already carries one of the sentinels,
