@@ -25,8 +25,8 @@ var queries = gen.New()
 // Store is an agent's conversation state in one SQLite file, safe for use by
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
-// same on every engine; the methods defined here are the file's own
-// (Path, Vacuum, IndexNow, Info, Stats).
+// same on every engine, each a method here with its documentation; Path,
+// Vacuum, IndexNow, Info and Stats are the file's own.
 type Store struct {
 	*store.Store
 	*engine

@@ -83,7 +83,8 @@ func (o Options) domain() store.Options {
 
 // Store is an agent's conversation state in one schema of a PostgreSQL
 // database, shared by any number of processes on any number of machines.
-// Its domain verbs are package store's, the same on every engine.
+// Its domain verbs are package store's, the same on every engine, each a
+// method here with its documentation.
 type Store struct {
 	*store.Store
 	eng *engine

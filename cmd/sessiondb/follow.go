@@ -32,8 +32,12 @@ func runFollow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	id, err := s.ResolveSessionID(ctx, pos[0]) // an id, or a unique prefix of one
+	if err != nil {
+		return err
+	}
 	if *afterFlag == "" {
-		last, err := s.Messages(ctx, pos[0], db.MessageQuery{NewestFirst: true, Limit: 1})
+		last, err := s.Messages(ctx, id, db.MessageQuery{NewestFirst: true, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -43,7 +47,7 @@ func runFollow(ctx context.Context, e *env, args []string) error {
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
-	for m, err := range s.WatchMessages(ctx, pos[0], after) {
+	for m, err := range s.WatchMessages(ctx, id, after) {
 		if err != nil {
 			return err
 		}
