@@ -68,6 +68,12 @@ type Options struct {
 	SpoolDir string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
+	// WatchByPolling makes watchers (Store.WatchMessages) poll every 50 ms
+	// instead of LISTENing for the commits' NOTIFY. Set it behind
+	// PgBouncer in transaction mode, which hands a LISTEN's server
+	// connection to other clients so its notifications are lost. (A
+	// standby, which refuses LISTEN, polls by itself.)
+	WatchByPolling bool
 }
 
 func (o Options) domain() store.Options {
@@ -129,7 +135,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		cmp.Or(opts.Logger, slog.Default()).Info("sessiondb: opened read-only, without migrating",
 			"schema", schema, "standby", eng.standby, "reason", eng.readOnly)
 	}
+	eng.notify = notifyStatement(schema)
 	eng.appends = newAppender(eng)
+	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby) // a standby refuses LISTEN
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
