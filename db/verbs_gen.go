@@ -758,3 +758,32 @@ func (s *Store) UsageTotals(ctx context.Context, f UsageFilter) (Usage, []ModelU
 func (s *Store) UsageByProvider(ctx context.Context, f UsageFilter) ([]ProviderUsage, error) {
 	return s.Store.UsageByProvider(ctx, f)
 }
+
+// WatchMessages streams a session's messages with ids above afterID as
+// they are committed — by this handle, another process or another
+// machine — in id order, each once: first those already there, then each
+// new one soon after its commit (SQLite: within the engine's poll of the
+// file, tens of milliseconds; PostgreSQL: at the commit's NOTIFY, or its
+// poll where LISTEN is unavailable). afterID 0 starts at the session's
+// first message; a message's ID starts after it, so a reader that
+// reconnects resumes with the last id it saw.
+//
+// The stream runs until ctx ends or the caller stops ranging, both of
+// which end it without an error. It ends with an error when the session
+// is unknown or deleted (ErrNotFound), the store is closed (ErrClosed), or
+// the engine can no longer read or watch it. Rewound messages are not
+// streamed, and a rewind does not take back messages already streamed.
+func (s *Store) WatchMessages(ctx context.Context, sessionID string, afterID int64) iter.Seq2[Message, error] {
+	return s.Store.WatchMessages(ctx, sessionID, afterID)
+}
+
+// WatchRecentSessions streams a sidebar: the first page RecentSessions
+// returns for q, at once and then again each time a commit — through
+// this handle or any other — changes it (a new session, a new message
+// moving a session up, a title, a flag). Pages that a commit left as
+// they were are not repeated. It ends as WatchMessages does: cleanly when
+// ctx ends or the caller stops ranging, with an error when q is invalid,
+// the store is closed or the engine can no longer read or watch.
+func (s *Store) WatchRecentSessions(ctx context.Context, q RecentQuery) iter.Seq2[RecentPage, error] {
+	return s.Store.WatchRecentSessions(ctx, q)
+}
