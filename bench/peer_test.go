@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // BenchmarkPythonPeer runs python_peer.py with b.N appends and reports
@@ -46,10 +48,7 @@ func BenchmarkPythonPeer(b *testing.B) {
 // The Python peer pads its messages as appendedMessage does, so that a
 // run with -bench.content compares the same texts.
 func TestPythonPeer_PadsAsTheGoBenchmarks(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required for the peer benchmark (.ci/run installs it)")
-	}
+	py := needs.Program(t, "python3", "python3")
 	defer func(was int) { *contentBytes = was }(*contentBytes)
 	for _, size := range []int{0, 20, 55, 56, 1000} {
 		*contentBytes = size

@@ -48,6 +48,17 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("exec %q: %v", query, err)
 			}
 		},
+		Reopen: func(t *testing.T, st *store.Store) *store.Store {
+			mu.Lock()
+			s := engines[st]
+			mu.Unlock()
+			other, err := Open(t.Context(), s.Path(), Options{})
+			if err != nil {
+				t.Fatalf("a second Open of %s: %v", s.Path(), err)
+			}
+			t.Cleanup(func() { other.Close() })
+			return other.Store
+		},
 		HoldIndexing: func(t testing.TB, st *store.Store) func() int {
 			mu.Lock()
 			s := engines[st]

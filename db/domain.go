@@ -163,3 +163,11 @@ var (
 // PlainText is the plain-text form of a message's parts: see
 // store.PlainText.
 func PlainText(parts []Part) string { return store.PlainText(parts) }
+
+// Retryable reports whether the call that returned err may be made again
+// unchanged: see [store.Retryable].
+func Retryable(err error) bool { return store.Retryable(err) }
+
+// RetryableKeyed is Retryable for an append idempotent by key, for which
+// ErrCommitUnknown is retryable too: see [store.RetryableKeyed].
+func RetryableKeyed(err error) bool { return store.RetryableKeyed(err) }

@@ -61,8 +61,10 @@ type Options struct {
 	// write (a plain Open refuses those with ErrReadOnly). The file must
 	// exist and be at this build's schema version. Where the directory
 	// cannot hold SQLite's shared-memory file, the file is read as
-	// immutable (see readonly.go for the risk where the medium itself is
-	// writable).
+	// immutable: safe on a read-only mount; in a read-only directory whose
+	// owner may still write the file, a read can fail on a half-written
+	// page, so Open logs a warning. A WAL still holding committed writes is
+	// refused, not read without them.
 	ReadOnly bool
 	// NoMigrate opens the store without migrating it, for deployments
 	// that migrate as a step of their own (Migrate, `sessiondb migrate`)

@@ -14,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/internal/flock"
 	"github.com/sessiondb/sessiondb/store"
 )
@@ -24,8 +25,8 @@ var queries = gen.New()
 // Store is an agent's conversation state in one SQLite file, safe for use by
 // many goroutines and shared with other processes. Its domain verbs
 // (CreateSession, AppendMessage, Search, ...) are package store's, the
-// same on every engine; the methods defined here are the file's own
-// (Path, Vacuum, IndexNow, Info, Stats).
+// same on every engine, each a method here with its documentation; Path,
+// Vacuum, IndexNow, Info and Stats are the file's own.
 type Store struct {
 	*store.Store
 	*engine
@@ -49,6 +50,8 @@ type engine struct {
 	// snapshots counts the read transactions snapshot began: how tests
 	// see that a long read is split into short ones.
 	snapshots atomic.Uint64
+	// changes wakes the store's watchers (watch.go).
+	changes *changefeed.Hub
 }
 
 // Open opens (creating if needed) the database at path, applies pending
@@ -164,6 +167,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 // store puts the domain in front of the engine.
 func (e *engine) store() (*Store, error) {
+	e.changes = changefeed.New(e.watchSource)
 	st, err := store.New(sqliteDriver{e}, store.Options{WritePatience: e.opts.WritePatience,
 		TranscriptPatience: e.opts.TranscriptPatience, ActivityPatience: e.opts.ActivityPatience,
 		SpoolDir: filepath.Dir(e.path), Logger: e.opts.Logger})
@@ -311,6 +315,7 @@ func (s *engine) close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	s.changes.Close(ErrClosed)
 	if s.w != nil { // a read-only store has no writer, and so no indexer
 		s.closeIndexer()
 	}
@@ -362,7 +367,11 @@ func (s *engine) writeTx(ctx context.Context, patience time.Duration, fn txFunc)
 	if s.w == nil {
 		return s.readOnly
 	}
-	return s.cause(s.w.write(ctx, patience, fn))
+	err := s.w.write(ctx, patience, fn)
+	if err == nil {
+		s.changes.Changed()
+	}
+	return s.cause(err)
 }
 
 func (s *engine) readTx(ctx context.Context, fn func(gen.DBTX) error) error {

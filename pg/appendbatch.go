@@ -114,7 +114,11 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 		a.tryLead()
 		select {
 		case res := <-r.done:
-			return res.deliver()
+			err := res.deliver()
+			if err == nil {
+				d.changes.Changed()
+			}
+			return err
 		case <-a.handoff:
 		case <-ctx.Done():
 			if a.dequeue(r) {

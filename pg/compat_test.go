@@ -21,13 +21,6 @@ var sqliteOnlyFiles = []string{"fts.sql.go", "search.sql.go"}
 // pg/queries/search.sql ports.
 var searchShared = []string{"MessageContextBefore", "MessageContextAfter"}
 
-// The Hermes import's queries (db/hermes.go): they read a SQLite state.db
-// into a SQLite store and are not ported.
-var hermesImportOnly = []string{
-	"ForeignSessionInsert", "ForeignSessionRefresh", "ImportedSessionGet", "ImportedSessionPut",
-	"ForeignMessageInsert", "MessageStateByKey", "MessageSetState", "ForeignModelUsagePut",
-}
-
 // Differences the Postgres query set keeps on purpose, by Type.Field, with
 // the reason. Each must still be a difference (a fixed one fails the test,
 // so the list never goes stale).
@@ -120,13 +113,6 @@ func TestGeneratedShapesMatchSQLite(t *testing.T) {
 		sqlite.structs[name] = fields
 	}
 	pg := parseGenerated(t, filepath.Join("internal", "pggen"), []string{"db.go"})
-
-	for _, name := range hermesImportOnly {
-		if _, ok := sqlite.methods[name]; !ok {
-			t.Errorf("hermesImportOnly names %s, which db/gen no longer has", name)
-		}
-		delete(sqlite.methods, name)
-	}
 
 	var diffs []string
 	used := map[string]bool{}

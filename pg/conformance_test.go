@@ -24,6 +24,17 @@ func TestConformance(t *testing.T) {
 			mu.Unlock()
 			return s.Store
 		},
+		Reopen: func(t *testing.T, st *store.Store) *store.Store {
+			mu.Lock()
+			s := engines[st]
+			mu.Unlock()
+			other, err := Open(t.Context(), testDSN(t), Options{Schema: s.Schema()})
+			if err != nil {
+				t.Fatalf("a second Open of schema %s: %v", s.Schema(), err)
+			}
+			t.Cleanup(func() { other.Close() })
+			return other.Store
+		},
 		Exec: func(t testing.TB, st *store.Store, query string, args ...any) {
 			t.Helper()
 			mu.Lock()

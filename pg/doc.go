@@ -31,5 +31,8 @@
 // store's session ends (an advisory lock the holder keeps; holder.go),
 // on any machine; other holders wait for their TTL.
 //
-// Not yet here: the CLI, and copying a store between engines.
+// The domain's types and errors are package store's (store.NewMessage,
+// store.ErrNotFound); every verb is a method of [Store] here. The CLI
+// speaks to this engine when --db is a postgres:// URL, and `sessiondb
+// copy` moves a store between engines.
 package pg

@@ -2,9 +2,11 @@ package pg
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/pg/internal/pggen"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -33,6 +35,12 @@ type engine struct {
 	keeper keeper // the advisory locks of the holders NewHolder made
 	// appends is the group commit of plain appends (appendbatch.go).
 	appends *appender
+	// changes wakes the store's watchers; notify announces a write's
+	// commit to every other handle's (watch.go).
+	changes        *changefeed.Hub
+	notify         string
+	watchByPolling bool
+	logger         *slog.Logger
 
 	// readOnly, when set, is why the store was opened read-only (a hot
 	// standby, Options.ReadOnly): every write returns it (readonly.go).
@@ -59,6 +67,7 @@ func (d pgDriver) Close() error {
 	if !d.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	d.changes.Close(driver.ErrClosed)
 	d.keeper.close()
 	if d.ownPool {
 		d.pool.Close()

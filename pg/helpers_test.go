@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +28,26 @@ func testDSN(t testing.TB) string {
 		t.Skip(how)
 	}
 	return dsn
+}
+
+// withSearchPath is dsn — a postgres:// URL or a key=value string, both
+// of which SESSIONDB_PG_DSN may be — with its search_path set to schema.
+func withSearchPath(t testing.TB, dsn, schema string) string {
+	t.Helper()
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		// A keyword value in single quotes, backslash and quote escaped,
+		// as libpq reads it: a search_path may hold spaces and quotes.
+		return dsn + " search_path='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(schema) + "'"
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("SESSIONDB_PG_DSN: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	// pgx reads a "+" in a query value as itself: a space must be %20.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
 }
 
 // freshSchema names a schema no other test uses, dropped (with the store

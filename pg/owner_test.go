@@ -100,9 +100,9 @@ func TestOpenRefusesASchemaAnotherRoleOwns(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ dsn, schema string }{
-		{dsnAs(t, alice) + " search_path=" + trap, ""},
+		{withSearchPath(t, dsnAs(t, alice), trap), ""},
 		{dsnAs(t, alice), trap},
-		{dsnAs(t, alice) + " search_path=" + empty, ""},
+		{withSearchPath(t, dsnAs(t, alice), empty), ""},
 		{dsnAs(t, alice), empty},
 	} {
 		s, err := Open(ctx, tc.dsn, Options{Schema: tc.schema})
@@ -197,10 +197,10 @@ func TestOpenRefusesSystemSchemas(t *testing.T) {
 	ctx := t.Context()
 	admin := adminConn(t)
 	for _, tc := range []struct{ dsn, schema string }{
-		{testDSN(t) + " search_path=information_schema", ""},
+		{withSearchPath(t, testDSN(t), "information_schema"), ""},
 		{testDSN(t), "information_schema"},
 		{testDSN(t), "pg_catalog"},
-		{testDSN(t) + ` search_path='"A B"'`, ""},
+		{withSearchPath(t, testDSN(t), `"A B"`), ""},
 		{testDSN(t), "A B"},
 	} {
 		s, err := Open(ctx, tc.dsn, Options{Schema: tc.schema})

@@ -424,6 +424,104 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		t.Errorf("a deleted session's message: %v, want no rows", err)
 	}
 
+	// Importing another store's sessions (package hermes): the session as
+	// the source had it, once; a refresh only ends it once and only grows
+	// its usage.
+	foreign := pggen.ForeignSessionInsertParams{
+		ID: "h1", Source: "hermes", UserID: p("u1"), Model: p("m1"), Cwd: p("/h/repo"), GitRepoRoot: p("/h"),
+		StartedAt: now + 50, Title: p("From Hermes"), InputTokens: 10, ApiCallCount: 2, EstimatedCostUsd: 0.5,
+		BillingProvider: p("openrouter"), RewindCount: 1,
+	}
+	expect(t, "ForeignSessionInsert", must(q.ForeignSessionInsert(ctx, db, foreign)), int64(1))
+	foreign.Title = p("Changed")
+	expect(t, "ForeignSessionInsert of an existing id", must(q.ForeignSessionInsert(ctx, db, foreign)), int64(0))
+	expect(t, "ForeignSessionInsert kept the first title", must(q.SessionGet(ctx, db, "h1")).Title, p("From Hermes"))
+	refresh := pggen.ForeignSessionRefreshParams{
+		EndedAt: p(now + 60), EndReason: p("user_exit"), InputTokens: 5, OutputTokens: 7, ApiCallCount: 3,
+		EstimatedCostUsd: 0.25, ActualCostUsd: 1, RewindCount: 0, ID: "h1",
+	}
+	if err := q.ForeignSessionRefresh(ctx, db, refresh); err != nil {
+		t.Fatal(err)
+	}
+	refresh.EndedAt, refresh.EndReason = p(now+70), p("other")
+	if err := q.ForeignSessionRefresh(ctx, db, refresh); err != nil {
+		t.Fatal(err)
+	}
+	h1 := must(q.SessionGet(ctx, db, "h1"))
+	expect(t, "ForeignSessionRefresh ends once", []any{h1.EndedAt, h1.EndReason, h1.RewindCount}, []any{p(now + 60), p("user_exit"), int64(1)})
+	expect(t, "ForeignSessionRefresh usage (GREATEST)", must(q.SessionUsageGet(ctx, db, "h1")),
+		pggen.SessionUsageGetRow{InputTokens: 10, OutputTokens: 7, ApiCallCount: 3, EstimatedCostUsd: 0.5, ActualCostUsd: 1})
+	if _, err := q.ImportedSessionGet(ctx, db, "h1"); !errors.Is(err, pgx.ErrNoRows) {
+		t.Errorf("ImportedSessionGet before a put: %v, want no rows", err)
+	}
+	must(0, q.ImportedSessionPut(ctx, db, pggen.ImportedSessionPutParams{SessionID: "h1", Origin: "hermes:/a/state.db", Fingerprint: "f1", At: now}))
+	expect(t, "ImportedSessionGet", must(q.ImportedSessionGet(ctx, db, "h1")), pggen.ImportedSessionGetRow{Origin: "hermes:/a/state.db", Fingerprint: "f1"})
+	must(0, q.ImportedSessionPut(ctx, db, pggen.ImportedSessionPutParams{SessionID: "h1", Origin: "hermes:/b/state.db", Fingerprint: "f2", At: now + 1}))
+	expect(t, "ImportedSessionPut again (new fingerprint, origin kept)", must(q.ImportedSessionGet(ctx, db, "h1")), pggen.ImportedSessionGetRow{Origin: "hermes:/a/state.db", Fingerprint: "f2"})
+	idH := must(q.ForeignMessageInsert(ctx, db, pggen.ForeignMessageInsertParams{
+		SessionID: "h1", Role: "user", Content: "from hermes", State: "active", IdempotencyKey: p("hermes:1"), CreatedAt: now + 51,
+	}))
+	expect(t, "ForeignMessageInsert", must(q.MessageGet(ctx, db, idH)).Content, "from hermes")
+	if _, err := q.ForeignMessageInsert(ctx, db, pggen.ForeignMessageInsertParams{
+		SessionID: "h1", Role: "user", Content: "twice", State: "active", IdempotencyKey: p("hermes:1"), CreatedAt: now + 52,
+	}); !isUniqueViolation(err) {
+		t.Errorf("ForeignMessageInsert of key hermes:1 twice: %v, want a unique violation", err)
+	}
+	key := pggen.MessageStateByKeyParams{SessionID: "h1", IdempotencyKey: p("hermes:1")}
+	expect(t, "MessageStateByKey", must(q.MessageStateByKey(ctx, db, key)), pggen.MessageStateByKeyRow{ID: idH, State: "active"})
+	must(0, q.MessageSetState(ctx, db, pggen.MessageSetStateParams{State: "compacted", ID: idH}))
+	expect(t, "MessageSetState", must(q.MessageStateByKey(ctx, db, key)), pggen.MessageStateByKeyRow{ID: idH, State: "compacted"})
+	if _, err := q.MessageStateByKey(ctx, db, pggen.MessageStateByKeyParams{SessionID: "s2", IdempotencyKey: p("hermes:1")}); !errors.Is(err, pgx.ErrNoRows) {
+		t.Errorf("MessageStateByKey in another session: %v, want no rows", err)
+	}
+	put := pggen.ForeignModelUsagePutParams{SessionID: "h1", Model: "m1", Task: "main", InputTokens: 10, ApiCallCount: 1, FirstSeenAt: now + 51, LastSeenAt: now + 52, BillingProvider: p("openrouter")}
+	must(0, q.ForeignModelUsagePut(ctx, db, put))
+	put.InputTokens, put.FirstSeenAt, put.LastSeenAt, put.BillingProvider = 12, now+53, now+50, p("direct")
+	must(0, q.ForeignModelUsagePut(ctx, db, put))
+	expect(t, "ForeignModelUsagePut twice (set, not added; seen range widened only)", must(q.ModelUsageBySession(ctx, db, "h1")),
+		[]pggen.ModelUsageBySessionRow{{Model: "m1", Task: "main", InputTokens: 12, ApiCallCount: 1, FirstSeenAt: now + 51, LastSeenAt: now + 52}})
+	expect(t, "ForeignModelUsagePut billing", must(q.ModelUsageBillingBySession(ctx, db, "h1"))[0].BillingProvider, p("direct"))
+
+	// Filling what a session lacks, never what it has. Sessions now: s2
+	// (u1, /w/proj/sub), s3 (u1, /w/proj), s4 and sé (no user, /w/proj),
+	// s9 (no cwd), h1 (u1, /h/repo, root /h, model m1, billed).
+	expect(t, "SessionModelFill", must(q.SessionModelFill(ctx, db, pggen.SessionModelFillParams{Model: p("m3"), ID: "s3"})), int64(1))
+	expect(t, "SessionModelFill over a set model", must(q.SessionModelFill(ctx, db, pggen.SessionModelFillParams{Model: p("m4"), ID: "s3"})), int64(0))
+	expect(t, "SessionModelFill kept", must(q.SessionGet(ctx, db, "s3")).Model, p("m3"))
+	if _, err := pool.Exec(ctx, "UPDATE sessions SET model = '' WHERE id = 's4'"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "SessionModelFill of an empty model", must(q.SessionModelFill(ctx, db, pggen.SessionModelFillParams{Model: p("m3"), ID: "s4"})), int64(1))
+	route := func(id string) []*string {
+		s := must(q.SessionGet(ctx, db, id))
+		return []*string{s.BillingProvider, s.BillingBaseUrl, s.BillingMode}
+	}
+	expect(t, "SessionBillingRouteFill", must(q.SessionBillingRouteFill(ctx, db, pggen.SessionBillingRouteFillParams{BillingProvider: p("p1"), BillingBaseUrl: p("https://p1"), BillingMode: p("api"), ID: "s3"})), int64(1))
+	expect(t, "SessionBillingRouteFill over a set route", must(q.SessionBillingRouteFill(ctx, db, pggen.SessionBillingRouteFillParams{BillingProvider: p("p2"), ID: "s3"})), int64(0))
+	expect(t, "SessionBillingRouteFill over a provider only", must(q.SessionBillingRouteFill(ctx, db, pggen.SessionBillingRouteFillParams{BillingProvider: p("p2"), ID: "h1"})), int64(0))
+	expect(t, "route kept", route("s3"), []*string{p("p1"), p("https://p1"), p("api")})
+	expect(t, "SessionBillingRouteSet", must(q.SessionBillingRouteSet(ctx, db, pggen.SessionBillingRouteSetParams{BillingProvider: p("p2"), ID: "s3"})), int64(1))
+	expect(t, "route set", route("s3"), []*string{p("p2"), nil, nil})
+	expect(t, "SessionBillingRouteSet on a missing session", must(q.SessionBillingRouteSet(ctx, db, pggen.SessionBillingRouteSetParams{BillingProvider: p("p2"), ID: "ghost"})), int64(0))
+	expect(t, "SessionCwdsOfUser (distinct, newest start first)", must(q.SessionCwdsOfUser(ctx, db, pggen.SessionCwdsOfUserParams{UserID: p("u1"), MaxRows: 10})),
+		[]*string{p("/h/repo"), p("/w/proj"), p("/w/proj/sub")})
+	expect(t, "SessionCwdsOfUser limited", must(q.SessionCwdsOfUser(ctx, db, pggen.SessionCwdsOfUserParams{UserID: p("u1"), MaxRows: 1})), []*string{p("/h/repo")})
+	expect(t, "SessionCwdsOfUser of no user", must(q.SessionCwdsOfUser(ctx, db, pggen.SessionCwdsOfUserParams{UserID: p(""), MaxRows: 10})), []*string{p("/w/proj")})
+	noRoot := pggen.SessionCwdsWithoutRepoRootParams{AfterCwd: p(""), MaxRows: 10}
+	expect(t, "SessionCwdsWithoutRepoRoot", must(q.SessionCwdsWithoutRepoRoot(ctx, db, noRoot)), []*string{p("/w/proj"), p("/w/proj/sub")})
+	expect(t, "SessionCwdsWithoutRepoRoot next page", must(q.SessionCwdsWithoutRepoRoot(ctx, db, pggen.SessionCwdsWithoutRepoRootParams{AfterCwd: p("/w/proj"), MaxRows: 1})), []*string{p("/w/proj/sub")})
+	expect(t, "SessionRepoRootFill", must(q.SessionRepoRootFill(ctx, db, pggen.SessionRepoRootFillParams{GitRepoRoot: p("/w"), Cwd: p("/w/proj")})), int64(3))
+	expect(t, "SessionRepoRootFill again", must(q.SessionRepoRootFill(ctx, db, pggen.SessionRepoRootFillParams{GitRepoRoot: p("/x"), Cwd: p("/w/proj")})), int64(0))
+	expect(t, "SessionRepoRootFill over a set root", must(q.SessionRepoRootFill(ctx, db, pggen.SessionRepoRootFillParams{GitRepoRoot: p("/x"), Cwd: p("/h/repo")})), int64(0))
+	expect(t, "roots kept", []*string{must(q.SessionGet(ctx, db, "s4")).GitRepoRoot, must(q.SessionGet(ctx, db, "h1")).GitRepoRoot}, []*string{p("/w"), p("/h")})
+	expect(t, "SessionCwdsWithoutRepoRoot after the fill", must(q.SessionCwdsWithoutRepoRoot(ctx, db, noRoot)), []*string{p("/w/proj/sub")})
+
+	// An id holding a needle, literally (a LIKE would take _ for any
+	// character), newest start first.
+	expect(t, "SessionIDsContaining s", must(q.SessionIDsContaining(ctx, db, pggen.SessionIDsContainingParams{Needle: "s", MaxRows: 3})), []string{"sé", "s4", "s3"})
+	expect(t, "SessionIDsContaining é", must(q.SessionIDsContaining(ctx, db, pggen.SessionIDsContainingParams{Needle: "é", MaxRows: 10})), []string{"sé"})
+	expect(t, "SessionIDsContaining _", must(q.SessionIDsContaining(ctx, db, pggen.SessionIDsContainingParams{Needle: "_", MaxRows: 10})), []string{})
+
 	// Every generated query ran, and the server accepted it.
 	var missing []string
 	queries := reflect.TypeOf(q)

@@ -68,6 +68,12 @@ type Options struct {
 	SpoolDir string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
+	// WatchByPolling makes watchers (Store.WatchMessages) poll every 50 ms
+	// instead of LISTENing for the commits' NOTIFY. Set it behind
+	// PgBouncer in transaction mode, which hands a LISTEN's server
+	// connection to other clients so its notifications are lost. (A
+	// standby, which refuses LISTEN, polls by itself.)
+	WatchByPolling bool
 }
 
 func (o Options) domain() store.Options {
@@ -77,7 +83,8 @@ func (o Options) domain() store.Options {
 
 // Store is an agent's conversation state in one schema of a PostgreSQL
 // database, shared by any number of processes on any number of machines.
-// Its domain verbs are package store's, the same on every engine.
+// Its domain verbs are package store's, the same on every engine, each a
+// method here with its documentation.
 type Store struct {
 	*store.Store
 	eng *engine
@@ -128,7 +135,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		cmp.Or(opts.Logger, slog.Default()).Info("sessiondb: opened read-only, without migrating",
 			"schema", schema, "standby", eng.standby, "reason", eng.readOnly)
 	}
+	eng.notify = notifyStatement(schema)
 	eng.appends = newAppender(eng)
+	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby) // a standby refuses LISTEN
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err

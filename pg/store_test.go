@@ -13,7 +13,7 @@ import (
 func TestOpen_SchemaFromTheConnectionString(t *testing.T) {
 	ctx := t.Context()
 	schema := freshSchema(t)
-	a, err := Open(ctx, testDSN(t)+" search_path="+schema, Options{})
+	a, err := Open(ctx, withSearchPath(t, testDSN(t), schema), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

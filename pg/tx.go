@@ -52,6 +52,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 		exclusive := attempt >= 2 && retryable(err)
 		if err = d.writeOnce(ctx, pctx, deadline, exclusive, fn); err == nil {
 			d.writes.Add(1)
+			d.changes.Changed()
 			return nil
 		}
 		var lost *lostBeforeCommit
@@ -97,9 +98,11 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	// one: zero would mean none). Hand-written: SET LOCAL takes no
 	// parameters, and sending it with BEGIN saves a round trip.
 	ms := max(time.Until(deadline).Milliseconds(), 1)
-	// The store's tables are locked with it, before the guard's snapshot.
+	// The store's tables are locked with it, before the guard's snapshot,
+	// and the commit's NOTIFY queued (watch.go): the server sends it only
+	// if the transaction commits.
 	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
-		"SET LOCAL sessiondb.counts_last_message_at = on; %s", ms, ms, d.guard.lockTables) // the trigger's work is done (migration 6)
+		"SET LOCAL sessiondb.counts_last_message_at = on; %s; %s", ms, ms, d.guard.lockTables, d.notify) // the trigger's work is done (migration 6)
 	if exclusive {
 		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
 	}
@@ -382,6 +385,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
 	b.Queue(guard.lockTables)
+	b.Queue(notifyStatement(guard.schema)) // the commit's NOTIFY (watch.go)
 	b.Queue(guard.query)
 	b.Queue(lock, ids)
 	if !wait {
@@ -390,7 +394,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	res := c.SendBatch(ctx, &b)
 	locked = make(map[string]bool, len(ids))
 	exist = locked
-	for range 3 { // BEGIN, the settings, the tables' lock
+	for range 4 { // BEGIN, the settings, the tables' lock, the NOTIFY
 		if err == nil {
 			_, err = res.Exec()
 		}

@@ -36,15 +36,15 @@ type ExportResult struct {
 }
 
 // Export writes sessions with their messages and usage to w as JSON Lines
-// (the format is described in exportformat.go: a versioned header, then
-// each session followed by its rows). It streams: memory stays bounded by
-// a page of rows whatever the store's size. Exporting into an empty store
-// with Import and exporting again gives the same bytes.
+// (a versioned header, then each session followed by its rows). It
+// streams: memory stays bounded by a page of rows whatever the store's
+// size. Exporting into an empty store with Import and exporting again
+// gives the same bytes.
 //
 // Each page of rows is read in a read transaction of its own, ended before
 // the page is written to w: a slow w (a pipe, a network) or a large store
 // never holds one snapshot for the whole export, which would keep the WAL
-// from starting over for as long (see walpin.go). Pages are keyset pages
+// from starting over for as long. Pages are keyset pages
 // (sessions by start time and id, messages by id), so an export taken
 // while writes go on has every session and message committed before it
 // began, each once — none skipped, none twice — and rows committed

@@ -123,8 +123,12 @@ func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (Impor
 	size := fi.Size()
 	if len(v.errs) > 0 {
 		res.Errors = v.errs
-		return res, opErr(op, "", fmt.Errorf("%w: %d problems in the file, nothing imported; first: %v",
-			ErrInvalidInput, len(v.errs), v.errs[0]))
+		problems := fmt.Sprintf("%d problems", len(v.errs))
+		if len(v.errs) == 1 {
+			problems = "1 problem"
+		}
+		return res, opErr(op, "", fmt.Errorf("%w: %s in the file, nothing imported; first: %v",
+			ErrInvalidInput, problems, v.errs[0]))
 	}
 	w := importWriter{s: s, src: spool, maxLine: o.MaxRecordBytes, total: size, progress: o.OnProgress, res: &res}
 	for _, b := range v.blocks {

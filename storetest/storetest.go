@@ -34,6 +34,10 @@ type Engine struct {
 	// were, so a test searches the same rows both waiting and indexed.
 	// nil: the engine indexes as it writes.
 	HoldIndexing func(t testing.TB, s *store.Store) (release func() int)
+	// Reopen opens a second, independent handle on the store behind s (a
+	// second Open of the same file, of the same schema): what another
+	// process or replica would hold. It is closed when the test ends.
+	Reopen func(t *testing.T, s *store.Store) *store.Store
 }
 
 // Run runs the whole suite, each test a subtest.

@@ -149,4 +149,10 @@ var suite = []struct {
 	{"UsageTotals", func(t *testing.T, e Engine) { testUsageTotals(t, e.Open) }},
 	{"Usage_Add", func(t *testing.T, e Engine) { testUsage_Add(t, e.Open) }},
 	{"UserCwds", testUserCwds},
+	{"WatchMessages_CancelEndsCleanly", testWatchMessages_CancelEndsCleanly},
+	{"WatchMessages_ConcurrentWritersExactlyOnce", testWatchMessages_ConcurrentWritersExactlyOnce},
+	{"WatchMessages_EndsWithAnError", testWatchMessages_EndsWithAnError},
+	{"WatchMessages_SeesAnotherHandlesAppends", testWatchMessages_SeesAnotherHandlesAppends},
+	{"WatchMessages_StartsAfterID", testWatchMessages_StartsAfterID},
+	{"WatchRecentSessions_SeesAnotherHandlesChanges", testWatchRecentSessions_SeesAnotherHandlesChanges},
 }

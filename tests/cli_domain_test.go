@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestCLI_Domain walks the lineage, conversation, rewind, flag, locks and
@@ -104,10 +106,18 @@ func TestCLI_ExportImport(t *testing.T) {
 	if r := mustRun(b, ea, "--json", "import", "-"); !strings.Contains(r.stdout, `"skipped": 1`) {
 		t.Errorf("re-import from stdin: %s", r.stdout)
 	}
+	// The summary names what happened, counted in words that agree with
+	// their number, and nothing that did not.
+	if r := mustRun(b, ea, "import", "-"); r.stdout != "imported 0 sessions (0 messages); skipped 1 that exists\n" {
+		t.Errorf("re-import summary: %q", r.stdout)
+	}
 	bad := strings.Replace(ea, `"role":"user"`, `"role":"robot"`, 1)
 	r := cli(t, b, bad, "import", "-")
-	if r.code != 2 || !strings.Contains(r.stderr, "line 3") {
+	if r.code != 2 || !strings.Contains(r.stderr, "line 3") || !strings.Contains(r.stderr, "2 problems in the file") {
 		t.Errorf("malformed import: exit %d, stderr %q; want 2 naming line 3", r.code, r.stderr)
+	}
+	if r := cli(t, b, ea+"not json\n", "import", "-"); r.code != 2 || !strings.Contains(r.stderr, "1 problem in the file") {
+		t.Errorf("one bad line: exit %d, stderr %q; want 2 and \"1 problem\"", r.code, r.stderr)
 	}
 	if r := cli(t, b, "", "import", filepath.Join(dir, "missing.jsonl")); r.code != 2 {
 		t.Errorf("missing file: exit %d, want 2", r.code)
@@ -118,10 +128,7 @@ func TestCLI_ExportImport(t *testing.T) {
 // a terminal (script(1) gives it one) and stays quiet when its output is a
 // pipe or --json is set.
 func TestCLI_ProgressOnlyOnATerminal(t *testing.T) {
-	scriptPath, err := exec.LookPath("script")
-	if err != nil {
-		t.Fatal("script(1) is required for this test (scripts/test.sh installs it)")
-	}
+	scriptPath := needs.Program(t, "script", "bsdutils")
 	path := filepath.Join(t.TempDir(), "state.db")
 	onTerminal := func(args string) string {
 		cmd := exec.Command(scriptPath, "-qec", cliPath+" "+args+" >/dev/null", "/dev/null")

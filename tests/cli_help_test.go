@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestCLI_Help: every way of asking for a command's help prints its usage
@@ -22,7 +24,7 @@ func TestCLI_Help(t *testing.T) {
 		{"SearchDashH", []string{"search", "-h"}, []string{"usage: sessiondb search QUERY", "--limit N", "(default: 20)", "--sort SORT", `(default: "relevance")`, "--context N", "--write-patience D"}},
 		{"SearchDashDashHelp", []string{"search", "--help"}, []string{"usage: sessiondb search QUERY", "--offset N", "(default: 0)"}},
 		{"HelpSearch", []string{"help", "search"}, []string{"usage: sessiondb search QUERY", "--role ROLE", "--source SOURCE"}},
-		{"HelpAfterArgs", []string{"messages", "s1", "--help"}, []string{"usage: sessiondb messages SESSION_ID", "--limit N", "(default: 1000)"}},
+		{"HelpAfterArgs", []string{"messages", "s1", "--help"}, []string{"usage: sessiondb messages ID|PREFIX", "--limit N", "(default: 1000)"}},
 		{"SessionNewHelp", []string{"session", "new", "-h"}, []string{"usage: sessiondb session new", "--source SOURCE", `(default: "cli")`}},
 		{"HelpSessionNew", []string{"help", "session", "new"}, []string{"usage: sessiondb session new", "--kind KIND"}},
 		{"SessionHelp", []string{"session", "--help"}, []string{"usage: sessiondb session new", "or: sessiondb session show ID", "help session SUBCOMMAND"}},
@@ -105,14 +107,7 @@ func TestCLI_Version(t *testing.T) {
 // test skips locally and fails in CI (scripts/test.sh installs them).
 func shell(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (scripts/test.sh installs it)", name)
-		}
-		t.Skipf("%s not installed (apt-get install %s, or run scripts/test.sh)", name, name)
-	}
-	return p
+	return needs.Program(t, name, name)
 }
 
 // TestCLI_Completion drives each shell's completion as the shell would,

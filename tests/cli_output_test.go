@@ -9,16 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // onTerminal runs the CLI with a terminal as its standard output (script(1)
 // gives it one) and returns what the terminal showed.
 func onTerminal(t *testing.T, env []string, args string) string {
 	t.Helper()
-	scriptPath, err := exec.LookPath("script")
-	if err != nil {
-		t.Fatal("script(1) is required for this test (scripts/test.sh installs it)")
-	}
+	scriptPath := needs.Program(t, "script", "bsdutils")
 	cmd := exec.Command(scriptPath, "-qec", cliPath+" "+args, "/dev/null")
 	cmd.Env = append(append(os.Environ(), "NO_COLOR="), env...)
 	out, err := cmd.CombinedOutput()
@@ -32,7 +31,8 @@ var sgr = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // TestCLI_SearchHighlight: on a terminal a match is bold colour and the
 // markers are gone; stored text holding the markers stays text (it cannot
-// fake a match); in a pipe the output has no escape sequence at all.
+// fake a match); in a pipe the output is the text as stored, with no
+// escape sequence and no markers unless --marks asks for them.
 func TestCLI_SearchHighlight(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	env := []string{"SESSIONDB_PATH=" + path}
@@ -52,11 +52,14 @@ func TestCLI_SearchHighlight(t *testing.T) {
 		t.Errorf("terminal: stored markers were taken for a match:\n%q", out)
 	}
 	r := cli(t, env, "", "search", "needle")
-	if strings.ContainsRune(r.stdout, 0x1b) || !strings.Contains(r.stdout, "the real >>>needle<<<") {
-		t.Errorf("pipe: want plain text with markers, got:\n%q", r.stdout)
+	if strings.ContainsRune(r.stdout, 0x1b) || !strings.Contains(r.stdout, "a >>>fake<<< match, and the real needle") {
+		t.Errorf("pipe: want the text as stored, no markers added, got:\n%q", r.stdout)
 	}
-	if out := onTerminal(t, append(env, "NO_COLOR=1"), "search needle"); strings.ContainsRune(out, 0x1b) {
-		t.Errorf("NO_COLOR: escape sequences on the terminal:\n%q", out)
+	if r := cli(t, env, "", "search", "needle", "--marks"); !strings.Contains(r.stdout, "the real >>>needle<<<") {
+		t.Errorf("pipe with --marks: want the match marked, got:\n%q", r.stdout)
+	}
+	if out := onTerminal(t, append(env, "NO_COLOR=1"), "search needle"); strings.ContainsRune(out, 0x1b) || !strings.Contains(out, "the real >>>needle<<<") {
+		t.Errorf("NO_COLOR: want markers and no escape sequences on the terminal:\n%q", out)
 	}
 }
 

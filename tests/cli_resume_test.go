@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +22,11 @@ func TestCLI_ResolveAndResume(t *testing.T) {
 	}
 	if _, err := s.AppendMessage(ctx, "20261101-a1", db.NewMessage{Role: db.RoleUser, Content: "why does it fail?"}); err != nil {
 		t.Fatal(err)
+	}
+	for i := range 7 {
+		if _, err := s.AppendMessage(ctx, "20261101-b1", db.NewMessage{Role: db.RoleUser, Content: fmt.Sprintf("b turn %d", i)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	holder := db.NewHolder("test")
 	if _, ok, err := s.AcquireCompressionLock(ctx, "20261101-a1", holder, 0); err != nil || !ok {
@@ -54,6 +60,15 @@ func TestCLI_ResolveAndResume(t *testing.T) {
 		{"ResumeFromRoot", []string{"resume", "20261101-a1"}, 0, "continue in: 20261101-a2\nlast turns:  20261101-a1", ""},
 		{"ResumeByTitle", []string{"--json", "resume", "--title", "Fix the build"}, 0, `"turns": {`, ""},
 		{"ResumePlain", []string{"resume", "20261101-b"}, 0, "continue in: 20261101-b1\n", ""},
+		// Every command that reads one session takes a prefix.
+		{"MessagesByPrefix", []string{"messages", "20261101-b", "--limit", "2"}, 0, "b turn 0\n#", "next page with --after"},
+		{"MessagesAmbiguous", []string{"messages", "20261101"}, 2, "", "names more than one session"},
+		{"ConversationByPrefix", []string{"conversation", "20261101-b"}, 0, "b turn 6\n", ""},
+		{"ConversationUnknown", []string{"conversation", "2025"}, 3, "", "no session id starts with"},
+		// session show ends with the last turns and how to see them all.
+		{"ShowsLastMessages", []string{"session", "show", "20261101-b"}, 0,
+			"the last 5 of 7 messages (all of them: sessiondb messages 20261101-b1):\n#", ""},
+		{"ShowsAllOfAShortOne", []string{"session", "show", "20261101-a1"}, 0, "1 message:\n#", ""},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

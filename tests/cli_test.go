@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -198,11 +199,26 @@ func TestCLI_Demo(t *testing.T) {
 	if diff := cmp.Diff(want, counts()); diff != "" {
 		t.Errorf("after demo (-want +got):\n%s", diff)
 	}
-	if r := cli(t, env, "", "demo"); r.code != 0 {
-		t.Fatal(r.stderr)
+	if !strings.Contains(r.stdout, "(17 new messages)") {
+		t.Errorf("first demo: %q; want it to say what it wrote", r.stdout)
+	}
+	if r := cli(t, env, "", "demo"); r.code != 0 || !strings.Contains(r.stdout, "nothing written: the 3 demo conversations were there already") ||
+		strings.Contains(r.stdout, "written by") {
+		t.Fatalf("second demo = %d; want it to say it wrote nothing:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if diff := cmp.Diff(want, counts()); diff != "" {
 		t.Errorf("a second demo duplicated turns (-want +got):\n%s", diff)
+	}
+	// The demo's models reported usage, once: two runs, the same totals,
+	// and never a row of zeros.
+	r = cli(t, env, "", "usage")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^total\s+main loop\s+382\s+164\s+0\s+0\s+0\s+8\s`).MatchString(r.stdout) {
+		t.Errorf("usage after two demos:\n%s%s", r.stdout, r.stderr)
+	}
+	empty := []string{"SESSIONDB_PATH=" + filepath.Join(t.TempDir(), "empty.db")}
+	cli(t, empty, "", "init")
+	if r := cli(t, empty, "", "usage"); r.code != 0 || !strings.HasPrefix(r.stdout, "no usage recorded") {
+		t.Errorf("usage of an empty store: %d %q, want it to say none is recorded", r.code, r.stdout)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/internal/needs"
 	"github.com/sessiondb/sessiondb/storetest"
 )
 
@@ -69,10 +70,7 @@ func TestExternal_PythonHolds15Seconds(t *testing.T) {
 // appends: with its default patience every append lands, some after
 // waiting; with 50 ms of patience an append gives up with ErrLocked.
 func TestExternal_SQLiteShellVacuum(t *testing.T) {
-	shell, err := exec.LookPath("sqlite3")
-	if err != nil {
-		t.Fatal("the sqlite3 shell is required (scripts/test.sh installs it)")
-	}
+	shell := needs.Program(t, "sqlite3", "sqlite3")
 	path := filepath.Join(t.TempDir(), "state.db")
 	patient := openStore(t, path, db.Options{})
 	impatient := openStore(t, path, db.Options{WritePatience: 25 * time.Millisecond, TranscriptPatience: 50 * time.Millisecond})

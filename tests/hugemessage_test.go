@@ -95,9 +95,9 @@ func TestCLI_HugeMessage(t *testing.T) {
 	}{
 		{[]string{"sessions"}, "s1"},
 		{[]string{"messages", "s1"}, "hugeend"},
-		{[]string{"search", "before"}, ">>>before<<<"},
+		{[]string{"search", "before", "--marks"}, ">>>before<<<"},
 		{[]string{"append", "s1", "--role", "user", "--content", "after the huge one"}, ""},
-		{[]string{"search", "after"}, ">>>after<<<"},
+		{[]string{"search", "after", "--marks"}, ">>>after<<<"},
 		{[]string{"verify"}, "verified"},
 		{[]string{"messages", "s1"}, "after the huge one"},
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/internal/needs"
 
 	"github.com/sessiondb/sessiondb/db"
 )
@@ -118,10 +119,7 @@ print(json.dumps({"check": check, "title": s[0], "count": s[1], "contents": rows
 
 // The sqlite3 shell, where installed, agrees too.
 func TestSQLiteShellIntegrityCheck(t *testing.T) {
-	shell, err := exec.LookPath("sqlite3")
-	if err != nil {
-		t.Fatal("the sqlite3 shell is required (.ci/run installs it)")
-	}
+	shell := needs.Program(t, "sqlite3", "sqlite3")
 	path := filepath.Join(t.TempDir(), "state.db")
 	s := openStore(t, path, db.Options{})
 	if _, err := s.CreateSession(t.Context(), db.NewSession{ID: "s1"}); err != nil {

@@ -71,7 +71,7 @@ func TestCLI_ReadOnlyModeFile_OwnerReads(t *testing.T) {
 	}{
 		{[]string{"sessions"}, "s1"},
 		{[]string{"messages", "s1"}, "kept under 0400"},
-		{[]string{"search", "kept"}, ">>>kept<<<"},
+		{[]string{"search", "kept", "--marks"}, ">>>kept<<<"},
 		{[]string{"conversation", "s1"}, "kept under 0400"},
 		{[]string{"export"}, "kept under 0400"},
 		{[]string{"verify"}, "verified"},

@@ -114,7 +114,7 @@ func TestCLI_ReadOnlyDirectory_Reads(t *testing.T) {
 	}{
 		{[]string{"sessions"}, "s1"},
 		{[]string{"messages", "s1"}, "readable without write access"},
-		{[]string{"search", "readable"}, ">>>readable<<<"},
+		{[]string{"search", "readable", "--marks"}, ">>>readable<<<"},
 		{[]string{"conversation", "s1"}, "readable without write access"},
 		{[]string{"export"}, "readable without write access"},
 		{[]string{"verify"}, "verified"},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
@@ -83,8 +84,29 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return writeJSON(e.stdout, toSessionJSON(sess))
 	}
-	return printSession(e.stdout, sess)
+	if err := printSession(e.stdout, sess); err != nil || sess.MessageCount == 0 {
+		return err
+	}
+	// The last turns, for a look at where it stands; messages pages
+	// through them all.
+	last, err := s.Messages(ctx, id, db.MessageQuery{NewestFirst: true, Limit: showLastMessages})
+	if err != nil {
+		return err
+	}
+	slices.Reverse(last)
+	head := fmt.Sprintf("\nthe last %d of %s (all of them: sessiondb messages %s):\n", len(last), plural(sess.MessageCount, "message"), oneLine(id))
+	if int64(len(last)) == sess.MessageCount {
+		head = fmt.Sprintf("\n%s:\n", plural(sess.MessageCount, "message"))
+	}
+	if _, err := io.WriteString(e.stdout, head); err != nil {
+		return err
+	}
+	return printMessages(e.stdout, last)
 }
+
+// showLastMessages is how many of a session's messages session show
+// prints after its details.
+const showLastMessages = 5
 
 func runSessionEnd(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("session end", flag.ContinueOnError)
@@ -307,6 +329,10 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	id, err := s.ResolveSessionID(ctx, pos[0]) // an id, or a unique prefix of one
+	if err != nil {
+		return err
+	}
 	// advance moves q past a page: ids only grow, so the cursor is the
 	// last id shown, in whichever direction the listing runs.
 	advance := func(q *db.MessageQuery, page []db.Message) {
@@ -322,7 +348,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	if *all {
 		q.Limit = 1000
 		out := &jsonStream{w: e.stdout}
-		err := streamSeq(q.Limit, s.AllMessages(ctx, pos[0], q), func(page []db.Message, _ bool) error {
+		err := streamSeq(q.Limit, s.AllMessages(ctx, id, q), func(page []db.Message, _ bool) error {
 			if e.json {
 				for _, m := range page {
 					out.add(toMessageJSON(m))
@@ -337,7 +363,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 		return out.close()
 	}
 	q.Limit = min(cmp.Or(q.Limit, 1000), maxMessagePage)
-	ms, err := s.Messages(ctx, pos[0], q)
+	ms, err := s.Messages(ctx, id, q)
 	if err != nil {
 		return err
 	}
@@ -352,7 +378,7 @@ func runMessages(ctx context.Context, e *env, args []string) error {
 	next := q
 	advance(&next, ms)
 	next.Limit = 1
-	if probe, err := s.Messages(ctx, pos[0], next); err != nil || len(probe) == 0 {
+	if probe, err := s.Messages(ctx, id, next); err != nil || len(probe) == 0 {
 		return err
 	}
 	if q.NewestFirst {

@@ -81,8 +81,8 @@ func runCopy(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, map[string]any{"from": src.where, "to": dst.where, "copied": res.Imported,
 			"topped_up": res.ToppedUp, "skipped": res.Skipped, "detached": res.Detached, "untitled": res.Untitled, "messages": res.Messages})
 	}
-	_, err = fmt.Fprintf(e.stdout, "copied %s (%s) from %s to %s; topped up %d; skipped %d that exist there; %d without their parent link\n",
-		plural(int64(res.Imported), "session"), plural(res.Messages, "message"), src.where, dst.where, res.ToppedUp, res.Skipped, res.Detached)
+	_, err = fmt.Fprintf(e.stdout, "copied %s (%s) from %s to %s%s\n",
+		plural(int64(res.Imported), "session"), plural(res.Messages, "message"), src.where, dst.where, importTail(res, "there"))
 	return err
 }
 

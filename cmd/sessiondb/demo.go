@@ -56,6 +56,25 @@ func demoScripts() []demoScript {
 	}
 }
 
+// usage is what the conversation's model would have reported: its
+// assistant turns as API calls, the text before each as input tokens and
+// its own as output (a token taken as four bytes), at a made-up price.
+func (sc demoScript) usage() db.UsageUpdate {
+	var u db.Usage
+	var context int64
+	for _, m := range sc.turns {
+		n := int64(len(m.Content)+3) / 4
+		if m.Role == db.RoleAssistant {
+			u.APICalls++
+			u.InputTokens += context
+			u.OutputTokens += n
+		}
+		context += n
+	}
+	u.EstimatedCostUSD = float64(u.InputTokens)*2.5e-6 + float64(u.OutputTokens)*10e-6
+	return db.UsageUpdate{Model: sc.model, Usage: u}
+}
+
 // runDemo writes the demo conversations from concurrent writers (one
 // goroutine per session, each message with an idempotency key, so running
 // the demo twice changes nothing) and then shows them.
@@ -80,9 +99,16 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	bar := e.bar(int64(turns), "demo")
 	var wg sync.WaitGroup
 	errs := make([]error, len(scripts)*(*writers))
+	var before int64 // messages the demo's sessions held already
+	var created []demoScript
 	for i, sc := range scripts {
-		if _, _, err := s.EnsureSession(ctx, db.NewSession{ID: sc.id, Source: "demo", Title: sc.title, Model: sc.model}); err != nil {
+		sess, isNew, err := s.EnsureSession(ctx, db.NewSession{ID: sc.id, Source: "demo", Title: sc.title, Model: sc.model})
+		if err != nil {
 			return err
+		}
+		before += sess.MessageCount
+		if isNew {
+			created = append(created, sc)
 		}
 		// Several writers race to append the same turns, as retries from a
 		// flaky gateway would: idempotency keys keep each turn exactly once,
@@ -105,9 +131,20 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	// A model's usage, recorded once, by the run that created the session
+	// (a usage report is a delta: a second run must not add it again).
+	for _, sc := range created {
+		if err := s.RecordUsage(ctx, sc.id, sc.usage()); err != nil {
+			return err
+		}
+	}
 	ss, err := s.ListSessions(ctx, db.SessionFilter{Source: "demo"})
 	if err != nil {
 		return err
+	}
+	var after int64
+	for _, x := range ss {
+		after += x.MessageCount
 	}
 	if e.json {
 		type convo struct {
@@ -124,7 +161,13 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, out)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s written by %s each\n\n", e.opened.where, plural(int64(len(ss)), "conversation"), plural(int64(*writers), "concurrent writer"))
+	if written := after - before; written > 0 {
+		fmt.Fprintf(e.stdout, "%s: %s written by %s each (%s)\n\n", e.opened.where, plural(int64(len(ss)), "conversation"),
+			plural(int64(*writers), "concurrent writer"), plural(written, "new message"))
+	} else {
+		fmt.Fprintf(e.stdout, "%s: nothing written: the %s were there already (each turn carries an idempotency key, so the repeats of all %s stored nothing)\n\n",
+			e.opened.where, plural(int64(len(ss)), "demo conversation"), plural(int64(*writers), "writer"))
+	}
 	if err := printSessions(e.stdout, ss); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sessiondb/sessiondb/db"
 )
@@ -150,7 +151,30 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "imported %s (%s); topped up %d; skipped %d that exist; %d without their parent link\n",
-		plural(int64(res.Imported), "session"), plural(int64(res.Messages), "message"), res.ToppedUp, res.Skipped, res.Detached)
+	_, err = fmt.Fprintf(e.stdout, "imported %s (%s)%s\n",
+		plural(int64(res.Imported), "session"), plural(int64(res.Messages), "message"), importTail(res, ""))
 	return err
+}
+
+// importTail is the rest of an import's or a copy's summary: what was
+// topped up, skipped or detached, each only when it happened.
+func importTail(res db.ImportResult, where string) string {
+	var parts []string
+	if res.ToppedUp > 0 {
+		parts = append(parts, fmt.Sprintf("topped up %s", plural(int64(res.ToppedUp), "session")))
+	}
+	if res.Skipped > 0 {
+		exist := "that exist"
+		if res.Skipped == 1 {
+			exist = "that exists"
+		}
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("skipped %d %s %s", res.Skipped, exist, where)))
+	}
+	if res.Detached > 0 {
+		parts = append(parts, fmt.Sprintf("%s without its parent link", plural(int64(res.Detached), "session")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }

@@ -261,7 +261,7 @@ func upperFirst(s string) string {
 }
 
 // printUsage prints the global help: every command's summary and forms.
-// The README's CLI block is this text (TestREADMEMatchesHelp).
+// docs/CLI.md's CLI block is this text (TestREADMEMatchesHelp).
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, globalUsage)
 	fmt.Fprintln(w, "\ncommands:")

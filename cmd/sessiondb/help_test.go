@@ -10,34 +10,34 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's CLI block from the help text")
+var update = flag.Bool("update", false, "rewrite docs/CLI.md's CLI block from the help text")
 
-// readmeCLIBlock returns the README, and the start and end of the code
+// readmeCLIBlock returns docs/CLI.md, and the start and end of the code
 // block under "## The CLI".
 func readmeCLIBlock(t *testing.T) (readme string, start, end int) {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/CLI.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme = string(b)
 	head := strings.Index(readme, "## The CLI\n")
 	if head < 0 {
-		t.Fatal(`README.md has no "## The CLI" section`)
+		t.Fatal(`docs/CLI.md has no "## The CLI" section`)
 	}
 	open := strings.Index(readme[head:], "```\n")
 	if open < 0 {
-		t.Fatal("README.md: no code block under ## The CLI")
+		t.Fatal("docs/CLI.md: no code block under ## The CLI")
 	}
 	start = head + open + len("```\n")
 	end = start + strings.Index(readme[start:], "```\n")
 	if end < start {
-		t.Fatal("README.md: the CLI code block is not closed")
+		t.Fatal("docs/CLI.md: the CLI code block is not closed")
 	}
 	return readme, start, end
 }
 
-// TestREADMEMatchesHelp: the README's command list is the global help,
+// TestREADMEMatchesHelp: docs/CLI.md's command list is the global help,
 // byte for byte. After changing a command, run
 // `go -C cmd/sessiondb test . -run TestREADMEMatchesHelp -update`.
 func TestREADMEMatchesHelp(t *testing.T) {
@@ -45,13 +45,13 @@ func TestREADMEMatchesHelp(t *testing.T) {
 	printUsage(&help)
 	readme, start, end := readmeCLIBlock(t)
 	if *update {
-		if err := os.WriteFile("../../README.md", []byte(readme[:start]+help.String()+readme[end:]), 0o644); err != nil {
+		if err := os.WriteFile("../../docs/CLI.md", []byte(readme[:start]+help.String()+readme[end:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if diff := cmp.Diff(help.String(), readme[start:end]); diff != "" {
-		t.Errorf("README's CLI block differs from `sessiondb help` (-help +README); run with -update to rewrite it:\n%s", diff)
+		t.Errorf("docs/CLI.md's CLI block differs from `sessiondb help` (-help +docs/CLI.md); run with -update to rewrite it:\n%s", diff)
 	}
 }
 

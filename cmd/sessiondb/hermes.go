@@ -108,8 +108,11 @@ func printHermesResult(w io.Writer, r hermes.Result) error {
 		if r.Skipped > 0 {
 			fmt.Fprintf(w, "skipped %d sessions whose ids the store uses for its own\n", r.Skipped)
 		}
-		if r.Detached > 0 || r.Untitled > 0 {
-			fmt.Fprintf(w, "%d without their parent link, %d without their title (taken by another session)\n", r.Detached, r.Untitled)
+		if r.Detached > 0 {
+			fmt.Fprintf(w, "%s without its parent link\n", plural(int64(r.Detached), "session"))
+		}
+		if r.Untitled > 0 {
+			fmt.Fprintf(w, "%s without its title (taken by another session)\n", plural(int64(r.Untitled), "session"))
 		}
 	}
 	if r.Refused > 0 {

@@ -47,7 +47,11 @@ func runConversation(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ms, err := s.Conversation(ctx, pos[0], o)
+	id, err := s.ResolveSessionID(ctx, pos[0]) // an id, or a unique prefix of one
+	if err != nil {
+		return err
+	}
+	ms, err := s.Conversation(ctx, id, o)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // searchUsage is the search command's line in the usage text.
-const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--all] [--context N]"
+const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--all] [--context N] [--marks]"
 
 // roleFlags collects repeated --role flags.
 type roleFlags []db.Role
@@ -40,6 +40,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.Offset, "offset", 0, "skip `N` hits")
 	fs.IntVar(&o.Context, "context", 0, "show `N` neighbouring messages before and after each hit (max 5)")
 	all := fs.Bool("all", false, "every hit from --offset on, fetched in pages (--limit is ignored)")
+	marks := fs.Bool("marks", false, "put matches between >>> and <<< (the default without colour: on a terminal with NO_COLOR set)")
 	pos, err := e.parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	hl := e.highlighter()
+	hl := e.highlighter(*marks)
 	if *all {
 		o.Limit = db.MaxSearchLimit
 		out := &jsonStream{w: e.stdout}

@@ -117,8 +117,11 @@ func TestSearchCommand_Table(t *testing.T) {
 	if f := strings.Fields(lines[0]); !cmp.Equal(f, []string{"SESSION", "ROLE", "TIME", "SNIPPET"}) {
 		t.Errorf("header %q", lines[0])
 	}
-	if !strings.HasPrefix(lines[1], "s1") || !strings.Contains(lines[1], "user") || !strings.HasSuffix(lines[1], "why does the build >>>fail<<<?") {
-		t.Errorf("hit row %q", lines[1])
+	if !strings.HasPrefix(lines[1], "s1") || !strings.Contains(lines[1], "user") || !strings.HasSuffix(lines[1], "why does the build fail?") {
+		t.Errorf("hit row %q; want the text as stored (a pipe gets no markers)", lines[1])
+	}
+	if _, stdout, _ := cli(t, path, "search", "fail", "--marks"); !strings.Contains(stdout, "why does the build >>>fail<<<?") {
+		t.Errorf("search --marks: %q; want the match between >>> and <<<", stdout)
 	}
 	if !strings.Contains(lines[2], "assistant: the build fails") {
 		t.Errorf("neighbour row %q", lines[2])

@@ -93,6 +93,11 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		report.Total, report.Models = toUsageJSON(total), mapAll(models, toModelUsageJSON)
 		return writeJSON(e.stdout, report)
 	}
+	if len(models) == 0 && total == (db.Usage{}) {
+		// Not a row of zeros: say why there is nothing to show.
+		_, err := fmt.Fprintln(e.stdout, "no usage recorded (agents record it with Store.RecordUsage; nothing here has)")
+		return err
+	}
 	return printUsageTable(e.stdout, total, models)
 }
 

@@ -52,7 +52,8 @@ func TestStoredTextIsInert(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"search", "needle", "--context", "1"}, []string{">>>needle<<<", "user: before", "user: after"}},
+		{[]string{"search", "needle", "--context", "1"}, []string{"[0m needle [2J", "user: before", "user: after"}},
+		{[]string{"search", "needle", "--marks"}, []string{"[0m >>>needle<<< [2J"}},
 		{[]string{"messages", "s1"}, []string{"before", "hidden", "hostile needle", "(sh ell)"}},
 		{[]string{"session", "show", "s1"}, []string{"id:"}},
 		{[]string{"sessions"}, []string{"s1"}},

@@ -3,7 +3,8 @@ package main
 // tty.go shapes text output for a person at a terminal: search matches in
 // bold colour (from the hits' Marks, so stored text holding ">>>" cannot
 // fake one), table rows cut to the terminal's width. In a pipe the output
-// is plain: no escape sequences, full rows, matches between >>> and <<<.
+// is plain: no escape sequences, full rows, the text as stored (search
+// --marks puts matches between >>> and <<<).
 
 import (
 	"bytes"
@@ -39,19 +40,22 @@ func (e *env) stdoutTerminal() (ok bool, width int) {
 	return true, 0
 }
 
-// highlighter renders snippets: colour on a terminal (unless $NO_COLOR or
-// --json), else the snippet's own >>>markers<<<.
-type highlighter struct{ color bool }
+// highlighter renders snippets: colour on a terminal (unless $NO_COLOR,
+// then the >>>markers<<<), the >>>markers<<< with --marks, else plain text
+// (a pipe: the words as stored, nothing added).
+type highlighter struct{ color, markers bool }
 
-func (e *env) highlighter() highlighter {
+func (e *env) highlighter(markers bool) highlighter {
 	tty, _ := e.stdoutTerminal()
-	return highlighter{color: tty && !e.json && os.Getenv("NO_COLOR") == ""}
+	color := tty && !e.json && os.Getenv("NO_COLOR") == "" && !markers
+	return highlighter{color: color, markers: markers || (tty && !color)}
 }
 
-// snippet returns a hit's snippet for a table cell, inert (oneLine) and,
-// in colour, with every mark styled and the markers around it dropped.
+// snippet returns a hit's snippet for a table cell, inert (oneLine): in
+// colour with every mark styled, or plain, the markers around each mark
+// dropped; with markers, as the store made it.
 func (h highlighter) snippet(s string, marks []db.Mark) string {
-	if !h.color || len(marks) == 0 {
+	if h.markers || len(marks) == 0 {
 		return oneLine(s)
 	}
 	var b strings.Builder
@@ -59,10 +63,14 @@ func (h highlighter) snippet(s string, marks []db.Mark) string {
 	for _, m := range marks {
 		open, end := m.Start-len(">>>"), m.End+len("<<<")
 		if open < pos || end > len(s) || m.Start > m.End {
-			return oneLine(s) // not marks of this snippet: show it plain
+			return oneLine(s) // not marks of this snippet: show it as it is
 		}
 		b.WriteString(inert(s[pos:open]))
-		b.WriteString(styleMatch + inert(s[m.Start:m.End]) + styleReset)
+		if h.color {
+			b.WriteString(styleMatch + inert(s[m.Start:m.End]) + styleReset)
+		} else {
+			b.WriteString(inert(s[m.Start:m.End]))
+		}
 		pos = end
 	}
 	b.WriteString(inert(s[pos:]))

@@ -40,7 +40,10 @@ func TestHighlighterUsesMarksOnly(t *testing.T) {
 	if got := h.snippet(snip, []db.Mark{{Start: 1, End: 99}}); got != oneLine(snip) {
 		t.Errorf("marks outside the snippet: %q, want it plain", got)
 	}
-	if got := (highlighter{}).snippet(snip, []db.Mark{{Start: 20, End: 24}}); got != oneLine(snip) {
-		t.Errorf("without colour: %q, want the plain snippet", got)
+	if got, want := (highlighter{}).snippet(snip, []db.Mark{{Start: 20, End: 24}}), "a >>>fake<<< and real "; got != want {
+		t.Errorf("plain: %q, want %q (the match's markers gone, stored text kept)", got, want)
+	}
+	if got := (highlighter{markers: true}).snippet(snip, []db.Mark{{Start: 20, End: 24}}); got != oneLine(snip) {
+		t.Errorf("with markers: %q, want the snippet as the store made it", got)
 	}
 }

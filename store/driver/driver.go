@@ -39,6 +39,12 @@ type Driver interface {
 	// where the engine can, calls withHits to read what the domain adds to
 	// them (a hit's neighbours).
 	Search(ctx context.Context, req SearchRequest, withHits func(ctx context.Context, q Executor, hits []SearchHit) error) error
+	// Changes subscribes to the store's commits, through this handle and
+	// any other (another process, another machine): the Feed wakes after
+	// each. The domain subscribes before it reads, so a commit between its
+	// read and its wait still wakes it. A store closed or an engine that
+	// cannot watch returns an error.
+	Changes(ctx context.Context) (Feed, error)
 	// MaxMessageBytes is the largest message the engine keeps, in bytes
 	// of its text columns together (store.MaxMessageBytes): what it can
 	// write, read back and index without failing. The domain refuses a
@@ -46,6 +52,18 @@ type Driver interface {
 	MaxMessageBytes() int64
 	// Close releases the engine. The store calls it once.
 	Close() error
+}
+
+// Feed is one subscription to a store's commits.
+type Feed interface {
+	// Wait returns nil once a commit may have happened since the
+	// subscription began or Wait last returned (a spurious wake is
+	// allowed; a missed commit is not), ctx's error when ctx ends first,
+	// and ErrClosed or the engine's error when the store closed or can no
+	// longer watch.
+	Wait(ctx context.Context) error
+	// Close ends the subscription.
+	Close()
 }
 
 // Executor runs queries on one connection or transaction.
