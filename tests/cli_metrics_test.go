@@ -103,41 +103,47 @@ func TestCLI_MetricsAddrOnMCP(t *testing.T) {
 	}
 }
 
-// TestCLI_MetricsAddrBarePortIsLoopback: `ui --metrics-addr :0` listens on
-// 127.0.0.1, never every interface, and prints where on stderr.
+// TestCLI_MetricsAddrBarePortIsLoopback: `ui --metrics-addr :0` and
+// `follow ID --metrics-addr :0` (real processes) listen on 127.0.0.1,
+// never every interface, print where on stderr, and serve the store's
+// metrics there.
 func TestCLI_MetricsAddrBarePortIsLoopback(t *testing.T) {
 	path := mcpStore(t)
-	cmd := exec.Command(cliPath, "--db", path, "ui", "--metrics-addr", ":0")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := regexp.MustCompile(`metrics at (http://\S+/metrics)`).FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+	for _, command := range [][]string{{"ui"}, {"follow", "demo-paper"}} {
+		t.Run(command[0], func(t *testing.T) {
+			cmd := exec.Command(cliPath, append(append([]string{"--db", path}, command...), "--metrics-addr", ":0")...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		close(found)
-	}()
-	var url string
-	select {
-	case url = <-found:
-	case <-time.After(20 * time.Second):
-		t.Fatal("sessiondb ui printed no metrics address in 20 s")
-	}
-	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/metrics$`).MatchString(url) {
-		t.Fatalf("metrics at %s, want 127.0.0.1", url)
-	}
-	if got := scrapeText(t, url)[`sessiondb_store_info{engine="sqlite"}`]; got != 1 {
-		t.Errorf(`sessiondb_store_info{engine="sqlite"} = %v, want 1`, got)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+			found := make(chan string, 1)
+			go func() {
+				sc := bufio.NewScanner(stderr)
+				for sc.Scan() {
+					if m := regexp.MustCompile(`metrics at (http://\S+/metrics)`).FindStringSubmatch(sc.Text()); m != nil {
+						found <- m[1]
+					}
+				}
+				close(found)
+			}()
+			var url string
+			select {
+			case url = <-found:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("sessiondb %s printed no metrics address in 20 s", command[0])
+			}
+			if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/metrics$`).MatchString(url) {
+				t.Fatalf("metrics at %s, want 127.0.0.1", url)
+			}
+			if got := scrapeText(t, url)[`sessiondb_store_info{engine="sqlite"}`]; got != 1 {
+				t.Errorf(`sessiondb_store_info{engine="sqlite"} = %v, want 1`, got)
+			}
+		})
 	}
 }
 

@@ -18,7 +18,12 @@ import (
 func runFollow(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
 	afterFlag := fs.String("after", "", "start after message `ID` (0: the session's first; default: its last, so only new messages print)")
+	metricsAddr := addMetricsFlag(fs)
 	pos, err := e.parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	metricsListen, err := metricsListenAddr(*metricsAddr)
 	if err != nil {
 		return err
 	}
@@ -32,6 +37,11 @@ func runFollow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopMetrics, err := serveMetrics(e, "follow", metricsListen, e.opened.metrics)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	id, err := s.ResolveSessionID(ctx, pos[0]) // an id, or a unique prefix of one
 	if err != nil {
 		return err

@@ -50,7 +50,7 @@ func commands() []command {
 		{"sessions", "sessions [--source S] [--parent ID] [--live|--ended] [--limit N] [--offset N] [--all]", "list sessions, newest first", runSessions},
 		{"append", "append SESSION_ID --role ROLE (--content TEXT | --content-file F|- | --parts-file F|-) [--tool-name N] [--tool-call-id C] [--key K] [--model M] [--platform-id P] [--metadata JSON] [--created-at T]", "append a message; prints its id", runAppend},
 		{"messages", "messages ID|PREFIX [--after ID] [--before ID] [--limit N] [--all] [--newest-first] [--include-rewound]", "list a session's messages", runMessages},
-		{"follow", "follow ID|PREFIX [--after ID]", "print a session's new messages as they are committed, by any process or replica, until interrupted (--json: one per line)", runFollow},
+		{"follow", "follow ID|PREFIX [--after ID] [--metrics-addr HOST:PORT]", "print a session's new messages as they are committed, by any process or replica, until interrupted (--json: one per line)", runFollow},
 		{"search", searchUsage, "find messages by their words (any text is a valid query)", runSearch},
 		{"lineage", "lineage SESSION_ID", "show the conversation a session belongs to, root to compression tip", runLineage},
 		{"conversation", "conversation ID|PREFIX [--lineage] [--compacted] [--notes]", "show a conversation: the active rows a model sees, or the whole lineage with each turn once", runConversation},
