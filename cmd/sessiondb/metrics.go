@@ -1,10 +1,10 @@
 package main
 
 // metrics.go is --metrics-addr on the long-running commands (mcp, ui,
-// follow):
-// the store's counters served for Prometheus at http://ADDR/metrics while
-// the command runs, through the collector module (metrics/prometheus),
-// which the CLI may link and the library never does.
+// follow): the store's counters served for Prometheus at
+// http://ADDR/metrics while the command runs, through the collector
+// module (metrics/prometheus), which the CLI may link and the library
+// never does.
 
 import (
 	"context"
