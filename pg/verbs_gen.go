@@ -658,6 +658,13 @@ func (s *Store) Close() error {
 	return s.Store.Close()
 }
 
+// MessagesAppended counts the messages this Store's append calls have
+// acknowledged since Open, a retried message whose idempotency key was
+// used included: the engines' Metrics report it.
+func (s *Store) MessagesAppended() uint64 {
+	return s.Store.MessagesAppended()
+}
+
 // AllSessions streams every session, earliest start first (ties by id), a
 // page per read, so memory stays constant however many there are. Each
 // page is a snapshot of its own: a session created while the stream runs
