@@ -165,6 +165,17 @@ func inspectSQLite(ctx context.Context, path string) (pathState, error) {
 			}
 			return 0, &NotAStoreError{Path: path, Found: "a SQLite database of another program (its tables are still in its -wal)"}
 		}
+		// No objects: empty unless another program has already marked it
+		// as its own with a user_version, which sessiondb never sets (its
+		// application_id is sessiondb's own per-file stamp, so that one
+		// cannot tell).
+		var userVersion int64
+		if err := d.QueryRowContext(ctx, "PRAGMA user_version").Scan(&userVersion); err != nil {
+			return 0, readOnlyHint(path, fmt.Errorf("inspect: %w", mapDriverError(err)))
+		}
+		if userVersion != 0 {
+			return 0, &NotAStoreError{Path: path, Found: fmt.Sprintf("a SQLite database of another program (no tables yet, user_version %d)", userVersion)}
+		}
 		return pathEmpty, nil
 	}
 	has := func(name string) bool { return slices.Contains(tables, name) }
@@ -177,11 +188,18 @@ func inspectSQLite(ctx context.Context, path string) (pathState, error) {
 			foreign = append(foreign, t)
 		}
 	}
-	if len(foreign) == 0 && len(tables) > 0 {
-		return pathStore, nil // a first migration cut short
+	if len(foreign) == 0 && has(gooseTable) {
+		// A first migration cut short: goose makes its version table
+		// before it applies any migration, so a file with some of our
+		// table names and no goose table (another program's "sessions"
+		// table, say) is not ours.
+		return pathStore, nil
 	}
 	found := "a SQLite database of another program"
 	switch {
+	case len(foreign) == 0 && len(tables) > 0:
+		found += " (tables: " + strings.Join(tables, ", ") + ", without sessiondb's " + gooseTable + ")"
+
 	case len(foreign) > 8:
 		found += " (tables: " + strings.Join(foreign[:8], ", ") + ", …)"
 	case len(foreign) > 0:

@@ -88,6 +88,26 @@ func foreignSQLite(t *testing.T, path string, wal bool) {
 	}
 }
 
+// sqliteWith makes path a rollback-journal SQLite file (0644) holding
+// what stmts make, as another program would.
+func sqliteWith(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	d, err := openDB(path, kindRepair, 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := d.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	os.Remove(path + "-shm") // prepareSidecars' own, made for this test's connection
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Issue 38 item 1: a path that holds something other than a sessiondb
 // store — another program's SQLite database, a text file, a directory, a
 // FIFO, a device — is refused by every entry point with a NotAStoreError
@@ -105,6 +125,12 @@ func TestOpen_LeavesWhatIsNotAStoreAlone(t *testing.T) {
 		found string // in the error's Found
 	}{
 		{"another program's SQLite database", func(t *testing.T, p string) { foreignSQLite(t, p, false) }, "a SQLite database of another program (tables: users)"},
+		{"another program's database whose only table is named sessions", func(t *testing.T, p string) {
+			sqliteWith(t, p, "CREATE TABLE sessions (id TEXT PRIMARY KEY, data BLOB)", "INSERT INTO sessions VALUES ('cookie', x'00')")
+		}, "(tables: sessions, without sessiondb's goose_db_version)"},
+		{"another program's database with no tables yet but its user_version", func(t *testing.T, p string) {
+			sqliteWith(t, p, "PRAGMA user_version = 7")
+		}, "no tables yet, user_version 7"},
 		{"another program's WAL database, tables only in its -wal", func(t *testing.T, p string) { foreignSQLite(t, p, true) }, "still in its -wal"},
 		{"a text file", func(t *testing.T, p string) {
 			os.WriteFile(p, []byte("root:x:0:0:root:/root:/bin/sh\ndaemon:x:1:1::/:/usr/sbin/nologin\n"), 0o644)
@@ -205,8 +231,12 @@ func TestOpen_EmptyFileBecomesAStoreOnlyByAWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := d.ExecContext(t.Context(), "PRAGMA user_version = 7"); err != nil {
-				t.Fatal(err)
+			// Page 1 written (a user_version set and reset), no objects:
+			// nothing in it marks it as anyone's.
+			for _, q := range []string{"PRAGMA user_version = 7", "PRAGMA user_version = 0"} {
+				if _, err := d.ExecContext(t.Context(), q); err != nil {
+					t.Fatal(err)
+				}
 			}
 			d.Close()
 			os.Remove(p + "-shm")
