@@ -112,20 +112,22 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 	a.enqueue(r)
 	for {
 		a.tryLead()
+		var res appendResult
 		select {
-		case res := <-r.done:
-			err := res.deliver()
-			if err == nil {
-				d.changes.Changed()
-			}
-			return err
+		case res = <-r.done:
 		case <-a.handoff:
+			continue
 		case <-ctx.Done():
 			if a.dequeue(r) {
 				return ctx.Err()
 			}
-			return (<-r.done).deliver() // already in a batch: wait for it
+			res = <-r.done // already in a batch: wait for it
 		}
+		err := res.deliver()
+		if err == nil {
+			d.changes.Changed() // this handle's watchers, whichever way the answer came
+		}
+		return err
 	}
 }
 
