@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiondb/sessiondb/internal/needs"
 	"github.com/sessiondb/sessiondb/storetest"
 )
 
@@ -19,7 +20,7 @@ import (
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatal("this test mounts a tmpfs and must run as root in CI")
 		}
 		t.Skip("mounting a tmpfs needs root: run as root (sudo go test) to exercise real filesystem limits")

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // dirState is every entry of a directory: its mode and, for a regular
@@ -146,7 +147,7 @@ func TestOpen_LeavesWhatIsNotAStoreAlone(t *testing.T) {
 		}, "a named pipe (FIFO)"},
 		{"a character device", func(t *testing.T, p string) {
 			if os.Geteuid() != 0 {
-				if os.Getenv("CI") == "true" {
+				if needs.InCI() {
 					t.Fatal("CI=true but not root: cannot make a device node")
 				}
 				t.Skip("needs root to make a device node (a copy of /dev/null): run the tests as root (CI does)")

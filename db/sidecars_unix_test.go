@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // copyHot copies a live store's main file and WAL (not its -shm), as a
@@ -193,7 +195,7 @@ func TestOpen_ReadOnlyModeFileOpensForReading(t *testing.T) {
 // and any sidecar made for it belongs to the owner.
 func TestOpen_RefusesToWriteAFileOwnedByAnotherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatal("CI=true but not root: cannot give a file to another user")
 		}
 		t.Skip("needs root to give a file to another user: run the tests as root (CI does)")

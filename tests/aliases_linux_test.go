@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // A file bind mount (docker -v host/state.db:/data/state.db) has one link
@@ -32,7 +33,7 @@ func TestOpen_RefusesFileOpenElsewhereUnderAnotherName(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "--bind", original, mounted).CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatalf("mount --bind: %v\n%s", err, out)
 		}
 		t.Skipf("mount --bind refused (%v: %s); run as root on a host that allows mounts", err, out)

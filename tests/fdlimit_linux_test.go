@@ -1,12 +1,13 @@
 package tests
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // A process at its open-file limit is told so — "too many open files" —
@@ -17,7 +18,7 @@ import (
 func TestCLI_TooManyOpenFiles(t *testing.T) {
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatal("prlimit (util-linux) is needed in CI")
 		}
 		t.Skip("needs prlimit (util-linux) to lower RLIMIT_NOFILE for a child process")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // hermesWriterScript plays the Hermes process: Python's own sqlite3 opens
@@ -35,7 +37,7 @@ func hermesFixtureCopy(t *testing.T) string {
 		src = fx
 	}
 	if _, err := os.Stat(filepath.Join(src, "state.db")); err != nil {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatalf("Hermes fixture missing at %s: %v", src, err)
 		}
 		t.Skipf("Hermes fixture not found at %s (%v): run beside shared/ or set SESSIONDB_HERMES_FIXTURE", src, err)

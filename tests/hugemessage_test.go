@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestCLI_HugeMessage is issue 38's hang: a 100 MB message through
@@ -23,7 +25,7 @@ import (
 func TestCLI_HugeMessage(t *testing.T) {
 	shell, err := exec.LookPath("sqlite3")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatal("the sqlite3 shell is needed in CI (it writes the huge row as another program would)")
 		}
 		t.Skip("needs the sqlite3 shell to write a huge row as another program: apt-get install sqlite3")

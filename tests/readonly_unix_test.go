@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // A read-only directory gets a clear error naming the path and the fix. As
@@ -135,7 +137,7 @@ func TestCLI_ReadOnlyDirectory_Reads(t *testing.T) {
 // refused with an error that says why and what to do, and is left as it was.
 func TestCLI_ImportHermesUnwritableSource(t *testing.T) {
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
+		if needs.InCI() {
 			t.Fatal("needs root to run the CLI as another user (CI runs as root)")
 		}
 		t.Skip("needs root (to run the CLI as another user): sudo go test ./tests -run TestCLI_ImportHermesUnwritableSource")

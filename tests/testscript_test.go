@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/internal/needs"
 )
 
 // TestTestScript_Race: the test command runs the race detector where a C
@@ -28,7 +30,7 @@ func TestTestScript_Race(t *testing.T) {
 	t.Run("Compiler", func(t *testing.T) {
 		cc, err := exec.Command("go", "env", "CC").Output()
 		if _, lookErr := exec.LookPath(strings.TrimSpace(string(cc))); err != nil || lookErr != nil {
-			if os.Getenv("CI") == "true" {
+			if needs.InCI() {
 				t.Fatalf("CI has no C compiler (%s): %v %v", cc, err, lookErr)
 			}
 			t.Skip("no C compiler here (apt-get install gcc, or run scripts/test.sh as root)")
