@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -73,12 +74,20 @@ func (s *Store) NewHolder(ctx context.Context, agent string) (string, error) {
 	return holder, nil
 }
 
-// close ends the keeper's session, releasing every holder's lock.
+// close ends the keeper's session, releasing every holder's lock. The
+// locks are released by a statement first: closing the connection alone
+// only asks the server to end the session, and a store elsewhere that
+// probes a holder just after Close returns would still find it alive.
 func (k *keeper) close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.conn != nil {
-		_ = k.conn.Close(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		// Hand-written, as in NewHolder: advisory locks are no query of the
+		// store's schema.
+		_, _ = k.conn.Exec(ctx, "SELECT pg_advisory_unlock_all()")
+		_ = k.conn.Close(ctx)
 		k.conn = nil
 	}
 }
