@@ -258,8 +258,8 @@ func TestMCP_ServesTheStore(t *testing.T) {
 	c := startMCP(t, path)
 	c.initialize()
 
-	if diff := cmp.Diff([]string{"list_sessions", "read_conversation", "read_messages_around", "search_messages", "session_lineage"},
-		c.toolNames()); diff != "" {
+	if diff := cmp.Diff([]string{"list_sessions", "read_conversation", "read_messages_around", "search_messages", "session_lineage",
+		"wait_for_messages"}, c.toolNames()); diff != "" {
 		t.Errorf("read-only tools (-want +got):\n%s", diff)
 	}
 
@@ -444,6 +444,11 @@ func TestMCP_ServesTheStore(t *testing.T) {
 		{"read_messages_around", map[string]any{"message_id": 1 << 40}, "not found"},
 		{"read_messages_around", map[string]any{"message_id": lisbon.MessageID, "before": 51}, "before"},
 		{"session_lineage", map[string]any{"session_id": "no-such-session"}, "not found"},
+		{"wait_for_messages", map[string]any{"session_id": "no-such-session", "timeout_seconds": 1}, "not found"},
+		{"wait_for_messages", map[string]any{"session_id": "demo-trip", "after_id": -1}, "after_id"},
+		{"wait_for_messages", map[string]any{"session_id": "demo-trip", "timeout_seconds": 121}, "timeout_seconds"},
+		{"wait_for_messages", map[string]any{"session_id": "demo-trip", "limit": 201}, "limit"},
+		{"wait_for_messages", map[string]any{}, "session_id"},
 	} {
 		r := c.tool(bad.tool, bad.args, nil)
 		if !r.IsError || !strings.Contains(strings.ToLower(r.text()), bad.want) {
@@ -470,7 +475,7 @@ func TestMCP_ServesTheStore(t *testing.T) {
 	if r := c.read(); r.Error == nil || r.Error.Code != -32700 {
 		t.Errorf("trailing garbage: %s, want -32700", r.raw)
 	}
-	if len(c.toolNames()) != 5 {
+	if len(c.toolNames()) != 6 {
 		t.Error("tools/list after bad lines")
 	}
 
@@ -497,7 +502,7 @@ func TestMCP_AllowNotes(t *testing.T) {
 	path := mcpStore(t)
 	c := startMCP(t, path, "--allow-notes")
 	c.initialize()
-	if names := c.toolNames(); !slices.Contains(names, "append_note") || len(names) != 6 {
+	if names := c.toolNames(); !slices.Contains(names, "append_note") || len(names) != 7 {
 		t.Fatalf("tools with --allow-notes: %v", names)
 	}
 	var note struct {
@@ -613,5 +618,68 @@ func TestMCP_NoDatabase(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("created %v", entries)
+	}
+}
+
+// TestMCP_WaitForMessages: an agent follows a conversation another
+// process writes. wait_for_messages answers at once with what is there,
+// times out empty when nothing comes, and returns a message appended by
+// another process while it waits, soon after its commit.
+func TestMCP_WaitForMessages(t *testing.T) {
+	path := mcpStore(t)
+	c := startMCP(t, path)
+	c.initialize()
+
+	type waited struct {
+		Messages []struct {
+			ID      int64  `json:"id"`
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+		NextAfterID int64 `json:"next_after_id"`
+		TimedOut    bool  `json:"timed_out"`
+		Truncated   bool  `json:"truncated"`
+	}
+	var w waited
+	c.tool("wait_for_messages", map[string]any{"session_id": "demo-trip", "limit": 2}, &w)
+	if len(w.Messages) != 2 || w.TimedOut || !w.Truncated || w.NextAfterID != w.Messages[1].ID {
+		t.Fatalf("the session's first messages: %+v", w)
+	}
+	// Read to the end, then wait for more: nothing comes within the timeout.
+	for w.Truncated {
+		after := w.NextAfterID
+		w = waited{}
+		c.tool("wait_for_messages", map[string]any{"session_id": "demo-trip", "after_id": after, "limit": 200}, &w)
+	}
+	last := w.NextAfterID
+	start := time.Now()
+	w = waited{}
+	c.tool("wait_for_messages", map[string]any{"session_id": "demo-trip", "after_id": last, "timeout_seconds": 1}, &w)
+	if !w.TimedOut || len(w.Messages) != 0 || w.NextAfterID != last {
+		t.Fatalf("waiting past the last message: %+v, want timed out at %d", w, last)
+	}
+	if waited := time.Since(start); waited < time.Second || waited > 30*time.Second {
+		t.Errorf("a 1 s wait took %v", waited)
+	}
+
+	// Another process appends while the tool waits: this test's own store
+	// handle, beside the MCP server's process.
+	s := openStore(t, path, db.Options{})
+	appended := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		if _, err := s.AppendMessages(context.Background(), "demo-trip", []db.NewMessage{{Role: db.RoleUser, Content: "and Porto?"}}); err != nil {
+			t.Error(err)
+		}
+		appended <- time.Now()
+	}()
+	w = waited{}
+	c.tool("wait_for_messages", map[string]any{"session_id": "demo-trip", "after_id": last, "timeout_seconds": 60}, &w)
+	answered := time.Now()
+	if len(w.Messages) != 1 || w.Messages[0].Content != "and Porto?" || w.TimedOut || w.NextAfterID != w.Messages[0].ID {
+		t.Fatalf("a message appended while waiting: %+v", w)
+	}
+	if lag := answered.Sub(<-appended); lag > 10*time.Second {
+		t.Errorf("the wait answered %v after the commit", lag)
 	}
 }

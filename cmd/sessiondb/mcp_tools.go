@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sessiondb/sessiondb/db"
@@ -52,6 +53,10 @@ func (t *mcpTools) register(s *mcp.Server, allowNotes bool) {
 		"and after one message (a search hit's message_id) in its session."}, t.around)
 	addTool(t, s, &mcp.Tool{Name: "session_lineage", Annotations: ro, Description: "The sessions one conversation " +
 		"went through, root to compression tip (where it continues now)."}, t.lineage)
+	addTool(t, s, &mcp.Tool{Name: "wait_for_messages", Annotations: ro, Description: "Wait for a session's next " +
+		"messages: those with an id above after_id, returned as soon as there is one (at once when some are there " +
+		"already), written by any process or machine sharing the store; an empty result with timed_out after " +
+		"timeout_seconds. Call again with after_id = next_after_id to follow a conversation as it is written."}, t.wait)
 	if allowNotes {
 		no := false
 		addTool(t, s, &mcp.Tool{Name: "append_note", Description: "Append a note to a session: a message of role " +
@@ -489,4 +494,72 @@ func quotedList(ids []string) string {
 		q[i] = fmt.Sprintf("%q", id)
 	}
 	return strings.Join(q, ", ")
+}
+
+// wait_for_messages
+
+type waitIn struct {
+	SessionID      string `json:"session_id"`
+	AfterID        int64  `json:"after_id,omitempty" jsonschema:"only messages with a larger id (the previous result's next_after_id); 0 for the session's first"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait for a first message, 1 to 120 (default 30)"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"messages to return, 1 to 200 (default 50)"`
+}
+
+type waitOut struct {
+	SessionID   string       `json:"session_id"`
+	Messages    []mcpMessage `json:"messages" jsonschema:"oldest first"`
+	NextAfterID int64        `json:"next_after_id" jsonschema:"the after_id of the next call"`
+	TimedOut    bool         `json:"timed_out" jsonschema:"no message came within timeout_seconds"`
+	Truncated   bool         `json:"truncated" jsonschema:"more messages are there already: call again with after_id = next_after_id"`
+}
+
+// wait blocks on WatchMessages (LISTEN/NOTIFY or the engine's poll) for
+// the first new message only, then reads what is there in one page: a
+// tool call must return, so the stream is cut at the first arrival rather
+// than held open.
+func (t *mcpTools) wait(ctx context.Context, in waitIn) (waitOut, error) {
+	if in.SessionID == "" {
+		return waitOut{}, badArg("session_id", "is required")
+	}
+	if in.AfterID < 0 {
+		return waitOut{}, badArg("after_id", "%d is negative", in.AfterID)
+	}
+	timeout, err := inRange("timeout_seconds", in.TimeoutSeconds, 30, 1, 120)
+	if err != nil {
+		return waitOut{}, err
+	}
+	limit, err := inRange("limit", in.Limit, 50, 1, 200)
+	if err != nil {
+		return waitOut{}, err
+	}
+	out := waitOut{SessionID: inertText(in.SessionID), NextAfterID: in.AfterID, Messages: []mcpMessage{}}
+	waitCtx, cancel := context.WithTimeout(ctx, time.Duration(timeout)*time.Second)
+	defer cancel()
+	arrived := false
+	for _, err := range t.store.WatchMessages(waitCtx, in.SessionID, in.AfterID) {
+		if err != nil {
+			return waitOut{}, err
+		}
+		arrived = true
+		break
+	}
+	if err := ctx.Err(); err != nil {
+		return waitOut{}, err // the client went away: no answer is read
+	}
+	if !arrived {
+		out.TimedOut = true
+		return out, nil
+	}
+	ms, err := t.store.Messages(ctx, in.SessionID, db.MessageQuery{AfterID: in.AfterID, Limit: limit + 1})
+	if err != nil {
+		return waitOut{}, err
+	}
+	out.Messages = mapAll(ms[:min(len(ms), limit)], toMCPMessage)
+	var cut bool
+	out.Messages, cut = fit(out.Messages, mcpMaxResult)
+	out.Truncated = cut || len(ms) > limit
+	if n := len(out.Messages); n > 0 {
+		out.NextAfterID = out.Messages[n-1].ID
+	}
+	return out, nil
 }
