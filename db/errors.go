@@ -66,8 +66,21 @@ func mapDriverError(err error) error {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	case errors.Is(err, sqlite3.IOERR):
 		return fmt.Errorf("%w: %w", ErrIO, err)
+	case isMistypedCell(err):
+		return fmt.Errorf("%w: a stored value of the wrong type (another program wrote into the store; "+
+			"`sessiondb verify` names it, `sessiondb repair` rewrites it): %w", ErrCorrupt, err)
 	}
 	return err
+}
+
+// isMistypedCell reports whether err is database/sql failing to scan a
+// stored value into the type sessiondb wrote there (celltypes.go).
+// database/sql keeps no type for it, and formats the conversion's cause
+// with %v, so its stable wording is read: this is the one place.
+func isMistypedCell(err error) bool {
+	s := err.Error()
+	i := strings.Index(s, "sql: Scan error on column index ")
+	return i >= 0 && strings.Contains(s[i:], "converting ")
 }
 
 // namesMessageIdentity reports whether a UNIQUE violation is on what

@@ -154,6 +154,11 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		r.FTS = err.Error()
 	}
 	findings, err := schemaFindings(ctx, probe)
+	if err == nil {
+		var cells []string
+		cells, err = badCells(ctx, probe)
+		findings = append(findings, cells...)
+	}
 	if err != nil {
 		if isLockError(err) {
 			r.Health, r.Details = HealthBusy, []string{err.Error()}

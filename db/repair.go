@@ -66,6 +66,7 @@ type repairStrategy struct {
 
 var repairStrategies = []repairStrategy{
 	{"drop-foreign-schema", noNote(repairForeignSchema)},
+	{"retype-cells", noNote(repairBadCells)},
 	{"fts-rebuild", noNote(repairFTSRebuild)},
 	{"reindex", noNote(func(ctx context.Context, d *sql.DB) error {
 		_, err := d.ExecContext(ctx, "REINDEX")
@@ -92,7 +93,8 @@ func noNote(fn func(context.Context, *sql.DB) error) func(context.Context, *sql.
 // its bytes, and a fresh database created with its mode; a WAL of another
 // copy is retired. Otherwise, after a backup (a refused backup stops the repair),
 // each strategy in turn — dropping foreign triggers, views and indexes
-// (restoring sessiondb's own and id counters near their maximum), FTS rebuild,
+// (restoring sessiondb's own and id counters near their maximum), rewriting
+// cells another program gave the wrong type (celltypes.go), FTS rebuild,
 // REINDEX, duplicate schema row removal, drop FTS + VACUUM, salvage of
 // every readable row into a fresh database — runs on a
 // scratch copy, and the copy replaces the file only when it verifies.

@@ -173,6 +173,12 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 			lost.add("sessions."+j.col+"(not JSON)", 1)
 			continue
 		}
+		// A model config is a JSON object or nothing, as on every other
+		// way in: SetModel merges into it.
+		if j.col == "model_config" && rules.CheckJSONObject("model config", v) != nil {
+			lost.add("sessions.model_config(not a JSON object)", 1)
+			continue
+		}
 		*j.dst = &v
 	}
 	if st := r.str("handoff_state"); st != "" {

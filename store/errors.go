@@ -31,7 +31,11 @@ var (
 	// unknown. The write may or may not be durable; it was not retried.
 	// Appends with an idempotency key can be retried safely.
 	ErrCommitUnknown = driver.ErrCommitUnknown
-	// ErrCorrupt: SQLite reported structural damage to the file.
+	// ErrCorrupt: the stored data is damaged — SQLite reported structural
+	// damage to the file, or a stored value is not what sessiondb wrote
+	// there (JSON that does not parse, a value of the wrong type: another
+	// program wrote into the store). The error says what; on SQLite
+	// `sessiondb verify` names it and `sessiondb repair` mends it.
 	ErrCorrupt = driver.ErrCorrupt
 	// ErrNotDatabase: the file at the path is not a SQLite database.
 	ErrNotDatabase = driver.ErrNotDatabase
@@ -152,3 +156,11 @@ func opErr(op, sessionID string, err error) error {
 
 // invalid builds an ErrInvalidInput with a reason.
 func invalid(format string, args ...any) error { return driver.Invalid(format, args...) }
+
+// badStoredJSON is the error for a stored JSON cell that does not parse:
+// sessiondb checks JSON before it stores it, so another program wrote it.
+// Reads that meet it fail with it, and read-modify-writes leave the cell
+// as it was.
+func badStoredJSON(what string, err error) error {
+	return fmt.Errorf("%w: stored %s are not valid JSON (another program wrote them?): %v", ErrCorrupt, what, err)
+}

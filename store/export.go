@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
@@ -152,10 +154,19 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt,
 					ReasoningDetails: rules.Str(m.ReasoningDetails), Model: rules.Str(m.Model),
 					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson)}
+				// Raw JSON goes out as it is stored: checked here, so a cell
+				// another program broke fails the export with ErrCorrupt
+				// naming the message, not the encoder's error.
 				if m.ToolCallsJson != nil {
+					if !json.Valid([]byte(*m.ToolCallsJson)) {
+						return fmt.Errorf("message %d: %w", m.ID, badStoredJSON("tool calls", errors.New("does not parse")))
+					}
 					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
 				}
 				if m.PartsJson != nil {
+					if !json.Valid([]byte(*m.PartsJson)) {
+						return fmt.Errorf("message %d: %w", m.ID, badStoredJSON("parts", errors.New("does not parse")))
+					}
 					rec.Parts = json.RawMessage(*m.PartsJson)
 				}
 				if m.OriginID != nil {

@@ -576,12 +576,12 @@ func messageFromRow(r *driver.Message) (Message, error) {
 	}
 	if r.ToolCallsJson != nil {
 		if err := json.Unmarshal([]byte(*r.ToolCallsJson), &m.ToolCalls); err != nil {
-			return m, fmt.Errorf("message %d: tool calls: %w", r.ID, err)
+			return m, fmt.Errorf("message %d: %w", r.ID, badStoredJSON("tool calls", err))
 		}
 	}
 	if r.PartsJson != nil {
 		if err := json.Unmarshal([]byte(*r.PartsJson), &m.Parts); err != nil {
-			return m, fmt.Errorf("message %d: parts: %w", r.ID, err)
+			return m, fmt.Errorf("message %d: %w", r.ID, badStoredJSON("parts", err))
 		}
 	}
 	return m, nil

@@ -47,8 +47,13 @@ func (s *Store) SetModel(ctx context.Context, id, model, provider string) (switc
 		}
 		cfg := map[string]any{}
 		if row.ModelConfigJson != nil {
-			if err := json.Unmarshal([]byte(*row.ModelConfigJson), &cfg); err != nil || cfg == nil {
-				cfg = map[string]any{} // not an object: replaced, the switch is what matters now
+			// Fail closed, leaving the cell as it is: sessiondb stores only
+			// JSON objects here, so anything else is another program's
+			// write, and replacing it would lose what it holds.
+			if err := json.Unmarshal([]byte(*row.ModelConfigJson), &cfg); err != nil {
+				return badStoredJSON("model config", err)
+			} else if cfg == nil {
+				return badStoredJSON("model config", errors.New("not an object"))
 			}
 		}
 		cfg["model"] = model

@@ -45,6 +45,7 @@ var suite = []struct {
 	{"Conversation_LineageFoldsAResentPrompt", func(t *testing.T, e Engine) { testConversation_LineageFoldsAResentPrompt(t, e.Open) }},
 	{"Conversation_LineageShowsEachTurnOnce", func(t *testing.T, e Engine) { testConversation_LineageShowsEachTurnOnce(t, e.Open) }},
 	{"Conversation_RewoundCopyHidesTheTurn", func(t *testing.T, e Engine) { testConversation_RewoundCopyHidesTheTurn(t, e.Open) }},
+	{"CorruptStoredJSON", testCorruptStoredJSON},
 	{"CreateSession", func(t *testing.T, e Engine) { testCreateSession(t, e.Open) }},
 	{"CreateSession_Refusals", func(t *testing.T, e Engine) { testCreateSession_Refusals(t, e.Open) }},
 	{"CreateSession_RefusesACompressionChild", func(t *testing.T, e Engine) { testCreateSession_RefusesACompressionChild(t, e.Open) }},

@@ -126,6 +126,9 @@ func testLegacyVersions(t *testing.T, e Engine) {
 			`UPDATE sessions SET title = 'Files', billing_provider = 'openai', estimated_cost_usd = 0.25,
 				cache_read_tokens = 7 WHERE id = 'old-root'`,
 			`UPDATE messages SET reasoning = 'ls shows them' WHERE tool_calls IS NOT NULL`,
+			// A model config is a JSON object or nothing: JSON of another
+			// shape is counted as lost, not imported for SetModel to trip on.
+			`UPDATE sessions SET model_config = CASE id WHEN 'old-root' THEN '{"temperature": 1}' ELSE '[1]' END`,
 		}, func(t *testing.T, s *Store) {
 			root, err := s.Session(t.Context(), "old-root")
 			if err != nil {
@@ -133,6 +136,10 @@ func testLegacyVersions(t *testing.T, e Engine) {
 			}
 			if root.Title != "Files" || root.Billing.Provider != "openai" || root.Usage.EstimatedCostUSD != 0.25 || root.Usage.CacheReadTokens != 7 {
 				t.Errorf("v7 root = title %q, billing %+v, usage %+v", root.Title, root.Billing, root.Usage)
+			}
+			child, err := s.Session(t.Context(), "old-child")
+			if err != nil || root.ModelConfig != `{"temperature": 1}` || child.ModelConfig != "" {
+				t.Errorf("v7 model configs: root %q, child %q (%v); want the object kept and the array left out", root.ModelConfig, child.ModelConfig, err)
 			}
 			ms, _ := s.Conversation(t.Context(), "old-root", ConversationOptions{})
 			if len(ms) < 2 || ms[1].Reasoning != "ls shows them" {
