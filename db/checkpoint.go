@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // The WAL's bound. A PASSIVE checkpoint copies only the frames no reader
@@ -45,7 +46,6 @@ const (
 	walRestartWaitMax    = 3 * time.Second
 	walRestartBackoff    = time.Second
 	walRestartBackoffMax = 30 * time.Second
-	walFrameHeaderBytes  = 24
 )
 
 // checkpoint is the periodic post-commit checkpoint, PASSIVE. It reports
@@ -167,7 +167,7 @@ func (w *writer) walBounds(ctx context.Context, frames int64) int64 {
 			return 0 // the next checkpoint asks again
 		}
 	}
-	bytes := frames * (w.pageSize + walFrameHeaderBytes)
+	bytes := frames * (w.pageSize + forensics.WALFrameHeaderBytes)
 	if bytes <= w.walBound {
 		return 0
 	}

@@ -1,17 +1,13 @@
 package db
 
 // What SQLite's errors say about damage — to the file itself or only to a
-// full-text index — and the torn file moved aside before SQLite opens it.
+// full-text index. (A torn file is moved aside before SQLite opens it by
+// internal/forensics.QuarantineTorn.)
 
 import (
 	"errors"
-	"fmt"
-	"log/slog"
-	"os"
 
 	"github.com/ncruces/go-sqlite3"
-
-	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
 // isStructuralDamage reports damage to the database itself.
@@ -41,43 +37,4 @@ func isIndexFailure(err error) bool {
 		}
 	}
 	return isFTSDamage(err) || !isStructuralDamage(err)
-}
-
-// quarantineTorn moves a torn database aside before SQLite opens it: a
-// file whose header is all zero bytes, or a zero-length file whose WAL
-// holds data. A plain zero-length file is a database never initialised
-// (prepareFile makes one) and is initialised in place. The caller holds
-// the migration lock, so no other opener is initialising the file.
-func quarantineTorn(path string, log *slog.Logger) error {
-	state, why, err := readHeader(path)
-	if err != nil {
-		return err
-	}
-	kind := ""
-	switch {
-	case state == headerZeroed:
-		kind = "zeroed"
-	case state == headerEmpty:
-		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
-			kind, why = "emptied", "empty main file beside a non-empty WAL"
-		}
-	}
-	if kind == "" {
-		return nil
-	}
-	owner, known := fsx.FileOwner(path)
-	dst, err := moveAside(path, kind)
-	if err != nil {
-		return err
-	}
-	log.Error("sessiondb: the database file was damaged ("+why+") and has been moved aside; a fresh database is created in its place",
-		"path", path, "moved_to", dst)
-	f, err := fsx.CreateExclusive(path)
-	if err != nil {
-		return fmt.Errorf("create a fresh %s: %w", path, err)
-	}
-	if known { // the fresh file keeps the mode the torn one had
-		fsx.GiveTo(f, owner)
-	}
-	return f.Close()
 }

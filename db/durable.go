@@ -29,6 +29,7 @@ import (
 	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
 
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
@@ -417,7 +418,7 @@ func walHeader(path string) bool {
 	if _, err := f.ReadAt(b[:], 0); err != nil {
 		return false
 	}
-	return string(b[:16]) == string(sqliteHeader) && b[18] == 2 && b[19] == 2
+	return string(b[:16]) == string(forensics.SQLiteHeader) && b[18] == 2 && b[19] == 2
 }
 
 // alignSidecars gives the WAL and shared-memory files the database

@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // metaGeneration is a random id minted when the file is created; the
@@ -59,7 +60,7 @@ func (id identity) retireWAL(path string, log *slog.Logger) {
 	if err != nil || id.wal == nil || !os.SameFile(fi, id.wal) {
 		return
 	}
-	dst := retiredBase(path)
+	dst := forensics.RetiredBase(path)
 	for _, side := range []string{"-wal", "-shm"} {
 		if err := os.Rename(path+side, dst+side); err != nil && !errors.Is(err, os.ErrNotExist) {
 			log.Error("sessiondb: could not retire the old WAL of a replaced database", "path", path+side, "err", err)

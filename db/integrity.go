@@ -12,6 +12,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
+	"github.com/sessiondb/sessiondb/db/internal/readonlywal"
 	"github.com/sessiondb/sessiondb/internal/fsx"
 	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
@@ -83,9 +85,9 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 		r.Health = HealthEmpty
 		return r, nil
 	}
-	if state, why, err := readHeader(abs); err != nil {
+	if state, why, err := forensics.ReadHeader(abs); err != nil {
 		return r, opErr("verify", "", err)
-	} else if state != headerSQLite {
+	} else if state != forensics.HeaderSQLite {
 		r.Health, r.Details = HealthCorrupt, []string{why}
 		return r, nil
 	}
@@ -96,7 +98,7 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 	}
 
 	// Verify changes nothing: a foreign WAL is reported, not moved.
-	if why, release, err := idleForeignWAL(abs); err != nil {
+	if why, release, err := forensics.IdleForeignWAL(abs); err != nil {
 		return r, opErr("verify", "", err)
 	} else if release(); why != "" {
 		r.Health, r.Details = HealthCorrupt, []string{"foreign WAL: " + why +
@@ -110,7 +112,7 @@ func Verify(ctx context.Context, path string) (VerifyReport, error) {
 			return r, opErr("verify", "", err)
 		}
 	}
-	probe, err := openDB(abs, kind, 1, readOnlyWALVFS) // it only reads: a -wal it may not write is read (walreadonly.go)
+	probe, err := openDB(abs, kind, 1, readonlywal.VFS) // it only reads: a -wal it may not write is read
 	if err != nil {
 		return r, opErr("verify", "", err)
 	}

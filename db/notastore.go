@@ -15,6 +15,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // NotAStoreError refuses a path that holds something other than a
@@ -53,7 +55,7 @@ const (
 	// filesystems), a SQLite file cut inside its 100-byte header (nothing
 	// anyone could lose is left in either), or one that still holds
 	// sessiondb's schema: a damaged store. A write moves a zeroed one
-	// aside (quarantineTorn), Repair mends it, a read reports it.
+	// aside (forensics.QuarantineTorn), Repair mends it, a read reports it.
 	pathTorn
 	// pathStore: a SQLite database whose schema is sessiondb's (or a part
 	// of it, a first migration cut short).
@@ -81,19 +83,19 @@ func inspectPath(ctx context.Context, path, vfsName string) (pathState, error) {
 	case fi.Size() == 0:
 		return pathEmpty, nil
 	}
-	state, _, err := readHeader(path)
+	state, _, err := forensics.ReadHeader(path)
 	if err != nil {
 		return 0, readOnlyHint(path, fmt.Errorf("inspect: %w", err))
 	}
 	switch state {
-	case headerEmpty: // emptied since the Stat
+	case forensics.HeaderEmpty: // emptied since the Stat
 		return pathEmpty, nil
-	case headerSQLite:
+	case forensics.HeaderSQLite:
 		if vfsName != "" {
 			return pathStore, nil
 		}
 		return inspectSQLite(ctx, path)
-	case headerTruncated:
+	case forensics.HeaderTruncated:
 		// A SQLite file cut inside its header: whosever it was, nothing
 		// is left in it to lose; a store truncated so is ours, damaged.
 		return pathTorn, nil
@@ -109,7 +111,7 @@ func inspectPath(ctx context.Context, path, vfsName string) (pathState, error) {
 	} else if ours {
 		return pathTorn, nil
 	}
-	if state == headerZeroed {
+	if state == forensics.HeaderZeroed {
 		return 0, &NotAStoreError{Path: path, Found: "a file whose first 100 bytes are zero and which holds nothing of a sessiondb store"}
 	}
 	return 0, &NotAStoreError{Path: path, Found: "not a SQLite file (it begins " + quoteStart(path) + ")"}
@@ -159,7 +161,7 @@ func inspectSQLite(ctx context.Context, path string) (pathState, error) {
 		return 0, &NotAStoreError{Path: path, Found: "a SQLite database that cannot be read (" + mapDriverError(err).Error() + ") and holds nothing of a sessiondb store"}
 	}
 	if objects == 0 {
-		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Mode().IsRegular() && fi.Size() > walHeaderBytes {
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Mode().IsRegular() && fi.Size() > forensics.WALHeaderBytes {
 			if walOfAStore(path) {
 				return pathStore, nil
 			}

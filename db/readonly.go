@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
+	"github.com/sessiondb/sessiondb/db/internal/readonlywal"
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
@@ -61,9 +63,6 @@ func refuseForeignOwner(path string) error {
 	return nil
 }
 
-// walHeaderBytes is the size of a WAL with no frames.
-const walHeaderBytes = 32
-
 // openReadOnly opens the Store at abs for reading only; every write
 // returns why.
 func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*Store, error) {
@@ -79,9 +78,9 @@ func openReadOnly(ctx context.Context, abs string, opts Options, why error) (*St
 	if err := refuseAliased(abs); err != nil {
 		return nil, err
 	}
-	if state, why, err := readHeader(abs); err != nil {
+	if state, why, err := forensics.ReadHeader(abs); err != nil {
 		return nil, readOnlyHint(abs, err)
-	} else if state != headerSQLite {
+	} else if state != forensics.HeaderSQLite {
 		return nil, fmt.Errorf("%w: %s: %s", ErrNotDatabase, abs, why)
 	}
 	kind, err := readOnlyKind(abs, opts.Logger)
@@ -120,7 +119,7 @@ func readOnlyKind(path string, log *slog.Logger) (connKind, error) {
 	if dirErr == nil || fsx.CanWrite(path+"-shm") {
 		return kindReader, nil
 	}
-	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > walHeaderBytes {
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > forensics.WALHeaderBytes {
 		return 0, fmt.Errorf("%w: %s-wal holds %d bytes of writes not yet copied into %s, and without a writable directory they cannot be read; "+
 			"mount it read-write once (or copy the database and its -wal to a writable place) to read them",
 			ErrReadOnly, path, fi.Size(), filepath.Base(path))
@@ -130,4 +129,14 @@ func readOnlyKind(path string, log *slog.Logger) (connKind, error) {
 			"if another process writes it meanwhile, reads may fail or miss its writes", "path", path, "err", dirErr)
 	}
 	return kindImmutable, nil
+}
+
+// readOnlyVFS is the VFS a read-only Store reads through: the caller's,
+// or readonlywal.VFS in place of the driver's own (a -wal this user may
+// not write is opened for reading).
+func readOnlyVFS(opts Options) string {
+	if opts.VFS != "" {
+		return opts.VFS
+	}
+	return readonlywal.VFS
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
 
+	"github.com/sessiondb/sessiondb/db/internal/backup"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 	"github.com/sessiondb/sessiondb/internal/fsx"
 )
 
@@ -26,7 +28,7 @@ type RepairOptions struct {
 	// disk too full to hold one; without a backup a failed repair is final.
 	NoBackup bool
 	// Force runs even when the ledger says this exact file has already
-	// failed to repair maxFailedRepairs times.
+	// failed to repair 3 times.
 	Force bool
 	// LockWait bounds the wait for another repair of the same file and for
 	// other processes to let go of it. Default 30 s.
@@ -154,7 +156,7 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		return fail(err)
 	}
 	// A foreign WAL is the damage itself: retired, the file is checked alone.
-	if why, movedTo, err := retireForeignWAL(abs, opts.Logger); err != nil {
+	if why, movedTo, err := forensics.RetireForeignWAL(abs, opts.Logger); err != nil {
 		return fail(err)
 	} else if why != "" {
 		r.Strategy, r.BackupPath, r.Before = "retire-wal", movedTo, HealthCorrupt
@@ -177,9 +179,9 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		return fail(fmt.Errorf("%w: %s is busy; try again when other processes are idle", ErrLocked, abs))
 	}
 
-	if state, why, err := readHeader(abs); err != nil {
+	if state, why, err := forensics.ReadHeader(abs); err != nil {
 		return fail(err)
-	} else if state != headerSQLite {
+	} else if state != forensics.HeaderSQLite {
 		return moveAsideAndRecreate(ctx, r, abs, state, why, opts.Logger)
 	}
 
@@ -192,19 +194,19 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		return fail(err)
 	}
 	defer guard.release()
-	hash, err := databaseHash(abs)
+	hash, err := backup.Hash(sideFiles{}, abs)
 	if err != nil {
 		return fail(err)
 	}
-	led, err := loadLedger(abs)
+	led, err := backup.LoadLedger(sideFiles{}, abs)
 	if err != nil {
 		return fail(err)
 	}
-	if err := led.refusal(hash); err != nil && !opts.Force {
+	if err := led.Refusal(hash); err != nil && !opts.Force {
 		return fail(err)
 	}
 	if !opts.NoBackup {
-		if r.BackupPath, err = backupForRepair(abs, hash); err != nil {
+		if r.BackupPath, err = backup.ForRepair(sideFiles{}, abs, hash); err != nil {
 			return fail(fmt.Errorf("backup refused, nothing changed: %w", err))
 		}
 	}
@@ -233,14 +235,14 @@ func Repair(ctx context.Context, path string, opts RepairOptions) (RepairReport,
 		}
 		r.Repaired, r.Strategy, r.After = after.Health == HealthVerified, st.name, after.Health
 		delete(led.Failures, hash)
-		if err := led.save(); err != nil {
+		if err := led.Save(); err != nil {
 			opts.Logger.Warn("sessiondb: could not update the repair ledger", "err", err)
 		}
 		opts.Logger.Warn("sessiondb: database repaired", "path", abs, "strategy", st.name, "backup", r.BackupPath)
 		return r, nil
 	}
 	led.Failures[hash]++
-	if err := led.save(); err != nil {
+	if err := led.Save(); err != nil {
 		opts.Logger.Warn("sessiondb: could not update the repair ledger", "err", err)
 	}
 	return fail(fmt.Errorf("%w: no repair strategy produced a database that verifies (tried: %s); the file is unchanged%s",
@@ -257,7 +259,7 @@ func backupNote(p string) string {
 // tryStrategy copies the database to scratch, runs one strategy on it and
 // re-probes it. It returns the re-probe's verdict.
 func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (string, error) {
-	if err := copyDatabase(src, scratch); err != nil {
+	if err := backup.CopyDatabase(sideFiles{}, src, scratch); err != nil {
 		return "copy failed: " + err.Error(), err
 	}
 	d, err := openDB(scratch, kindRepair, 1, "")
@@ -286,10 +288,10 @@ func tryStrategy(ctx context.Context, src, scratch string, st repairStrategy) (s
 
 // moveAsideAndRecreate handles a store whose SQLite header is gone
 // (inspectPath found it ours, or nothing anyone could lose).
-func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, state headerState, why string, log *slog.Logger) (RepairReport, error) {
-	kind := map[headerState]string{headerZeroed: "zeroed", headerTruncated: "truncated", headerForeign: "overwritten", headerEmpty: "emptied"}[state]
+func moveAsideAndRecreate(ctx context.Context, r RepairReport, path string, state forensics.HeaderState, why string, log *slog.Logger) (RepairReport, error) {
+	kind := map[forensics.HeaderState]string{forensics.HeaderZeroed: "zeroed", forensics.HeaderTruncated: "truncated", forensics.HeaderForeign: "overwritten", forensics.HeaderEmpty: "emptied"}[state]
 	owner, known := fsx.FileOwner(path)
-	dst, err := moveAside(path, kind)
+	dst, err := forensics.MoveAside(path, kind)
 	if err != nil {
 		r.Error = err.Error()
 		return r, opErr("repair", "", err)
@@ -379,7 +381,7 @@ func (g *repairGuard) swapIn(scratch string) error {
 	}
 	g.release()
 	aside := fmt.Sprintf("%s.pre-repair-%s-%d.bak", g.path, time.Now().UTC().Format("20060102T150405.000Z"), os.Getpid())
-	for _, side := range sidecars {
+	for _, side := range forensics.Sidecars {
 		if err := os.Rename(g.path+side, aside+side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -388,7 +390,7 @@ func (g *repairGuard) swapIn(scratch string) error {
 	if err := os.Rename(scratch, g.path); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(g.path))
+	backup.SyncDir(filepath.Dir(g.path))
 	if known { // the repaired file keeps the mode (and owner) of the one it replaced
 		if f, err := openSideFile(g.path, os.O_RDONLY, 0); err == nil {
 			fsx.GiveTo(f, owner)

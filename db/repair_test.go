@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sessiondb/sessiondb/db/internal/backup"
 	"github.com/sessiondb/sessiondb/storetest"
 )
 
@@ -196,12 +197,12 @@ func TestRepair_RefusesAFileInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	before, _ := databaseHash(path)
+	before, _ := backup.Hash(sideFiles{}, path)
 	_, err = Repair(t.Context(), path, RepairOptions{Logger: testLogger(new(bytes.Buffer)), LockWait: time.Second})
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another process") {
 		t.Errorf("Repair of an open database = %v, want ErrLocked", err)
 	}
-	if after, _ := databaseHash(path); after != before {
+	if after, _ := backup.Hash(sideFiles{}, path); after != before {
 		t.Error("a refused repair changed the file")
 	}
 }
@@ -210,14 +211,14 @@ func TestRepair_KeepsAtMostThreeBackups(t *testing.T) {
 	path := filledStore(t)
 	for i := range 5 {
 		os.WriteFile(path, []byte(strings.Repeat("x", 100+i)), 0o600) // distinct content
-		if _, err := backupForRepair(path, string(rune('a'+i))); err != nil {
+		if _, err := backup.ForRepair(sideFiles{}, path, string(rune('a'+i))); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond) // distinct timestamps
 	}
 	backups, _ := filepath.Glob(path + ".repair-*.bak")
-	if len(backups) != maxRepairBackups {
-		t.Errorf("%d backups kept, want %d", len(backups), maxRepairBackups)
+	if len(backups) != backup.MaxKept {
+		t.Errorf("%d backups kept, want %d", len(backups), backup.MaxKept)
 	}
 }
 
@@ -259,8 +260,8 @@ func TestRepair_CrashAfterTheRenameLeavesNoForeignWAL(t *testing.T) {
 	}
 	// A kill -9 image: the main file and a WAL of uncheckpointed commits.
 	path := filepath.Join(dir, "state.db")
-	copyFile(live, path)
-	copyFile(live+"-wal", path+"-wal")
+	backup.CopyFile(sideFiles{}, live, path)
+	backup.CopyFile(sideFiles{}, live+"-wal", path+"-wal")
 	s.Close()
 
 	scratch := filepath.Join(dir, "scratch.db")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/sessiondb/sessiondb/db/internal/backup"
 )
 
 // salvageTables are copied in this order (parents before children).
@@ -81,7 +83,7 @@ func repairSalvage(ctx context.Context, damaged *sql.DB, damagedPath string) (st
 	c.Close()
 	damaged.Close()
 	// The fresh file becomes the candidate that tryStrategy verifies.
-	if err := copyDatabase(freshPath, damagedPath); err != nil {
+	if err := backup.CopyDatabase(sideFiles{}, freshPath, damagedPath); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%d rows copied, %d unreadable stretches skipped", copied, skipped), nil

@@ -53,3 +53,15 @@ func readSideFile(path string) ([]byte, error) {
 // writeSideFile replaces path's content with b through openSideFile and
 // syncs it.
 func writeSideFile(path string, b []byte) error { return sideFileError(sidefile.Write(path, b)) }
+
+// sideFiles is internal/backup's way to the side files: this package's
+// opener, whose refusals are SideFileErrors.
+type sideFiles struct{}
+
+func (sideFiles) Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	return openSideFile(path, flag, perm)
+}
+
+func (sideFiles) Read(path string) ([]byte, error) { return readSideFile(path) }
+
+func (sideFiles) Write(path string, b []byte) error { return writeSideFile(path, b) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // Stats are the Store's counters since Open, cheap enough to poll.
@@ -98,7 +99,7 @@ func (s *Store) Stats() Stats {
 			MessagesIndexed:      s.w.ix.rows.Load(),
 		}
 	}
-	st.WALBytes = walSize(s.path)
+	st.WALBytes = forensics.WALSize(s.path)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = s.read(ctx, "stats", "", func(q gen.DBTX) error {

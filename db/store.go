@@ -14,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/sessiondb/sessiondb/db/gen"
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/internal/flock"
 	"github.com/sessiondb/sessiondb/store"
@@ -201,10 +202,10 @@ func openWriter(ctx context.Context, path string, created bool, opts Options) (w
 	var migration Migration
 	err = func() error {
 		defer lock.Release()
-		if err := quarantineTorn(path, opts.Logger); err != nil {
+		if err := forensics.QuarantineTorn(path, opts.Logger); err != nil {
 			return err
 		}
-		if _, _, err := retireForeignWAL(path, opts.Logger); err != nil {
+		if _, _, err := forensics.RetireForeignWAL(path, opts.Logger); err != nil {
 			return err
 		}
 		if err := initializeEmpty(path, created, opts.VFS); err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // copyFileT copies src to dst (0600) for a test.
@@ -151,11 +153,11 @@ func TestForeignWALIsRetired(t *testing.T) {
 			if err := os.WriteFile(path+"-wal", wal, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			sum, err := readWAL(path + "-wal")
-			if err != nil || sum.frames == 0 {
+			sum, err := forensics.ReadWAL(path + "-wal")
+			if err != nil || sum.Frames == 0 {
 				t.Fatalf("the WAL left beside the copy has no committed frames (%v): the scenario does not test anything", err)
 			}
-			if got := sum.page1 == 0; got != sc.noPage1 {
+			if got := sum.Page1 == 0; got != sc.noPage1 {
 				t.Fatalf("WAL without page 1 = %v, the scenario needs %v", got, sc.noPage1)
 			}
 			rep, err := Verify(ctx, path)
@@ -268,7 +270,7 @@ func TestOwnWALIsReplayed(t *testing.T) {
 			if err := os.WriteFile(path+"-wal", wal, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if why, err := foreignWAL(path); why != "" || err != nil {
+			if why, err := forensics.ForeignWAL(path); why != "" || err != nil {
 				t.Fatalf("foreignWAL = %q, %v; want the WAL accepted", why, err)
 			}
 			var logs bytes.Buffer
@@ -341,9 +343,9 @@ func TestForeignWALPageKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := readWAL(a.Path() + "-wal")
-	if err != nil || sum.page1 != 0 || len(sum.kinds) == 0 {
-		t.Fatalf("the WAL has %d page 1 images and %d other pages (%v): the test needs only others", sum.page1, len(sum.kinds), err)
+	sum, err := forensics.ReadWAL(a.Path() + "-wal")
+	if err != nil || sum.Page1 != 0 || len(sum.Kinds) == 0 {
+		t.Fatalf("the WAL has %d page 1 images and %d other pages (%v): the test needs only others", sum.Page1, len(sum.Kinds), err)
 	}
 	path := filepath.Join(t.TempDir(), "state.db")
 	if err := os.WriteFile(path+"-wal", wal, 0o600); err != nil {
@@ -356,16 +358,16 @@ func TestForeignWALPageKinds(t *testing.T) {
 	// whatever its pages (TestForeignWALWithoutPage1NeedsItsIndex); the
 	// tool's -shm comes along here, as when the tool stopped beside it.
 	copyFileT(t, a.Path()+"-shm", path+"-shm")
-	if why, err := foreignWAL(path); why != "" || err != nil {
+	if why, err := forensics.ForeignWAL(path); why != "" || err != nil {
 		t.Fatalf("the WAL's own file: foreignWAL = %q, %v; want it accepted", why, err)
 	}
-	for pgno, kind := range sum.kinds {
+	for pgno, kind := range sum.Kinds {
 		changed := append([]byte(nil), main...)
-		changed[int(pgno-1)*sum.pageSize] = kind ^ 0x08 // leaf <-> interior
+		changed[int(pgno-1)*sum.PageSize] = kind ^ 0x08 // leaf <-> interior
 		if err := os.WriteFile(path, changed, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if why, err := foreignWAL(path); err != nil || !strings.Contains(why, "kind") {
+		if why, err := forensics.ForeignWAL(path); err != nil || !strings.Contains(why, "kind") {
 			t.Errorf("page %d of another kind: foreignWAL = %q, %v; want it refused", pgno, why, err)
 		}
 	}
@@ -405,8 +407,8 @@ func TestForeignWALWithoutPage1NeedsItsIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := readWAL(b + "-wal"); err != nil || sum.frames == 0 || sum.page1 != 0 {
-		t.Fatalf("b's WAL: %d frames, %d images of page 1 (%v); the test needs frames without page 1", sum.frames, sum.page1, err)
+	if sum, err := forensics.ReadWAL(b + "-wal"); err != nil || sum.Frames == 0 || sum.Page1 != 0 {
+		t.Fatalf("b's WAL: %d frames, %d images of page 1 (%v); the test needs frames without page 1", sum.Frames, sum.Page1, err)
 	}
 	fa, _ := os.Stat(a)
 	fb, _ := os.Stat(b)
@@ -437,7 +439,7 @@ func TestForeignWALWithoutPage1NeedsItsIndex(t *testing.T) {
 	if err := os.WriteFile(own+"-wal", wal, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if why, err := foreignWAL(own); why != "" || err != nil {
+	if why, err := forensics.ForeignWAL(own); why != "" || err != nil {
 		t.Fatalf("b's WAL with its -shm beside b's file: foreignWAL = %q, %v; want it accepted", why, err)
 	}
 	s = openAt(t, own, &logs)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // A reader that never ends its snapshot keeps the WAL from starting over:
@@ -44,7 +46,7 @@ func (w *writer) noteOutlasted(frames int64, waited time.Duration) {
 	go func() {
 		w.log.Warn("sessiondb: a read has outlasted WAL restarts; the log cannot start over until it ends, so it grows past its bound — "+
 			"end long-lived read transactions (one of the readers listed holds it: a reader frozen mid-snapshot, or one that never commits)",
-			"path", w.path, "wal_bytes", walSize(w.path), "frames", frames, "waited", waited,
+			"path", w.path, "wal_bytes", forensics.WALSize(w.path), "frames", frames, "waited", waited,
 			"outlasted", n, "readers", strings.Join(w.pinSuspects(), "; "))
 	}()
 }
@@ -67,13 +69,4 @@ func (w *writer) pinSuspects() []string {
 		who = append(who, "none seen (a process of another user cannot be seen)")
 	}
 	return who
-}
-
-// walSize is the WAL file's size in bytes (0 when there is none).
-func walSize(path string) int64 {
-	fi, err := os.Stat(path + "-wal")
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }

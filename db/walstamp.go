@@ -2,19 +2,20 @@ package db
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // Every WAL sessiondb writes holds page 1, stamped with the file's
-// application_id, so that foreignWAL can tell another file's WAL by it
-// (walforeign.go). The frames SQLite would replay are those since the WAL
-// last started over (one generation, named by its salts), so it is enough
-// that each generation holds one stamp of ours: a commit stamps only when
-// this writer has not stamped the generation it appends to, or when the
-// commit may start a new one.
+// application_id, so that forensics.ForeignWAL can tell another file's
+// WAL by it (internal/forensics/walforeign.go). The frames SQLite would
+// replay are those since the WAL last started over (one generation, named
+// by its salts), so it is enough that each generation holds one stamp of
+// ours: a commit stamps only when this writer has not stamped the
+// generation it appends to, or when the commit may start a new one.
 //
 // SQLite starts the WAL over (or writes its first frames) only in a write
 // transaction whose read began with every frame of the WAL copied back
@@ -60,29 +61,17 @@ func (w *writer) stampCommitted() {
 	}
 }
 
-// The wal-index header (walformat.html §2.1): two copies of a 48-byte
-// header, then the checkpoint information, whose first field is
-// nBackfill; in the byte order of the machine SQLite runs on, which for
-// this driver's WebAssembly build is always little-endian.
-const (
-	walIndexHeaderBytes = 48
-	walIndexIsInit      = 12
-	walIndexMxFrame     = 16
-	walIndexSalts       = 32 // two 32-bit salts
-	walIndexNBackfill   = 2 * walIndexHeaderBytes
-)
-
 // stampDue reports whether the transaction in progress on the writer,
 // which holds the write lock, must stamp page 1, and the salts of the
 // generation it commits to ("" when unknown or when it may start a new
-// one). It reads the wal-index from the -shm file, which the driver's own
-// VFS maps into SQLite's memory where shmFileBacked says so; on any other
-// VFS (one an Options.VFS names) or build it answers true, as it does to
-// any doubt.
+// one). It reads the wal-index from the -shm file (forensics.AppendingTo),
+// which the driver's own VFS maps into SQLite's memory where
+// forensics.SHMFileBacked says so; on any other VFS (one an Options.VFS
+// names) or build it answers true, as it does to any doubt.
 //
 // +checklocks:w.mu
 func (w *writer) stampDue() (bool, string) {
-	if !w.wal || !shmFileBacked || w.vfs != "" {
+	if !w.wal || !forensics.SHMFileBacked || w.vfs != "" {
 		return true, ""
 	}
 	if w.id.shm == nil {
@@ -96,18 +85,9 @@ func (w *writer) stampDue() (bool, string) {
 		}
 		w.id.shm = f
 	}
-	var b [walIndexNBackfill + 4]byte
-	if _, err := w.id.shm.ReadAt(b[:], 0); err != nil {
-		return true, ""
+	salts, ok := forensics.AppendingTo(w.id.shm)
+	if !ok {
+		return true, "" // unknown, or it may start a new generation
 	}
-	first, second := b[:walIndexHeaderBytes], b[walIndexHeaderBytes:2*walIndexHeaderBytes]
-	if first[walIndexIsInit] == 0 || string(first) != string(second) {
-		return true, ""
-	}
-	le := binary.LittleEndian
-	if le.Uint32(first[walIndexMxFrame:]) <= le.Uint32(b[walIndexNBackfill:]) {
-		return true, "" // may start a new generation, whose salts are not known yet
-	}
-	salts := string(first[walIndexSalts : walIndexSalts+8])
 	return salts != w.id.stampedSalts, salts
 }

@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/db/internal/forensics"
 )
 
 // walStamps summarises the store's WAL and returns the store's
 // application_id, which a stamp carries.
-func walStamps(t *testing.T, s *Store) (walSummary, uint32) {
+func walStamps(t *testing.T, s *Store) (forensics.WALSummary, uint32) {
 	t.Helper()
-	sum, err := readWAL(s.Path() + "-wal")
+	sum, err := forensics.ReadWAL(s.Path() + "-wal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +30,8 @@ func appendN(t *testing.T, s *Store, n int, word string) {
 		if _, err := s.AppendMessage(t.Context(), "a", NewMessage{Role: RoleUser, Content: fmt.Sprint(word, " ", i)}); err != nil {
 			t.Fatal(err)
 		}
-		if sum, appID := walStamps(t, s); !sum.appIDs[appID] {
-			t.Fatalf("%s %d: after this commit the WAL holds no page 1 stamped %d (page 1 images %d): foreignWAL could not tell it", word, i, appID, sum.page1)
+		if sum, appID := walStamps(t, s); !sum.AppIDs[appID] {
+			t.Fatalf("%s %d: after this commit the WAL holds no page 1 stamped %d (page 1 images %d): foreignWAL could not tell it", word, i, appID, sum.Page1)
 		}
 	}
 }
@@ -39,8 +41,8 @@ func appendN(t *testing.T, s *Store, n int, word string) {
 // that one started it, the next).
 func wantFewerStamps(t *testing.T, s *Store, commits int) {
 	t.Helper()
-	if sum, _ := walStamps(t, s); sum.page1 >= commits {
-		t.Errorf("%d page 1 images for %d commits: every commit still writes page 1", sum.page1, commits)
+	if sum, _ := walStamps(t, s); sum.Page1 >= commits {
+		t.Errorf("%d page 1 images for %d commits: every commit still writes page 1", sum.Page1, commits)
 	}
 }
 
@@ -85,8 +87,8 @@ func TestStampWAL_OncePerWALGeneration(t *testing.T) {
 	if _, err := other.ExecContext(context.Background(), "UPDATE sessions SET title = 'renamed' WHERE id = 'a'"); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := readWAL(s.Path() + "-wal"); err != nil || sum.frames == 0 || sum.page1 != 0 {
-		t.Fatalf("the other writer's WAL: %d frames, %d page 1 images (%v); the case needs frames without page 1", sum.frames, sum.page1, err)
+	if sum, err := forensics.ReadWAL(s.Path() + "-wal"); err != nil || sum.Frames == 0 || sum.Page1 != 0 {
+		t.Fatalf("the other writer's WAL: %d frames, %d page 1 images (%v); the case needs frames without page 1", sum.Frames, sum.Page1, err)
 	}
 	appendN(t, s, commits, "after")
 	wantFewerStamps(t, s, commits)

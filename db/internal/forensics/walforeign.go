@@ -1,4 +1,4 @@
-package db
+package forensics
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // A WAL does not name the database it belongs to, and SQLite replays any
 // valid WAL it finds beside a database file into it: a -wal left behind
 // when the main file was restored from another copy is applied to that
-// copy, silently mixing two databases' pages. foreignWAL tells, before
+// copy, silently mixing two databases' pages. ForeignWAL tells, before
 // SQLite first reads the pair, whether the frames SQLite would replay can
 // belong to the main file. It reads only what SQLite's own WAL recovery
 // reads, and follows the format in https://www.sqlite.org/fileformat2.html
@@ -28,7 +28,7 @@ import (
 // about to run that recovery, which reads the whole WAL too — so it costs
 // one more read of the WAL, from the page cache, and an Lstat when there
 // is none. A sessiondb writer's first commit into each WAL generation
-// writes page 1 (stampWAL, walstamp.go), so a WAL sessiondb wrote always
+// writes page 1 (stampWAL, package db's walstamp.go), so a WAL sessiondb wrote always
 // holds page 1, whose application_id decides.
 //
 // What a WAL SQLite would replay must satisfy when it belongs to the main
@@ -71,57 +71,62 @@ import (
 // checkpoint sequence number are not compared: the main file records
 // neither, so they cannot tell one file's WAL from another's.
 
-// The WAL format's constants (a frame header is walFrameHeaderBytes).
+// The WAL format's constants.
 const (
-	walHeaderSize = 32
-	walMagic      = 0x377f0682 // | 1: checksums over big-endian words
-	walVersion    = 3007000
+	// WALHeaderBytes is the size of the WAL's header: a WAL no longer than
+	// that holds no frame.
+	WALHeaderBytes = 32
+	// WALFrameHeaderBytes is the size of each frame's header, before its
+	// page.
+	WALFrameHeaderBytes = 24
+	walMagic            = 0x377f0682 // | 1: checksums over big-endian words
+	walVersion          = 3007000
 )
 
-// walSummary is what the frames SQLite would replay say.
-type walSummary struct {
-	pageSize    int
-	salts       string          // the header's salts, which name the WAL's generation
-	frames      int             // frames up to and including the last commit frame
-	commitSizes map[uint32]bool // the database sizes in pages the commits leave
-	page1       int             // images of page 1
-	counters    [2]uint32       // the first and last page 1 image's change counter
-	appIDs      map[uint32]bool // the page 1 images' application_ids
-	kinds       map[uint32]byte // first byte of each page's last image (page > 1)
+// WALSummary is what the frames SQLite would replay say.
+type WALSummary struct {
+	PageSize    int
+	Salts       string          // the header's salts, which name the WAL's generation
+	Frames      int             // frames up to and including the last commit frame
+	CommitSizes map[uint32]bool // the database sizes in pages the commits leave
+	Page1       int             // images of page 1
+	Counters    [2]uint32       // the first and last page 1 image's change counter
+	AppIDs      map[uint32]bool // the page 1 images' application_ids
+	Kinds       map[uint32]byte // first byte of each page's last image (page > 1)
 }
 
-// readWAL summarises the committed, checksum-valid frames of the WAL at
+// ReadWAL summarises the committed, checksum-valid frames of the WAL at
 // walPath exactly as SQLite's recovery would find them. A missing, empty
 // or invalid WAL (SQLite ignores it and starts a new one) has no frames.
-func readWAL(walPath string) (walSummary, error) {
+func ReadWAL(walPath string) (WALSummary, error) {
 	f, err := os.Open(walPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return walSummary{}, nil
+		return WALSummary{}, nil
 	}
 	if err != nil {
-		return walSummary{}, err
+		return WALSummary{}, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
-	var hdr [walHeaderSize]byte
+	var hdr [WALHeaderBytes]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return walSummary{}, nil // shorter than a header: ignored by SQLite
+		return WALSummary{}, nil // shorter than a header: ignored by SQLite
 	}
 	be := binary.BigEndian
 	magic := be.Uint32(hdr[0:])
 	pageSize := int(be.Uint32(hdr[8:]))
 	if magic&^1 != walMagic || be.Uint32(hdr[4:]) != walVersion ||
 		pageSize < 512 || pageSize > 65536 || pageSize&(pageSize-1) != 0 {
-		return walSummary{}, nil
+		return WALSummary{}, nil
 	}
 	bigEndian := magic&1 == 1
 	s1, s2 := walChecksum(bigEndian, hdr[:24], 0, 0)
 	if s1 != be.Uint32(hdr[24:]) || s2 != be.Uint32(hdr[28:]) {
-		return walSummary{}, nil
+		return WALSummary{}, nil
 	}
 	salts := hdr[16:24]
 
-	sum := walSummary{pageSize: pageSize, salts: string(salts), commitSizes: map[uint32]bool{}, appIDs: map[uint32]bool{}, kinds: map[uint32]byte{}}
+	sum := WALSummary{PageSize: pageSize, Salts: string(salts), CommitSizes: map[uint32]bool{}, AppIDs: map[uint32]bool{}, Kinds: map[uint32]byte{}}
 	type pending struct {
 		pgno uint32
 		kind byte
@@ -129,7 +134,7 @@ func readWAL(walPath string) (walSummary, error) {
 	var (
 		since  []pending   // frames after the last commit frame
 		sinceP [][2]uint32 // their page 1 images: change counter, application_id
-		frame  = make([]byte, walFrameHeaderBytes+pageSize)
+		frame  = make([]byte, WALFrameHeaderBytes+pageSize)
 		n      int
 	)
 	for {
@@ -137,37 +142,37 @@ func readWAL(walPath string) (walSummary, error) {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return sum, nil
 			}
-			return walSummary{}, err
+			return WALSummary{}, err
 		}
 		pgno := be.Uint32(frame[0:])
 		if pgno == 0 || string(frame[8:16]) != string(salts) {
 			return sum, nil
 		}
 		s1, s2 = walChecksum(bigEndian, frame[:8], s1, s2)
-		s1, s2 = walChecksum(bigEndian, frame[walFrameHeaderBytes:], s1, s2)
+		s1, s2 = walChecksum(bigEndian, frame[WALFrameHeaderBytes:], s1, s2)
 		if s1 != be.Uint32(frame[16:]) || s2 != be.Uint32(frame[20:]) {
 			return sum, nil
 		}
 		n++
-		page := frame[walFrameHeaderBytes:]
+		page := frame[WALFrameHeaderBytes:]
 		if pgno == 1 {
 			sinceP = append(sinceP, [2]uint32{be.Uint32(page[24:]), be.Uint32(page[68:])})
 		} else {
 			since = append(since, pending{pgno, page[0]})
 		}
 		if size := be.Uint32(frame[4:]); size != 0 { // a commit frame
-			sum.frames = n
-			sum.commitSizes[size] = true
+			sum.Frames = n
+			sum.CommitSizes[size] = true
 			for _, p1 := range sinceP {
-				if sum.page1 == 0 {
-					sum.counters[0] = p1[0]
+				if sum.Page1 == 0 {
+					sum.Counters[0] = p1[0]
 				}
-				sum.page1++
-				sum.counters[1] = p1[0]
-				sum.appIDs[p1[1]] = true
+				sum.Page1++
+				sum.Counters[1] = p1[0]
+				sum.AppIDs[p1[1]] = true
 			}
 			for _, p := range since {
-				sum.kinds[p.pgno] = p.kind
+				sum.Kinds[p.pgno] = p.kind
 			}
 			since, sinceP = since[:0], sinceP[:0]
 		}
@@ -191,12 +196,12 @@ func walChecksum(bigEndian bool, b []byte, s1, s2 uint32) (uint32, uint32) {
 // isBtreeKind reports a b-tree page's first byte.
 func isBtreeKind(b byte) bool { return b == 2 || b == 5 || b == 10 || b == 13 }
 
-// foreignWAL returns why the WAL beside path cannot belong to it, or ""
+// ForeignWAL returns why the WAL beside path cannot belong to it, or ""
 // when SQLite would replay nothing or the frames fit the main file (see
 // the rules above).
-func foreignWAL(path string) (string, error) {
-	wal, err := readWAL(path + "-wal")
-	if err != nil || wal.frames == 0 {
+func ForeignWAL(path string) (string, error) {
+	wal, err := ReadWAL(path + "-wal")
+	if err != nil || wal.Frames == 0 {
 		return "", err
 	}
 	f, err := os.Open(path)
@@ -206,9 +211,9 @@ func foreignWAL(path string) (string, error) {
 	defer f.Close()
 	head := make([]byte, 100)
 	if _, err := io.ReadFull(f, head); err != nil {
-		return "", nil // not a full header: quarantineTorn's and SQLite's to judge
+		return "", nil // not a full header: QuarantineTorn's and SQLite's to judge
 	}
-	if string(head[:len(sqliteHeader)]) != string(sqliteHeader) {
+	if string(head[:len(SQLiteHeader)]) != string(SQLiteHeader) {
 		return "", nil
 	}
 	be := binary.BigEndian
@@ -216,23 +221,23 @@ func foreignWAL(path string) (string, error) {
 	if pageSize == 1 {
 		pageSize = 65536
 	}
-	if pageSize != wal.pageSize {
-		return fmt.Sprintf("the WAL's page size is %d bytes, the database's %d", wal.pageSize, pageSize), nil
+	if pageSize != wal.PageSize {
+		return fmt.Sprintf("the WAL's page size is %d bytes, the database's %d", wal.PageSize, pageSize), nil
 	}
 	counter, appID := be.Uint32(head[24:]), be.Uint32(head[68:])
 
-	if wal.page1 > 0 {
-		if appID != 0 && !wal.appIDs[appID] {
-			return fmt.Sprintf("the WAL belongs to another database (application_id %v), this file's is %d", slices.Sorted(maps.Keys(wal.appIDs)), appID), nil
+	if wal.Page1 > 0 {
+		if appID != 0 && !wal.AppIDs[appID] {
+			return fmt.Sprintf("the WAL belongs to another database (application_id %v), this file's is %d", slices.Sorted(maps.Keys(wal.AppIDs)), appID), nil
 		}
-		if first, last := wal.counters[0], wal.counters[1]; counter+1 < first || counter > last {
+		if first, last := wal.Counters[0], wal.Counters[1]; counter+1 < first || counter > last {
 			return fmt.Sprintf("the WAL was written against another version of the file (its change counters run %d..%d, the file's is %d)",
 				first, last, counter), nil
 		}
 		return "", nil
 	}
 
-	if !shmIndexes(path+"-shm", wal.salts) {
+	if !shmIndexes(path+"-shm", wal.Salts) {
 		return "the WAL holds no page 1, so no sessiondb writer wrote it, and no -shm beside it indexes it: " +
 			"another program's WAL, left or copied beside this file", nil
 	}
@@ -245,7 +250,7 @@ func foreignWAL(path string) (string, error) {
 	if headerPages == 0 || be.Uint32(head[92:]) != counter {
 		headerPages = filePages // SQLite's rule for a stale in-header size
 	}
-	for size := range wal.commitSizes {
+	for size := range wal.CommitSizes {
 		if size != headerPages && size != filePages {
 			return fmt.Sprintf("the WAL's transactions leave the database %d pages long without changing its first page, but the file has %d",
 				size, headerPages), nil
@@ -255,7 +260,7 @@ func foreignWAL(path string) (string, error) {
 		return "", nil
 	}
 	var b [1]byte
-	for pgno, kind := range wal.kinds {
+	for pgno, kind := range wal.Kinds {
 		if !isBtreeKind(kind) {
 			continue
 		}
@@ -274,7 +279,7 @@ func foreignWAL(path string) (string, error) {
 // header copies equal, and its salts those of the WAL's header (SQLite
 // copies them byte for byte, so no byte order matters). A WAL that holds
 // no page 1 was written by another program (sessiondb stamps page 1 into
-// every generation it writes, walstamp.go); when that program wrote this
+// every generation it writes, package db's walstamp.go); when that program wrote this
 // file and stopped without a checkpoint (killed, or still running), its
 // -shm indexes the WAL. A WAL copied here from another file comes without
 // one — a clean close removes the -shm, and Open's own is empty — and was
@@ -298,32 +303,32 @@ func shmIndexes(shmPath, salts string) bool {
 		string(first[walIndexSalts:walIndexSalts+8]) == salts
 }
 
-// idleForeignWAL checks the WAL beside path when no connection has the
+// IdleForeignWAL checks the WAL beside path when no connection has the
 // database open (a live connection's WAL is its own, and changes under
 // the check) and returns why it is foreign, or "". Until release (never
 // nil) is called, no connection can open the database.
-func idleForeignWAL(path string) (why string, release func(), err error) {
-	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() < walHeaderSize+walFrameHeaderBytes+512 {
+func IdleForeignWAL(path string) (why string, release func(), err error) {
+	if fi, err := os.Lstat(path + "-wal"); err != nil || fi.Size() < WALHeaderBytes+WALFrameHeaderBytes+512 {
 		return "", func() {}, nil // no frame to replay (the common case: a clean close removed the WAL)
 	}
 	release, idle, err := flock.HoldWALIdle(path)
 	if err != nil || !idle {
 		return "", func() {}, err
 	}
-	if why, err = foreignWAL(path); err != nil {
+	if why, err = ForeignWAL(path); err != nil {
 		release()
 		return "", func() {}, err
 	}
 	return why, release, nil
 }
 
-// retireForeignWAL moves a foreign WAL (see foreignWAL) aside with its
+// RetireForeignWAL moves a foreign WAL (see ForeignWAL) aside with its
 // shared memory, to <path>.retired-<UTC time>-<pid>.bak-wal, before SQLite
 // can replay it, and says so at Error level. It returns why and where to,
 // or "" when it left the WAL alone. Callers hold the migration lock, so
 // no sessiondb opener races the move.
-func retireForeignWAL(path string, log *slog.Logger) (why, movedTo string, err error) {
-	why, release, err := idleForeignWAL(path)
+func RetireForeignWAL(path string, log *slog.Logger) (why, movedTo string, err error) {
+	why, release, err := IdleForeignWAL(path)
 	defer release()
 	if err != nil || why == "" {
 		return "", "", err
@@ -336,16 +341,16 @@ func retireForeignWAL(path string, log *slog.Logger) (why, movedTo string, err e
 	return why, movedTo, nil
 }
 
-// retiredBase names where a WAL that must never meet its file goes:
+// RetiredBase names where a WAL that must never meet its file goes:
 // <path>.retired-<UTC time>-<pid>.bak, plus the sidecar's suffix.
-func retiredBase(path string) string {
+func RetiredBase(path string) string {
 	return fmt.Sprintf("%s.retired-%s-%d.bak", path, time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
 }
 
-// moveSidecars renames path's -wal and -shm to retiredBase and returns the
+// moveSidecars renames path's -wal and -shm to RetiredBase and returns the
 // WAL's new name.
 func moveSidecars(path string) (string, error) {
-	dst := retiredBase(path)
+	dst := RetiredBase(path)
 	for _, side := range []string{"-wal", "-shm"} {
 		if err := os.Rename(path+side, dst+side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err

@@ -1,4 +1,8 @@
-package db
+// Package readonlywal registers the VFS a read-only Store reads through
+// (VFS): the driver's own, except that a -wal this user may not write is
+// opened for reading. Package db's read-only opens name it; no
+// connection is opened here.
+package readonlywal
 
 import (
 	"errors"
@@ -7,7 +11,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 )
 
-// A read-only Store reads through readOnlyWALVFS: the driver's own VFS,
+// VFS names the VFS a read-only Store reads through: the driver's own,
 // except that a -wal this user may not write is opened for reading.
 //
 // SQLite's C VFS does this itself (unixOpen retries O_RDONLY when O_RDWR
@@ -18,13 +22,13 @@ import (
 // from then on every read command of the file's own owner failed
 // (issue 38). Only a WAL is retried: a main file opened read-write that
 // cannot be written is the read-only store's own choice (mode=ro), and a
-// -shm this user cannot write is what readOnlyKind's immutable reader is
+// -shm this user cannot write is what package db's readOnlyKind's immutable reader is
 // for.
-const readOnlyWALVFS = "sessiondb-readonly-wal"
+const VFS = "sessiondb-readonly-wal"
 
-func init() { vfs.Register(readOnlyWALVFS, readOnlyWAL{vfs.Find("").(vfs.VFSFilename)}) }
+func init() { vfs.Register(VFS, readOnlyWAL{vfs.Find("").(vfs.VFSFilename)}) }
 
-// readOnlyWAL wraps the driver's VFS; see readOnlyWALVFS.
+// readOnlyWAL wraps the driver's VFS; see VFS.
 type readOnlyWAL struct{ vfs.VFSFilename }
 
 func (v readOnlyWAL) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
@@ -35,13 +39,4 @@ func (v readOnlyWAL) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.F
 		return v.VFSFilename.OpenFilename(name, ro)
 	}
 	return f, out, err
-}
-
-// readOnlyVFS is the VFS a read-only Store reads through: the caller's,
-// or readOnlyWALVFS in place of the driver's own.
-func readOnlyVFS(opts Options) string {
-	if opts.VFS != "" {
-		return opts.VFS
-	}
-	return readOnlyWALVFS
 }
