@@ -31,6 +31,10 @@ type appendRequest struct {
 	deadline  time.Time
 	done      chan appendResult // buffered: the leader never blocks on delivery
 	answered  atomic.Bool
+	// aside is set (under the appender's qmu) when the request is handed
+	// to runAside: from then on the aside goroutine, not its leader,
+	// counts it in flight.
+	aside bool
 }
 
 type appendResult struct {
@@ -65,18 +69,42 @@ type appender struct {
 	aside []*appendRequest
 	// +checklocks:qmu
 	asideRunning bool
-	handoff      chan struct{}
-	lastBatch    atomic.Int64 // the size of the last batch taken (gather)
-	careful      atomic.Int64 // batches left to run with a savepoint per caller
+	// halted is set by Close (halt): runAside starts no goroutine after
+	// it, and asideDone counts the one running, which Close awaits.
+	// +checklocks:qmu
+	halted    bool
+	asideDone sync.WaitGroup
+	// stop bounds every batch's statements and connection waits (never a
+	// COMMIT): Close cancels it, so a batch waiting for a lock ends at
+	// once, its callers answered ErrClosed.
+	stop      context.Context
+	halt      context.CancelFunc
+	handoff   chan struct{}
+	lastBatch atomic.Int64 // the size of the last batch taken (gather)
+	careful   atomic.Int64 // batches left to run with a savepoint per caller
 	// reruns counts the transactions run again after the server rolled
 	// them back (a deadlock, a lock timeout of the batch's least patient
-	// caller, a connection lost before COMMIT); batches counts commits.
-	reruns, batches, appends atomic.Int64
+	// caller, a connection lost before COMMIT); batches counts commits;
+	// asides counts the appends handed to runAside.
+	reruns, batches, appends, asides atomic.Int64
 }
 
 func newAppender(eng *engine) *appender {
+	stop, halt := context.WithCancel(context.Background())
 	return &appender{eng: eng, handoff: make(chan struct{}, 1), leaders: make(chan struct{}, maxBatches),
-		inFlight: map[string]int{}}
+		inFlight: map[string]int{}, stop: stop, halt: halt}
+}
+
+// close ends the appends run aside and waits for their goroutine, so that
+// nothing of the store runs on the pool once Close returns (a pool given
+// to OpenPool is its owner's again). Their callers get ErrClosed; the
+// engine's closed flag is set before.
+func (a *appender) close() {
+	a.qmu.Lock()
+	a.halted = true
+	a.qmu.Unlock()
+	a.halt()
+	a.asideDone.Wait()
 }
 
 // maxBatches is how many batches of one process may be in flight.
@@ -192,11 +220,16 @@ func (a *appender) takeable() bool {
 	return false
 }
 
-// landed marks a batch's sessions no longer in flight.
-func (a *appender) landed(batch []*appendRequest) {
+// landed marks a batch's sessions no longer in flight: the requests of
+// batch that were run aside when aside, else the others (runAside lands
+// its own, when they are answered).
+func (a *appender) landed(batch []*appendRequest, aside bool) {
 	a.qmu.Lock()
 	defer a.qmu.Unlock()
 	for _, r := range batch {
+		if r.aside != aside {
+			continue
+		}
 		if a.inFlight[r.sessionID]--; a.inFlight[r.sessionID] <= 0 {
 			delete(a.inFlight, r.sessionID)
 		}
@@ -230,8 +263,14 @@ func (a *appender) tryLead() {
 	}
 	a.lastBatch.Store(int64(len(batch)))
 	a.runBatch(slices.Clone(batch), false)
-	a.landed(batch)
+	a.landed(batch, false)
 	<-a.leaders
+	a.wakeWaiter()
+}
+
+// wakeWaiter wakes a queued caller to lead the next batch, when requests
+// are queued.
+func (a *appender) wakeWaiter() {
 	if a.queueLen() > 0 {
 		select {
 		case a.handoff <- struct{}{}:
@@ -245,16 +284,38 @@ func (a *appender) tryLead() {
 // them in transactions of their own, waiting for the row locks within
 // each caller's patience, so that the leader's batches go on without
 // them. One such goroutine at a time: it holds one pool connection.
+//
+// The appends stay in flight until they are answered, counted for their
+// sessions by this goroutine instead of their leader: the leader's next
+// batches take no append of a session still waiting aside (each would be
+// skipped and sent aside in turn), and a waiter is woken when they land.
 func (a *appender) runAside(held []*appendRequest) {
+	a.asides.Add(int64(len(held)))
 	a.qmu.Lock()
+	if a.halted {
+		for _, r := range held {
+			r.aside = true // landed below, not by the leader
+		}
+		a.qmu.Unlock()
+		finishAppends(held, appendResult{err: driver.ErrClosed})
+		a.landed(held, true)
+		return
+	}
+	for _, r := range held {
+		r.aside = true
+	}
 	a.aside = append(a.aside, held...)
 	start := !a.asideRunning
-	a.asideRunning = true
+	if start {
+		a.asideRunning = true
+		a.asideDone.Add(1) // before halted can be set: close's Wait sees it
+	}
 	a.qmu.Unlock()
 	if !start {
 		return
 	}
 	go func() {
+		defer a.asideDone.Done()
 		for {
 			a.qmu.Lock()
 			batch := a.aside
@@ -265,7 +326,9 @@ func (a *appender) runAside(held []*appendRequest) {
 				return
 			}
 			a.qmu.Unlock()
-			a.runBatch(batch, true)
+			a.runBatch(slices.Clone(batch), true)
+			a.landed(batch, true)
+			a.wakeWaiter()
 		}
 	}()
 }
@@ -329,8 +392,8 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 			if len(batch) == 0 {
 				return
 			}
-			if !sleepUntil(backoff(attempt-1), earliest(batch)) {
-				continue // someone's patience ends first: expire them
+			if a.pause(backoff(attempt-1), earliest(batch)) != nil {
+				continue // someone's patience ends first, or Close came: expire them, or answer ErrClosed
 			}
 		}
 		replay, err, undone := a.attempt(batch, careful, aside)
@@ -390,6 +453,9 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 		}
 	}
 	runLanes(ctx, c, runs)
+	if aborted(c) && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		return nil, batch, nil, true // a callback hid a failed statement: find whose, careful
+	}
 	for _, e := range errs {
 		if e != nil && (c.IsClosed() || wholeTransaction(e)) {
 			return nil, batch, lostOr(c, e), false
@@ -518,13 +584,11 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// sleepUntil sleeps d, or until limit if that comes first, and reports
-// whether it slept the whole d.
-func sleepUntil(d time.Duration, limit time.Time) bool {
-	if left := time.Until(limit); left < d {
-		time.Sleep(max(left, 0))
-		return false
-	}
-	time.Sleep(d)
-	return true
+// pause sleeps d before a batch runs again (tx.go's sleep, Write's too),
+// ending early at limit (the least patient caller's) or when Close halts
+// the appender; it returns nil when it slept the whole d.
+func (a *appender) pause(d time.Duration, limit time.Time) error {
+	ctx, cancel := context.WithDeadline(a.stop, limit)
+	defer cancel()
+	return sleep(ctx, d)
 }

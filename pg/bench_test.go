@@ -227,6 +227,8 @@ func benchAppend(b *testing.B, conns, appenders int, keyed, ownSessions bool) {
 	}
 	reruns.n.Store(0)
 	before := batchCounts(s)
+	cpu := serverCPU(b, s.eng.pool)
+	cpuBefore := cpu()
 	r := runOps(b, appenders, func(w, i int) error {
 		m := benchMessage(i)
 		if keyed {
@@ -237,6 +239,7 @@ func benchAppend(b *testing.B, conns, appenders int, keyed, ownSessions bool) {
 	})
 	r.report(b, &reruns)
 	reportBatches(b, s, before)
+	reportServerCPU(b, cpuBefore, cpu())
 }
 
 // BenchmarkRawPgx_BatchedAppend is the ceiling of group commit by hand:
@@ -297,14 +300,18 @@ func BenchmarkRawPgx_BatchedAppend(b *testing.B) {
 					}
 				}
 			})
+			cpu := serverCPU(b, pool)
+			cpuBefore := cpu()
 			r := runOps(b, n, func(w, i int) error {
 				done := make(chan error, 1)
 				queue <- req{session: fmt.Sprint("bench-", w), m: benchMessage(i), done: done}
 				return <-done
 			})
+			cpuAfter := cpu()
 			close(stop)
 			committer.Wait()
 			r.report(b, nil)
+			reportServerCPU(b, cpuBefore, cpuAfter)
 		})
 	}
 }

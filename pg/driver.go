@@ -68,6 +68,7 @@ func (d pgDriver) Close() error {
 		return nil
 	}
 	d.changes.Close(driver.ErrClosed)
+	d.appends.close()
 	d.keeper.close()
 	if d.ownPool {
 		d.pool.Close()

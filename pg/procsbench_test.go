@@ -25,7 +25,8 @@ const procBenchEnv = "SESSIONDB_PG_BENCH_PROC" // schema,process,appenders,messa
 // TestAppendBenchProcess is one process of BenchmarkAppendMessage_Processes
 // (and nothing otherwise). It creates its sessions, prints "ready", waits
 // for a line on stdin, appends its share and prints "result <messages>
-// <seconds> <p50 µs> <p99 µs> <reruns> <batch reruns>".
+// <seconds> <p50 µs> <p99 µs> <reruns> <batch reruns> <batches> <appends
+// in them>".
 func TestAppendBenchProcess(t *testing.T) {
 	spec := os.Getenv(procBenchEnv)
 	if spec == "" {
@@ -96,8 +97,9 @@ func TestAppendBenchProcess(t *testing.T) {
 	if len(all) == 0 {
 		all = []time.Duration{0}
 	}
-	fmt.Printf("result %d %f %d %d %d %d\n", len(all), elapsed.Seconds(), all[len(all)/2].Microseconds(),
-		all[len(all)*99/100].Microseconds(), reruns.n.Load(), s.eng.appends.reruns.Load()-before[2])
+	fmt.Printf("result %d %f %d %d %d %d %d %d\n", len(all), elapsed.Seconds(), all[len(all)/2].Microseconds(),
+		all[len(all)*99/100].Microseconds(), reruns.n.Load(), s.eng.appends.reruns.Load()-before[2],
+		s.eng.appends.batches.Load()-before[0], s.eng.appends.appends.Load()-before[1])
 	s.Close()
 	os.Exit(0)
 }
@@ -119,6 +121,7 @@ func BenchmarkAppendMessage_Processes(b *testing.B) {
 			}
 			outs := make([]*bufio.Reader, procs)
 			starts := make([]io.WriteCloser, procs)
+			cmds := make([]*exec.Cmd, procs)
 			for i := range outs {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestAppendBenchProcess$", "-test.count=1")
 				cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,16,%d", procBenchEnv, schema, i, max(b.N/procs, 1)))
@@ -135,16 +138,18 @@ func BenchmarkAppendMessage_Processes(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-				outs[i], starts[i] = bufio.NewReader(stdout), stdin
+				outs[i], starts[i], cmds[i] = bufio.NewReader(stdout), stdin, cmd
 				waitLine(b, outs[i], "ready")
 			}
+			cpu := serverCPU(b, pool)
+			cpuBefore := cpu()
 			for _, w := range starts { // every process is ready: go
 				fmt.Fprintln(w)
 			}
 			var msgs int
 			var slowest float64
 			var p50s []float64
-			var p99, reruns, batchReruns float64
+			var p99, reruns, batchReruns, batches, batched float64
 			for _, out := range outs {
 				f := strings.Fields(waitLine(b, out, "result "))
 				n, _ := strconv.Atoi(f[1])
@@ -153,6 +158,10 @@ func BenchmarkAppendMessage_Processes(b *testing.B) {
 				q99, _ := strconv.ParseFloat(f[4], 64)
 				rr, _ := strconv.ParseFloat(f[5], 64)
 				br, _ := strconv.ParseFloat(f[6], 64)
+				nb, _ := strconv.ParseFloat(f[7], 64)
+				na, _ := strconv.ParseFloat(f[8], 64)
+				batches += nb
+				batched += na
 				msgs += n
 				slowest = max(slowest, secs)
 				p50s = append(p50s, p50/1000)
@@ -160,12 +169,25 @@ func BenchmarkAppendMessage_Processes(b *testing.B) {
 				reruns += rr
 				batchReruns += br
 			}
+			reportServerCPU(b, cpuBefore, cpu())
+			// The appending processes' own CPU (their setup included: a
+			// store's open, 16 sessions made), a message.
+			var client time.Duration
+			for _, cmd := range cmds {
+				if err := cmd.Wait(); err == nil {
+					client += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				}
+			}
+			b.ReportMetric(float64(client.Microseconds())/float64(msgs), "client-µs/msg")
 			slices.Sort(p50s)
 			b.ReportMetric(float64(msgs)/slowest, "msgs/s")
 			b.ReportMetric(p50s[len(p50s)/2], "p50-ms")
 			b.ReportMetric(p99, "p99-ms")
 			b.ReportMetric(reruns/float64(msgs), "reruns/msg")
 			b.ReportMetric(batchReruns/float64(msgs), "batch-reruns/msg")
+			if batches > 0 {
+				b.ReportMetric(batched/batches, "msgs/txn")
+			}
 		})
 	}
 }

@@ -212,8 +212,8 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	first, last := earliest(batch), latest(batch)
 	// The pool's connection, with the patience of the most patient caller:
 	// an unreachable server is rerun until then, each caller expiring on
-	// its own.
-	actx, cancel := context.WithDeadline(context.Background(), last)
+	// its own. Close cancels it (appender.close).
+	actx, cancel := context.WithDeadline(a.stop, last)
 	defer cancel()
 	conn, err := a.eng.pool.Acquire(actx)
 	if err != nil {
@@ -225,7 +225,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside)
+	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside, careful)
 	if err != nil {
 		rollbackConn(c)
 		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
@@ -252,8 +252,20 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 		rollbackConn(c)
 		return slices.Concat(ok, replay), err, undone
 	}
-	return a.commit(c, ok, last)
+	return a.commit(c, ok, last, careful)
 }
+
+// errSwallowed answers a caller whose callback returned no error although
+// a statement of it failed (the server then aborts the transaction, and
+// every later statement and the COMMIT would fail or roll back): its
+// changes are undone, the other callers' stand. A callback of the store
+// never does this; the engine does not trust that it never will.
+var errSwallowed = errors.New("pg: a statement of the append failed but its callback returned no error; nothing of it was written")
+
+// aborted reports a transaction the server has aborted: a statement
+// failed in it (or in the current savepoint) and it accepts nothing but a
+// rollback.
+func aborted(c *pgx.Conn) bool { return c.PgConn().TxStatus() == 'E' }
 
 // runOneByOne runs the batch's appends one after another, each in a
 // savepoint when savepoints, so a failing caller undoes only its own
@@ -274,6 +286,9 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 			}
 		}
 		ferr, panicked := runAppend(ctx, r, ex)
+		if ferr == nil && panicked == nil && aborted(c) {
+			ferr = errSwallowed // a statement failed; its callback said nothing
+		}
 		if ferr == nil && panicked == nil {
 			if savepoints {
 				if _, err := c.Exec(ctx, "RELEASE sessiondb_append"); err != nil {
@@ -307,7 +322,24 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // clean write into an unknown one. It is bounded all the same, by the
 // most patient caller or commitBound, whichever is later, so a server
 // that stops answering ends in ErrCommitUnknown.
-func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time) (replay []*appendRequest, err error, undone bool) {
+//
+// A COMMIT the server answers with an error (or ROLLBACK) committed
+// nothing, and its cause is no single caller's to own: a transaction
+// found aborted or failing at COMMIT (a deferred constraint a DBA added,
+// a callback that hid a failed statement) runs again careful — each
+// caller in a savepoint with constraints checked at once (begin), so a
+// caller's own failure is answered to it alone, as at any statement.
+// Failing again when careful (the server's own reason: a serialization
+// failure, the NOTIFY queue full, ...), the batch runs again as it is
+// until each caller's patience ends: *LockedError wrapping the server's
+// error (ErrLocked: nothing was written, resend). No caller gets the
+// server's raw error from a COMMIT.
+func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool) (replay []*appendRequest, err error, undone bool) {
+	if aborted(c) {
+		// A callback hid a failed statement: COMMIT would roll back.
+		// Careful, each caller's statements are checked (runOneByOne).
+		return ok, nil, true
+	}
 	if c.PgConn().TxStatus() != 'T' {
 		// The transaction is not open (a bug: every path that rolls back
 		// returns before here). COMMIT would answer "COMMIT" with nothing
@@ -325,11 +357,11 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time) (rep
 		a.appends.Add(int64(len(ok)))
 		finishAppends(ok, appendResult{})
 	case err == nil: // ROLLBACK: the transaction had failed (never expected here)
-		return ok, errors.New("the server rolled the transaction back at COMMIT"), false
-	case serverRolledBack(err) && retryable(err):
+		return ok, errors.New("the server rolled the transaction back at COMMIT"), !careful
+	case serverRolledBack(err) && (retryable(err) || careful):
 		return ok, err, false
 	case serverRolledBack(err):
-		finishAppends(ok, appendResult{err: mapError(err)})
+		return ok, nil, true
 	default:
 		finishAppends(ok, appendResult{err: fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)})
 	}
@@ -369,7 +401,11 @@ const (
 // schema guard's catalog read goes in the same round trip, as Write does
 // (guard.go): a trigger, rule or policy planted since the store opened is
 // refused (ErrForeignSchema) before the batch writes anything.
-func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
+//
+// A careful batch checks deferred constraints at each statement (SET
+// CONSTRAINTS ALL IMMEDIATE), so one that fails is its caller's, inside
+// the caller's savepoint, not the whole batch's at COMMIT (commit).
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait, careful bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
@@ -384,6 +420,11 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
+	setup := 4 // BEGIN, the settings, the tables' lock, the NOTIFY
+	if careful {
+		b.Queue("SET CONSTRAINTS ALL IMMEDIATE")
+		setup++
+	}
 	b.Queue(guard.lockTables)
 	b.Queue(notifyStatement(guard.schema)) // the commit's NOTIFY (watch.go)
 	b.Queue(guard.query)
@@ -394,7 +435,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	res := c.SendBatch(ctx, &b)
 	locked = make(map[string]bool, len(ids))
 	exist = locked
-	for range 4 { // BEGIN, the settings, the tables' lock, the NOTIFY
+	for range setup {
 		if err == nil {
 			_, err = res.Exec()
 		}
