@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/pg/internal/pggen"
@@ -27,6 +28,10 @@ type engine struct {
 	pool    *pgxpool.Pool
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
+	// pin sets a transaction's search_path behind a transaction-pooling
+	// proxy, which every transaction then runs first; "" otherwise
+	// (pooler.go).
+	pin     string
 	trusted []string // Options.TrustedOwners, for Verify
 	// guard checks every write for objects that run inside it, after its
 	// BEGIN locked the tables (guard.go).
@@ -79,6 +84,11 @@ func (d pgDriver) Close() error {
 func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
+	}
+	if d.pin != "" {
+		return d.cause(ctx, pinnedRead(ctx, d.pool, d.pin, func(tx pgx.Tx) error {
+			return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
+		}))
 	}
 	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
 }

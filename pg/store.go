@@ -137,7 +137,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	}
 	eng.notify = notifyStatement(schema)
 	eng.appends = newAppender(eng)
-	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby) // a standby refuses LISTEN
+	// A standby refuses LISTEN; a transaction-pooling proxy loses its
+	// notifications (pooler.go).
+	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby || poolModeOf(pool.Config()) == poolTransaction)
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
@@ -159,7 +161,7 @@ func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts 
 	}
 	pctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
-	eng := &engine{schema: schema}
+	eng := &engine{schema: schema, pin: pinSchema(pool.Config(), schema)}
 	var err error
 	eng.readOnly, eng.standby, err = readOnlyReason(pctx, pool, opts)
 	switch {

@@ -103,6 +103,9 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	// if the transaction commits.
 	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
 		"SET LOCAL sessiondb.counts_last_message_at = on; %s; %s", ms, ms, d.guard.lockTables, d.notify) // the trigger's work is done (migration 6)
+	if d.pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+		begin += "; " + d.pin
+	}
 	if exclusive {
 		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
 	}
@@ -188,7 +191,11 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	if d.pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + d.pin}
+	}
+	tx, err := d.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -225,7 +232,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside)
+	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, batch, first, last, aside)
 	if err != nil {
 		rollbackConn(c)
 		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
@@ -369,7 +376,7 @@ const (
 // schema guard's catalog read goes in the same round trip, as Write does
 // (guard.go): a trigger, rule or policy planted since the store opened is
 // refused (ErrForeignSchema) before the batch writes anything.
-func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin string, batch []*appendRequest, first, last time.Time, wait bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
@@ -382,6 +389,11 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	}
 	var b pgx.Batch
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	results := 4   // BEGIN, the settings, the tables' lock, the NOTIFY
+	if pin != "" { // behind a transaction-pooling proxy (pooler.go)
+		b.Queue(pin)
+		results++
+	}
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
 	b.Queue(guard.lockTables)
@@ -394,7 +406,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	res := c.SendBatch(ctx, &b)
 	locked = make(map[string]bool, len(ids))
 	exist = locked
-	for range 4 { // BEGIN, the settings, the tables' lock, the NOTIFY
+	for range results {
 		if err == nil {
 			_, err = res.Exec()
 		}
@@ -446,4 +458,78 @@ func rollbackConn(c *pgx.Conn) {
 		defer ccancel()
 		_ = c.Close(cctx)
 	}
+}
+
+// migrationTx runs fn in one transaction on one pooled connection that
+// first takes the migration lock key, a transaction-level advisory lock:
+// it ends with the transaction, whatever ends it (migrate.go).
+func migrationTx(ctx context.Context, pool *pgxpool.Pool, key int64, fn func(pgx.Tx) error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer rollback(ctx, tx)
+	// Hand-written: advisory locks are no query of the store's schema.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", key); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// migrationSavepoint is a transaction goose begins inside the migration
+// transaction (migratetx.go): a savepoint, released at its commit.
+func migrationSavepoint(ctx context.Context, tx pgx.Tx) (pgx.Tx, error) {
+	return tx.Begin(ctx)
+}
+
+// currentSchema reads current_schema() as the store's statements will
+// see it: on a pooled connection, or behind a transaction-pooling proxy
+// in a transaction that first runs pin (pinSchema).
+func currentSchema(ctx context.Context, pool *pgxpool.Pool, pin string) (*string, error) {
+	var current *string
+	if pin == "" {
+		err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&current)
+		return current, err
+	}
+	err := pinnedRead(ctx, pool, pin, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT current_schema()").Scan(&current)
+	})
+	return current, err
+}
+
+// pinnedRead runs fn in a READ COMMITTED transaction that first runs pin
+// (pinSchema): a Read behind a transaction-pooling proxy, where a
+// statement outside a transaction could run on a server connection set
+// up for anyone. Each statement still sees what is committed when it
+// starts, as a Read on the pool does.
+func pinnedRead(ctx context.Context, pool *pgxpool.Pool, pin string, fn func(pgx.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin})
+	if err != nil {
+		return err
+	}
+	defer rollback(ctx, tx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// keepHolders begins the transaction a keeper's connection holds open
+// behind a transaction-pooling proxy: the holders' advisory locks are
+// then a transaction's, and the proxy keeps the server connection for it
+// until the keeper closes (holder.go).
+func keepHolders(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "BEGIN")
+	return err
 }

@@ -107,7 +107,7 @@ func (e *engine) poll(ctx context.Context, changed func()) bool {
 // on the store's channel and wakes the watchers at each notification,
 // until ctx ends or the connection fails.
 func (e *engine) listen(ctx context.Context, changed func()) error {
-	conn, err := pgx.ConnectConfig(ctx, e.pool.Config().ConnConfig.Copy())
+	conn, err := connectAside(ctx, e.pool)
 	if err != nil {
 		return err
 	}
