@@ -55,6 +55,9 @@ type engine struct {
 	// migrate); MigrateStore reports it.
 	migration Migration
 
+	// route sends reads to Options.Replicas (readroute.go).
+	route readRoute
+
 	// counters are what Metrics reports (metrics.go).
 	counters
 }
@@ -77,6 +80,9 @@ func (d pgDriver) Close() error {
 	if d.ownPool {
 		d.pool.Close()
 	}
+	for _, r := range d.route.replicas {
+		r.pool.Close()
+	}
 	return nil
 }
 
@@ -85,12 +91,13 @@ func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Exec
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	if d.pin != "" {
-		return d.cause(ctx, pinnedRead(ctx, d.pool, d.pin, func(tx pgx.Tx) error {
+	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
+	if pin != "" {
+		return d.cause(ctx, pinnedRead(ctx, pool, pin, func(tx pgx.Tx) error {
 			return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
 		}))
 	}
-	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
+	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: pool}}))
 }
 
 // cause maps a read's error, reporting ErrClosed for one Close cut short

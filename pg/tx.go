@@ -52,6 +52,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 		exclusive := attempt >= 2 && retryable(err)
 		if err = d.writeOnce(ctx, pctx, deadline, exclusive, fn); err == nil {
 			d.writes.Add(1)
+			d.route.wrote.Add(1) // before the caller reads: readroute.go
 			d.changes.Changed()
 			return nil
 		}
@@ -191,11 +192,12 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
+	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	if d.pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
-		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + d.pin}
+	if pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + pin}
 	}
-	tx, err := d.pool.BeginTx(ctx, opts)
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -330,6 +332,7 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time) (rep
 		a.eng.commitDuration.Observe(time.Since(commitStart))
 		a.batches.Add(1)
 		a.appends.Add(int64(len(ok)))
+		a.eng.route.wrote.Add(1) // before the callers read: readroute.go
 		finishAppends(ok, appendResult{})
 	case err == nil: // ROLLBACK: the transaction had failed (never expected here)
 		return ok, errors.New("the server rolled the transaction back at COMMIT"), false
