@@ -79,13 +79,18 @@ func (s *Store) NewHolder(ctx context.Context, agent string) (string, error) {
 		}
 		k.conn = conn
 	}
+	if poolModeOf(s.eng.pool.Config()) == poolTransaction {
+		// In the transaction keepHolders began, in a savepoint: a failed
+		// lock must not abort that transaction, which would release every
+		// other holder's lock with it.
+		if err := holdInKeeperTx(ctx, k.conn, holderKey(id)); err != nil {
+			return "", fmt.Errorf("new holder: take its lock: %w", err)
+		}
+		return holder, nil
+	}
 	// Hand-written, as in HolderGone: advisory locks are no query of the
 	// store's schema.
-	lock := "SELECT pg_advisory_lock($1)"
-	if poolModeOf(s.eng.pool.Config()) == poolTransaction {
-		lock = "SELECT pg_advisory_xact_lock($1)" // in the transaction keepHolders began
-	}
-	if _, err := k.conn.Exec(ctx, lock, holderKey(id)); err != nil {
+	if _, err := k.conn.Exec(ctx, "SELECT pg_advisory_lock($1)", holderKey(id)); err != nil {
 		return "", fmt.Errorf("new holder: take its lock: %w", err)
 	}
 	return holder, nil

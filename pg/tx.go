@@ -536,3 +536,27 @@ func keepHolders(ctx context.Context, conn *pgx.Conn) error {
 	_, err := conn.Exec(ctx, "BEGIN")
 	return err
 }
+
+// holdInKeeperTx takes a holder's transaction-level advisory lock in the
+// keeper's open transaction (keepHolders), inside a savepoint: a lock
+// that fails (a canceled call) rolls back only its savepoint, and the
+// other holders' locks stay. The key is a number, written into the text
+// so the three statements go in one round trip.
+func holdInKeeperTx(ctx context.Context, conn *pgx.Conn, key int64) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf("SAVEPOINT sessiondb_holder; SELECT pg_advisory_xact_lock(%d); RELEASE sessiondb_holder", key))
+	if err == nil {
+		return nil
+	}
+	if conn.IsClosed() {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
+	defer cancel()
+	if _, rerr := conn.Exec(rctx, "ROLLBACK TO SAVEPOINT sessiondb_holder; RELEASE sessiondb_holder"); rerr != nil {
+		// The transaction is lost, and the holders' locks with it: close
+		// the connection, so the next NewHolder starts afresh.
+		_ = conn.Close(rctx)
+		return fmt.Errorf("%w (and its savepoint: %v)", err, rerr)
+	}
+	return err
+}
