@@ -78,10 +78,12 @@ type Options struct {
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
 	// WatchByPolling makes watchers (Store.WatchMessages) poll every 50 ms
-	// instead of LISTENing for the commits' NOTIFY. Set it behind
-	// PgBouncer in transaction mode, which hands a LISTEN's server
-	// connection to other clients so its notifications are lost. (A
-	// standby, which refuses LISTEN, polls by itself.)
+	// instead of LISTENing for the commits' NOTIFY. A connection string
+	// with pool_mode=transaction (PgBouncer in transaction mode, which
+	// hands a LISTEN's server connection to other clients so its
+	// notifications are lost) polls by itself, as does a standby, which
+	// refuses LISTEN; set it behind any other proxy that pools
+	// transactions.
 	WatchByPolling bool
 }
 
