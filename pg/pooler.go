@@ -158,6 +158,7 @@ func (e *SchemaMismatchError) Error() string {
 	return msg
 }
 
+// Is makes a SchemaMismatchError an ErrInvalidConfig.
 func (e *SchemaMismatchError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // checkCurrentSchema refuses connections that do not work in the schema
