@@ -21,6 +21,9 @@ const defaultSchema = "public"
 // schema argument when it is not empty, else the first entry of the
 // string's search_path parameter (postgres://…?search_path=team_a), else
 // public. One database can so hold several stores, one schema each.
+// Behind a connection pooler the string says which kind with pool_mode
+// (session or transaction, as in pgbouncer.ini; see pooler.go), and the
+// pool's connections are configured for it.
 func ParseConfig(connString, schema string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
@@ -38,6 +41,10 @@ func ParseConfig(connString, schema string) (*pgxpool.Config, error) {
 	}
 	if schema != firstSchemaOrEmpty(params["search_path"]) {
 		params["search_path"] = pgx.Identifier{schema}.Sanitize()
+	}
+	// Behind a connection pooler (pool_mode=session|transaction): pooler.go.
+	if err := applyPoolMode(cfg, schema, execModeSet(connString)); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

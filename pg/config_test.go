@@ -53,6 +53,12 @@ func TestParseConfigRefuses(t *testing.T) {
 		"quote in name": {"postgres://u@h/db", `we"ird`},
 		"leading digit": {"postgres://u@h/db", "1store"},
 		"dot":           {"postgres://u@h/db", "a.b"},
+		// Pooler modes (pooler.go).
+		"pool_mode statement": {"postgres://u@h/db?pool_mode=statement", "s"},
+		"prepared statements in transaction mode": {
+			"postgres://u@h/db?pool_mode=transaction&default_query_exec_mode=cache_statement", "s"},
+		"described statements in transaction mode": {
+			"postgres://u@h/db?pool_mode=transaction&default_query_exec_mode=cache_describe", "s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ParseConfig(tc.conn, tc.option); !errors.Is(err, ErrInvalidConfig) {

@@ -1,9 +1,12 @@
 package pg
 
 import (
+	"context"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/sessiondb/sessiondb/store"
 	"github.com/sessiondb/sessiondb/storetest"
 )
@@ -40,7 +43,19 @@ func TestConformance(t *testing.T) {
 			mu.Lock()
 			s := engines[st]
 			mu.Unlock()
-			if _, err := s.eng.pool.Exec(t.Context(), query, args...); err != nil {
+			exec := func(db interface {
+				Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+			}) error {
+				_, err := db.Exec(t.Context(), query, args...)
+				return err
+			}
+			var err error
+			if s.eng.pin != "" { // SESSIONDB_PG_DSN with pool_mode=transaction
+				err = pinnedRead(t.Context(), s.eng.pool, s.eng.pin, func(tx pgx.Tx) error { return exec(tx) })
+			} else {
+				err = exec(s.eng.pool)
+			}
+			if err != nil {
 				t.Fatalf("exec %q: %v", query, err)
 			}
 		},

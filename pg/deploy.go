@@ -149,5 +149,6 @@ func openWithoutMigrating(ctx context.Context, pool *pgxpool.Pool, schema string
 	if err := checkOwners(ctx, pool, schema, trusted); err != nil {
 		return err
 	}
-	return checkCurrentSchema(ctx, pool.QueryRow(ctx, "SELECT current_schema()"), schema)
+	current, err := currentSchema(ctx, pool, pinSchema(pool.Config(), schema))
+	return checkCurrentSchema(current, err, schema, poolModeOf(pool.Config()))
 }

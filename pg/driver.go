@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/internal/changefeed"
 	"github.com/sessiondb/sessiondb/pg/internal/pggen"
@@ -27,6 +28,10 @@ type engine struct {
 	pool    *pgxpool.Pool
 	ownPool bool // Open made the pool, so Close closes it
 	schema  string
+	// pin sets a transaction's search_path behind a transaction-pooling
+	// proxy, which every transaction then runs first; "" otherwise
+	// (pooler.go).
+	pin     string
 	trusted []string // Options.TrustedOwners, for Verify
 	// guard checks every write for objects that run inside it, after its
 	// BEGIN locked the tables (guard.go).
@@ -49,6 +54,9 @@ type engine struct {
 	// migration is what Open's migrate step did (zero when it did not
 	// migrate); MigrateStore reports it.
 	migration Migration
+
+	// route sends reads to Options.Replicas (readroute.go).
+	route readRoute
 
 	// counters are what Metrics reports (metrics.go).
 	counters
@@ -73,6 +81,9 @@ func (d pgDriver) Close() error {
 	if d.ownPool {
 		d.pool.Close()
 	}
+	for _, r := range d.route.replicas {
+		r.pool.Close()
+	}
 	return nil
 }
 
@@ -81,7 +92,13 @@ func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Exec
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: d.pool}}))
+	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
+	if pin != "" {
+		return d.cause(ctx, pinnedRead(ctx, pool, pin, func(tx pgx.Tx) error {
+			return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
+		}))
+	}
+	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: pool}}))
 }
 
 // cause maps a read's error, reporting ErrClosed for one Close cut short

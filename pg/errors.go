@@ -20,6 +20,7 @@ const (
 	stateNotNullViolation    = "23502"
 	stateCheckViolation      = "23514"
 	stateNotInRepertoire     = "22021"
+	stateProtocolViolation   = "08P01"
 	stateReadOnlyTx          = "25006"
 	stateSerialization       = "40001"
 	stateDeadlock            = "40P01"
@@ -67,6 +68,13 @@ func mapError(err error) error {
 		return fmt.Errorf("%w: PostgreSQL text cannot hold a NUL byte: %w", driver.ErrInvalidInput, err)
 	case stateReadOnlyTx:
 		return fmt.Errorf("%w: %w", driver.ErrReadOnly, err)
+	case stateProtocolViolation:
+		if pgErr.Message == "invalid message format" {
+			// By the simple protocol (pool_mode=transaction, pooler.go)
+			// a parameter is part of the query text, which a NUL byte
+			// ends: the same refusal as 22021's.
+			return fmt.Errorf("%w: PostgreSQL text cannot hold a NUL byte: %w", driver.ErrInvalidInput, err)
+		}
 	}
 	return err
 }

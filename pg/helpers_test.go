@@ -61,7 +61,7 @@ func freshSchema(t testing.TB) string {
 	}
 	schema := "t_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), dsn)
+		conn, err := connectTest(context.Background(), dsn)
 		if err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 			return
@@ -117,4 +117,15 @@ func openTestStore(t *testing.T, opts Options) *Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// connectTest connects to dsn as the store's side connections do: a
+// pool_mode parameter (pooler.go) is the store's, not the server's.
+func connectTest(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	stripPoolerParams(cfg)
+	return pgx.ConnectConfig(ctx, cfg)
 }

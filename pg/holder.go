@@ -22,10 +22,18 @@ import (
 // lock can be taken is provably gone, and its lease may be reclaimed
 // before the TTL. Every other holder string waits for its TTL.
 //
-// The lock needs a real server session: behind a transaction-pooling
-// proxy (PgBouncer in transaction mode) session locks do not survive, and
-// NewHolder's holders would look dead. Use a direct connection string
-// there, or holder strings of your own.
+// Behind a transaction-pooling proxy (PgBouncer, pool_mode=transaction)
+// a session lock would stay on a server connection the proxy hands to
+// other clients, where a probe could take it again (advisory locks are
+// reentrant within a session) and find a live holder gone. There the
+// keeper holds a transaction open instead and takes each holder's lock
+// as a transaction-level lock (pg_advisory_xact_lock): the proxy keeps
+// the server connection for that transaction alone, and when the keeper
+// closes or its process dies, the proxy closes the server connection,
+// which ends the transaction and its locks. A server or proxy setting
+// that ends idle transactions (idle_in_transaction_session_timeout,
+// PgBouncer's idle_transaction_timeout) would end them too, and the
+// holders would look gone: leave those off for the store's role.
 
 // holderField marks a holder string whose liveness is an advisory lock.
 const holderField = "pgsession"
@@ -60,11 +68,26 @@ func (s *Store) NewHolder(ctx context.Context, agent string) (string, error) {
 		return "", fmt.Errorf("new holder: %w", driver.ErrClosed)
 	}
 	if k.conn == nil || k.conn.IsClosed() {
-		conn, err := pgx.ConnectConfig(ctx, s.eng.pool.Config().ConnConfig.Copy())
+		conn, err := connectAside(ctx, s.eng.pool)
 		if err != nil {
 			return "", fmt.Errorf("new holder: connect: %w", err)
 		}
+		if poolModeOf(s.eng.pool.Config()) == poolTransaction {
+			if err := keepHolders(ctx, conn); err != nil {
+				conn.Close(context.WithoutCancel(ctx))
+				return "", fmt.Errorf("new holder: %w", err)
+			}
+		}
 		k.conn = conn
+	}
+	if poolModeOf(s.eng.pool.Config()) == poolTransaction {
+		// In the transaction keepHolders began, in a savepoint: a failed
+		// lock must not abort that transaction, which would release every
+		// other holder's lock with it.
+		if err := holdInKeeperTx(ctx, k.conn, holderKey(id)); err != nil {
+			return "", fmt.Errorf("new holder: take its lock: %w", err)
+		}
+		return holder, nil
 	}
 	// Hand-written, as in HolderGone: advisory locks are no query of the
 	// store's schema.

@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -34,18 +34,19 @@ func migrationFS() fs.FS {
 
 // Migrate creates the pool's schema when it is missing and applies the
 // migrations it lacks, returning how many it applied (0 on an up-to-date
-// store). Openers racing on one schema, on any number of machines,
-// serialise on a PostgreSQL advisory lock held by a dedicated connection:
-// goose's own Postgres locker polls every 5 s, which makes racing opens
-// take seconds, while pg_advisory_lock wakes a waiter the moment the
-// holder lets go. The connection is opened beside the pool, so a pool of
-// one connection still has it free for goose, and closing it releases the
-// lock whatever happened (a canceled wait included). A session lock needs
-// a real server session, not a transaction-pooling proxy.
+// store). It all happens in one transaction on one connection, which
+// first takes the schema's migration lock, a transaction-level advisory
+// lock (pg_advisory_xact_lock): openers racing on one schema, on any
+// number of machines, wait for each other, a waiter wakes the moment the
+// holder commits, and the lock ends with its transaction whatever
+// happens — a canceled wait, a process killed, a transaction-pooling
+// proxy handing the server connection to another client afterwards
+// (a session lock would stay on that server connection). A migration cut
+// short leaves nothing behind.
 //
 // Before goose creates anything it refuses a schema owned by another role
-// (ErrUntrustedOwner; see owner.go) and connections whose current_schema()
-// is not the configured schema (ErrInvalidConfig).
+// (ErrUntrustedOwner; see owner.go) and a connection whose
+// current_schema() is not the configured schema (*SchemaMismatchError).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	_, applied, err := migrate(ctx, pool, nil)
 	return applied, err
@@ -54,60 +55,77 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 // migrate is Migrate trusting the owners in trusted besides the
 // connecting role (Options.TrustedOwners). It also reports the versions
 // before and after.
-func migrate(ctx context.Context, pool *pgxpool.Pool, trusted []string) (Migration, int, error) {
+func migrate(ctx context.Context, pool *pgxpool.Pool, trusted []string) (m Migration, applied int, err error) {
 	schema, err := SchemaOf(pool.Config())
 	if err != nil {
 		return Migration{}, 0, err
 	}
-	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
+	err = migrationTx(ctx, pool, migrationLockKey(schema), func(tx pgx.Tx) error {
+		m, applied, err = migrateLocked(ctx, pool.Config(), tx, schema, trusted)
+		return err
+	})
 	if err != nil {
-		return Migration{}, 0, fmt.Errorf("migrate: connect: %w", err)
+		return Migration{}, 0, err
 	}
-	defer conn.Close(context.WithoutCancel(ctx)) // ends the session: releases the lock
-	// Hand-written, as every statement here: locking and creating the
-	// schema come before any schema sqlc knows exists.
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey(schema)); err != nil {
-		return Migration{}, 0, fmt.Errorf("migrate: take the migration lock: %w", err)
-	}
-	return migrateLocked(ctx, pool, conn, schema, trusted)
+	return m, applied, nil
 }
 
-func migrateLocked(ctx context.Context, pool *pgxpool.Pool, conn *pgx.Conn, schema string, trusted []string) (Migration, int, error) {
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		return Migration{}, 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
+func migrateLocked(ctx context.Context, cfg *pgxpool.Config, tx pgx.Tx, schema string, trusted []string) (Migration, int, error) {
+	// Hand-written, as every statement here: locking and creating the
+	// schema come before any schema sqlc knows exists.
+	// Read the catalog first: the read locks pg_namespace, which makes the
+	// server take in the schema another opener created while this one
+	// waited for the lock. CREATE SCHEMA IF NOT EXISTS alone trusts the
+	// session's cache, which may still say "missing" (an earlier statement
+	// resolved the search_path before that commit), and fails 23505.
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_catalog.pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil {
+		return Migration{}, 0, fmt.Errorf("migrate: look for schema %q: %w", schema, err)
 	}
-	if err := checkOwners(ctx, conn, schema, trusted); err != nil {
+	if !exists {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return Migration{}, 0, fmt.Errorf("migrate: create schema %q: %w", schema, err)
+		}
+	}
+	if err := checkOwners(ctx, tx, schema, trusted); err != nil {
 		return Migration{}, 0, err
 	}
-	// Both the lock's connection and the pool's, which goose migrates on.
-	if err := checkCurrentSchema(ctx, conn.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
+	if pin := pinSchema(cfg, schema); pin != "" {
+		if _, err := tx.Exec(ctx, pin); err != nil {
+			return Migration{}, 0, fmt.Errorf("migrate: set search_path: %w", err)
+		}
+	}
+	var current *string
+	err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&current)
+	if err := checkCurrentSchema(current, err, schema, poolModeOf(cfg)); err != nil {
 		return Migration{}, 0, err
 	}
-	if err := checkCurrentSchema(ctx, pool.QueryRow(ctx, "SELECT current_schema()"), schema); err != nil {
-		return Migration{}, 0, err
-	}
-	db := stdlib.OpenDBFromPool(pool) // closing it leaves the pool open
+	// goose runs in the lock's transaction, each migration in a savepoint
+	// (migratetx.go).
+	//sessiondb:allow rawopen -- no SQLite: database/sql over the migration's PostgreSQL transaction, for goose
+	db := sql.OpenDB(txConnector{tx})
 	defer db.Close()
+	db.SetMaxOpenConns(1)
 	// goose's version table is unqualified, so it lives in the schema too
 	// (goose finds it through current_schema()).
 	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return Migration{}, 0, fmt.Errorf("migrate: %w", err)
 	}
-	current, err := p.GetDBVersion(ctx)
+	have, err := p.GetDBVersion(ctx)
 	if err != nil && !errors.Is(err, goose.ErrVersionNotFound) {
 		return Migration{}, 0, fmt.Errorf("migrate: read schema version: %w", err)
 	}
 	sources := p.ListSources()
 	latest := sources[len(sources)-1].Version
-	if current > latest {
-		return Migration{}, 0, fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", ErrSchemaTooNew, schema, current, latest)
+	if have > latest {
+		return Migration{}, 0, fmt.Errorf("%w: schema %q is at version %d, this build knows up to %d", ErrSchemaTooNew, schema, have, latest)
 	}
 	results, err := p.Up(ctx)
 	if err != nil {
 		return Migration{}, 0, fmt.Errorf("migrate: %w", err)
 	}
-	return Migration{Where: schema, From: current, To: latest}, len(results), nil
+	return Migration{Where: schema, From: have, To: latest}, len(results), nil
 }
 
 // migrationLockKey is the advisory lock of one schema's migrations: a hash

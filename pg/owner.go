@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // A schema's owner can read, change and drop everything in it, whatever
@@ -106,28 +104,4 @@ func checkOwners(ctx context.Context, q querier, schema string, trusted []string
 		return err
 	}
 	return found[0]
-}
-
-// checkCurrentSchema refuses connections that do not work in the schema
-// the store was configured with: a connection pooler (PgBouncer among
-// them) may drop the search_path startup parameter without a word, and
-// the store's tables would then be made and written in whatever schema
-// the server's default search_path names. Run once the schema exists
-// (current_schema() skips a schema that does not).
-func checkCurrentSchema(ctx context.Context, q pgx.Row, schema string) error {
-	var current *string
-	if err := q.Scan(&current); err != nil {
-		return fmt.Errorf("read current_schema(): %w", err)
-	}
-	if current == nil || *current != schema {
-		got := "none"
-		if current != nil {
-			got = *current
-		}
-		return fmt.Errorf("%w: the server's connections work in schema %s (current_schema()), not %s as configured; "+
-			"a connection pooler such as PgBouncer may have dropped the search_path parameter: connect to the server "+
-			"directly, or make the pooler pass search_path (PgBouncer: track_extra_parameters = search_path), "+
-			"or set it for the role (ALTER ROLE … SET search_path = %s)", ErrInvalidConfig, got, schema, schema)
-	}
-	return nil
 }

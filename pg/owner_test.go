@@ -44,7 +44,7 @@ func newRole(t *testing.T, prefix string, setup ...string) string {
 // the test ends.
 func adminConn(t *testing.T) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), testDSN(t))
+	conn, err := connectTest(context.Background(), testDSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

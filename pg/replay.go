@@ -9,7 +9,8 @@ import (
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
-// Routing reads to replicas. Open a Store on the primary for writes and
+// Routing reads to replicas by hand (Options.Replicas does it within one
+// store: readroute.go). Open a Store on the primary for writes and
 // one on each replica's DSN for reads (search, listing, conversations):
 // the replica's opens read-only by itself. A replica shows what it has
 // replayed, which trails the primary by the replication lag, so the

@@ -63,16 +63,27 @@ type Options struct {
 	// returns ErrReadOnly. For a replica's DSN, or a reader that must
 	// never write.
 	ReadOnly bool
+	// Replicas are connection strings of hot standbys of the primary
+	// (streaming replicas) that the store's reads go to — listings,
+	// conversations, search — while writes go to the primary; a read
+	// still sees every write this Store acknowledged before it (a replica
+	// that has not replayed that far is skipped for the primary), while
+	// other processes' writes appear there with the replication lag
+	// (readroute.go). Open waits, within OpenPatience, for each to replay
+	// the primary's schema. Open only (not OpenPool).
+	Replicas []string
 	// SpoolDir is where Import spools its input; default the system's
 	// temporary directory.
 	SpoolDir string
 	// Logger receives warnings. Default slog.Default().
 	Logger *slog.Logger
 	// WatchByPolling makes watchers (Store.WatchMessages) poll every 50 ms
-	// instead of LISTENing for the commits' NOTIFY. Set it behind
-	// PgBouncer in transaction mode, which hands a LISTEN's server
-	// connection to other clients so its notifications are lost. (A
-	// standby, which refuses LISTEN, polls by itself.)
+	// instead of LISTENing for the commits' NOTIFY. A connection string
+	// with pool_mode=transaction (PgBouncer in transaction mode, which
+	// hands a LISTEN's server connection to other clients so its
+	// notifications are lost) polls by itself, as does a standby, which
+	// refuses LISTEN; set it behind any other proxy that pools
+	// transactions.
 	WatchByPolling bool
 }
 
@@ -106,8 +117,21 @@ func Open(ctx context.Context, connString string, opts Options) (*Store, error) 
 	s, err := open(ctx, pool, true, opts)
 	if err != nil {
 		pool.Close()
+		return nil, err
 	}
-	return s, err
+	if len(opts.Replicas) > 0 {
+		patience := opts.OpenPatience
+		if patience <= 0 {
+			patience = defaultOpenPatience
+		}
+		rctx, cancel := context.WithTimeout(ctx, patience)
+		defer cancel()
+		if s.eng.route.replicas, err = openReplicas(rctx, pool, opts.Replicas, s.eng.schema, opts.TrustedOwners); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open: %w", err)
+		}
+	}
+	return s, nil
 }
 
 // OpenPool opens the store in the schema pool's connections work in (its
@@ -118,6 +142,9 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 }
 
 func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Store, error) {
+	if !own && len(opts.Replicas) > 0 {
+		return nil, fmt.Errorf("open: %w: Options.Replicas works with Open, which makes the replicas' pools", ErrInvalidConfig)
+	}
 	schema, err := SchemaOf(pool.Config())
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
@@ -137,7 +164,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 	}
 	eng.notify = notifyStatement(schema)
 	eng.appends = newAppender(eng)
-	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby) // a standby refuses LISTEN
+	// A standby refuses LISTEN; a transaction-pooling proxy loses its
+	// notifications (pooler.go).
+	eng.newChanges(opts.Logger, opts.WatchByPolling || eng.standby || poolModeOf(pool.Config()) == poolTransaction)
 	st, err := store.New(pgDriver{eng}, opts.domain())
 	if err != nil {
 		return nil, err
@@ -159,7 +188,7 @@ func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts 
 	}
 	pctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
-	eng := &engine{schema: schema}
+	eng := &engine{schema: schema, pin: pinSchema(pool.Config(), schema)}
 	var err error
 	eng.readOnly, eng.standby, err = readOnlyReason(pctx, pool, opts)
 	switch {

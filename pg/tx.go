@@ -52,6 +52,7 @@ func (d pgDriver) Write(ctx context.Context, patience time.Duration, fn func(con
 		exclusive := attempt >= 2 && retryable(err)
 		if err = d.writeOnce(ctx, pctx, deadline, exclusive, fn); err == nil {
 			d.writes.Add(1)
+			d.route.wrote.Add(1) // before the caller reads: readroute.go
 			d.changes.Changed()
 			return nil
 		}
@@ -103,6 +104,9 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	// if the transaction commits.
 	begin := fmt.Sprintf("BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL lock_timeout = %d; SET LOCAL statement_timeout = %d; "+
 		"SET LOCAL sessiondb.counts_last_message_at = on; %s; %s", ms, ms, d.guard.lockTables, d.notify) // the trigger's work is done (migration 6)
+	if d.pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+		begin += "; " + d.pin
+	}
 	if exclusive {
 		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
 	}
@@ -188,7 +192,12 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	if pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + pin}
+	}
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -225,7 +234,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, exist, err := begin(actx, c, a.eng.guard, batch, first, last, aside, careful)
+	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, batch, first, last, aside, careful)
 	if err != nil {
 		rollbackConn(c)
 		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
@@ -355,6 +364,7 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 		a.eng.commitDuration.Observe(time.Since(commitStart))
 		a.batches.Add(1)
 		a.appends.Add(int64(len(ok)))
+		a.eng.route.wrote.Add(1) // before the callers read: readroute.go
 		finishAppends(ok, appendResult{})
 	case err == nil: // ROLLBACK: the transaction had failed (never expected here)
 		return ok, errors.New("the server rolled the transaction back at COMMIT"), !careful
@@ -405,7 +415,7 @@ const (
 // A careful batch checks deferred constraints at each statement (SET
 // CONSTRAINTS ALL IMMEDIATE), so one that fails is its caller's, inside
 // the caller's savepoint, not the whole batch's at COMMIT (commit).
-func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*appendRequest, first, last time.Time, wait, careful bool) (locked, exist map[string]bool, err error) {
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin string, batch []*appendRequest, first, last time.Time, wait, careful bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
@@ -418,9 +428,13 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, batch []*append
 	}
 	var b pgx.Batch
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	setup := 4     // BEGIN, the settings, the tables' lock, the NOTIFY
+	if pin != "" { // behind a transaction-pooling proxy (pooler.go)
+		b.Queue(pin)
+		setup++
+	}
 	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
-	setup := 4 // BEGIN, the settings, the tables' lock, the NOTIFY
 	if careful {
 		b.Queue("SET CONSTRAINTS ALL IMMEDIATE")
 		setup++
@@ -487,4 +501,102 @@ func rollbackConn(c *pgx.Conn) {
 		defer ccancel()
 		_ = c.Close(cctx)
 	}
+}
+
+// migrationTx runs fn in one transaction on one pooled connection that
+// first takes the migration lock key, a transaction-level advisory lock:
+// it ends with the transaction, whatever ends it (migrate.go).
+func migrationTx(ctx context.Context, pool *pgxpool.Pool, key int64, fn func(pgx.Tx) error) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer rollback(ctx, tx)
+	// Hand-written: advisory locks are no query of the store's schema.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", key); err != nil {
+		return fmt.Errorf("migrate: take the migration lock: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// migrationSavepoint is a transaction goose begins inside the migration
+// transaction (migratetx.go): a savepoint, released at its commit.
+func migrationSavepoint(ctx context.Context, tx pgx.Tx) (pgx.Tx, error) {
+	return tx.Begin(ctx)
+}
+
+// currentSchema reads current_schema() as the store's statements will
+// see it: on a pooled connection, or behind a transaction-pooling proxy
+// in a transaction that first runs pin (pinSchema).
+func currentSchema(ctx context.Context, pool *pgxpool.Pool, pin string) (*string, error) {
+	var current *string
+	if pin == "" {
+		err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&current)
+		return current, err
+	}
+	err := pinnedRead(ctx, pool, pin, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, "SELECT current_schema()").Scan(&current)
+	})
+	return current, err
+}
+
+// pinnedRead runs fn in a READ COMMITTED transaction that first runs pin
+// (pinSchema): a Read behind a transaction-pooling proxy, where a
+// statement outside a transaction could run on a server connection set
+// up for anyone. Each statement still sees what is committed when it
+// starts, as a Read on the pool does.
+func pinnedRead(ctx context.Context, pool *pgxpool.Pool, pin string, fn func(pgx.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin})
+	if err != nil {
+		return err
+	}
+	defer rollback(ctx, tx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// keepHolders begins the transaction a keeper's connection holds open
+// behind a transaction-pooling proxy: the holders' advisory locks are
+// then a transaction's, and the proxy keeps the server connection for it
+// until the keeper closes (holder.go).
+func keepHolders(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "BEGIN")
+	return err
+}
+
+// holdInKeeperTx takes a holder's transaction-level advisory lock in the
+// keeper's open transaction (keepHolders), inside a savepoint: a lock
+// that fails (a canceled call) rolls back only its savepoint, and the
+// other holders' locks stay. The key is a number, written into the text
+// so the three statements go in one round trip.
+func holdInKeeperTx(ctx context.Context, conn *pgx.Conn, key int64) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf("SAVEPOINT sessiondb_holder; SELECT pg_advisory_xact_lock(%d); RELEASE sessiondb_holder", key))
+	if err == nil {
+		return nil
+	}
+	if conn.IsClosed() {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackBound)
+	defer cancel()
+	if _, rerr := conn.Exec(rctx, "ROLLBACK TO SAVEPOINT sessiondb_holder; RELEASE sessiondb_holder"); rerr != nil {
+		// The transaction is lost, and the holders' locks with it: close
+		// the connection, so the next NewHolder starts afresh.
+		_ = conn.Close(rctx)
+		return fmt.Errorf("%w (and its savepoint: %v)", err, rerr)
+	}
+	return err
 }

@@ -67,7 +67,11 @@ func (d pgDriver) Changes(context.Context) (driver.Feed, error) {
 
 // watchSource is the engine's change source (changefeed.Source): LISTEN
 // while the server allows it, polling while it does not.
-func (e *engine) watchSource(ctx context.Context, changed func()) error {
+func (e *engine) watchSource(ctx context.Context, wake func()) error {
+	changed := func() {
+		e.route.wrote.Add(1) // the watchers' reads must see the change: readroute.go
+		wake()
+	}
 	level := slog.LevelWarn // the first failure; a standby's every retry fails alike
 	for {
 		if !e.watchByPolling {
@@ -107,7 +111,7 @@ func (e *engine) poll(ctx context.Context, changed func()) bool {
 // on the store's channel and wakes the watchers at each notification,
 // until ctx ends or the connection fails.
 func (e *engine) listen(ctx context.Context, changed func()) error {
-	conn, err := pgx.ConnectConfig(ctx, e.pool.Config().ConnConfig.Copy())
+	conn, err := connectAside(ctx, e.pool)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,122 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/sessiondb/sessiondb/store"
+)
+
+// TestReplicas_ReadsRoutedReadYourWrites: one Open with the test
+// server's standby as a replica (issue 31, item 2). Reads go to the
+// replica once it has replayed the store's writes; a read right after an
+// append sees it (read-your-writes), even with the replica's replay
+// paused, when the read goes to the primary; another store that wrote
+// nothing reads the paused replica and sees the old state (the
+// replication-lag rule for other processes' writes).
+func TestReplicas_ReadsRoutedReadYourWrites(t *testing.T) {
+	standby := standbyDSN(t)
+	ctx := t.Context()
+	schema := freshSchema(t)
+	s, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: store.RoleUser, Content: "turn"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := s.Messages(ctx, "s", store.MessageQuery{})
+		if err != nil || len(msgs) != i+1 || msgs[i].ID != id {
+			t.Fatalf("append %d then Messages: %d messages, %v; want %d ending with %d", i, len(msgs), err, i+1, id)
+		}
+	}
+	// Once the replica has replayed the writes (it streams asynchronously:
+	// until then reads go to the primary), reads go there.
+	route := &s.eng.route
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		before := route.onReplica.Load()
+		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
+			t.Fatal(err)
+		}
+		if route.onReplica.Load() > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no read went to the replica within 10 s of the last write")
+		}
+	}
+	primaryBefore := route.onPrimary.Load()
+	for range 5 {
+		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := route.onPrimary.Load() - primaryBefore; got != 0 {
+		t.Errorf("%d reads went to the primary after the replica caught up, want 0", got)
+	}
+
+	// The replica stops replaying: this store's reads go to the primary
+	// and see its writes; a reader that wrote nothing sees the replica.
+	reader, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	pauseReplay(t, standby)
+	id, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: store.RoleUser, Content: "while paused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.Messages(ctx, "s", store.MessageQuery{})
+	if err != nil || len(msgs) != 21 || msgs[20].ID != id {
+		t.Fatalf("the writer's read while the replica is paused: %d messages, %v; want 21 ending with %d", len(msgs), err, id)
+	}
+	old, err := reader.Messages(ctx, "s", store.MessageQuery{})
+	if err != nil || len(old) != 20 {
+		t.Errorf("a reader that wrote nothing: %d messages, %v; want the replica's 20", len(old), err)
+	}
+	if err := reader.WaitFor(ctx, mustPosition(t, s)); err != nil {
+		t.Fatal(err) // the reader's own handle is on the primary: returns at once
+	}
+
+	// A replica that is a primary is refused.
+	if _, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{testDSN(t)}}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("Open with the primary as a replica = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// pauseReplay pauses the standby's replay until the test ends.
+func pauseReplay(t *testing.T, standby string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), standby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := conn.Exec(context.Background(), "SELECT pg_wal_replay_resume()"); err != nil {
+			t.Errorf("resume the standby's replay: %v", err)
+		}
+		conn.Close(context.Background())
+	})
+	if _, err := conn.Exec(t.Context(), "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustPosition(t *testing.T, s *Store) Position {
+	t.Helper()
+	pos, err := s.Position(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
