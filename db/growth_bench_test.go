@@ -72,6 +72,7 @@ func BenchmarkSearchGrowth(b *testing.B) {
 			for _, c := range benchcorpus.Classes {
 				b.ReportMetric(benchcorpus.Ms(lat.Percentile(c.Name, 50)), c.Name+"-p50-ms")
 				b.ReportMetric(benchcorpus.Ms(lat.Percentile(c.Name, 90)), c.Name+"-p90-ms")
+				b.ReportMetric(benchcorpus.Ms(lat.Percentile(c.Name+benchcorpus.CPU, 50)), c.Name+"-cpu-p50-ms")
 			}
 			words, trigrams := growthIndexBytes(b, s)
 			st, err := os.Stat(path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sessiondb/sessiondb/store"
@@ -39,17 +40,26 @@ var Classes = []Class{
 
 // Latencies collects each class's search times over rounds of the
 // growth benchmark: a round asks every class once, in order, so a burst
-// of load falls on all of them alike.
+// of load falls on all of them alike. Beside each wall time it keeps the
+// process's CPU time for the search (class+CPU): on a machine shared with
+// other work the wall time says more about the neighbours than about the
+// search, and an engine in the process (SQLite) spends all of its work
+// there.
 type Latencies map[string][]time.Duration
+
+// CPU is the suffix of a class's CPU times in Latencies.
+const CPU = "/cpu"
 
 // Round searches s once for every class.
 func (l Latencies) Round(ctx context.Context, s *store.Store) error {
 	for _, c := range Classes {
+		cpu := processCPU()
 		t := time.Now()
 		if _, err := s.Search(ctx, c.Query, c.Opts); err != nil {
 			return fmt.Errorf("%s (%q): %w", c.Name, c.Query, err)
 		}
 		l[c.Name] = append(l[c.Name], time.Since(t))
+		l[c.Name+CPU] = append(l[c.Name+CPU], processCPU()-cpu)
 	}
 	return nil
 }
@@ -68,10 +78,20 @@ func (l Latencies) Percentile(class string, p int) time.Duration {
 func (l Latencies) Table() string {
 	var b strings.Builder
 	for _, c := range Classes {
-		fmt.Fprintf(&b, "%-11s p50 %7.2f ms  p90 %7.2f ms\n", c.Name, Ms(l.Percentile(c.Name, 50)), Ms(l.Percentile(c.Name, 90)))
+		fmt.Fprintf(&b, "%-11s p50 %7.2f ms  p90 %7.2f ms  (CPU p50 %7.2f ms)\n", c.Name,
+			Ms(l.Percentile(c.Name, 50)), Ms(l.Percentile(c.Name, 90)), Ms(l.Percentile(c.Name+CPU, 50)))
 	}
 	return b.String()
 }
 
 // Ms is d in milliseconds.
 func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
