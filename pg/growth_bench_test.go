@@ -47,9 +47,9 @@ func BenchmarkSearchGrowth(b *testing.B) {
 			ctx := context.Background()
 			schema := fmt.Sprintf("bench_growth_%d", n)
 			pool := benchPoolIn(b, dsn, schema, 0, nil)
-			// A corpus left by an older build is migrated here: migration 13
-			// rewrites every message (minutes at a million), past Open's
-			// default patience.
+			// A corpus left by an older build is migrated here: a migration
+			// that rewrites every message takes minutes at a million, past
+			// Open's default patience.
 			opts := Options{OpenPatience: time.Hour}
 			start := time.Now()
 			s, err := OpenPool(ctx, pool, opts)
