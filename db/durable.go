@@ -164,13 +164,14 @@ func dsn(path string, kind connKind, vfsName string) string {
 
 var registerOnce sync.Once
 
-// registerExtensions makes FTS5 and sessiondb's SQL functions
-// (sqlfuncs.go) available on every connection. FTS5 is not in the
+// registerExtensions makes FTS5 with sessiondb's ranking function
+// (search_rank.go) and sessiondb's SQL functions (sqlfuncs.go) available
+// on every connection. FTS5 is not in the
 // driver's default build; both must be registered before the first
 // connection opens.
 func registerExtensions() {
 	registerOnce.Do(func() {
-		sqlite3.AutoExtension(fts5.Register)
+		sqlite3.AutoExtension(func(c *sqlite3.Conn) error { return fts5.RegisterCustom(c, registerRank) })
 		sqlite3.AutoExtension(registerFunctions)
 	})
 }

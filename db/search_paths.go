@@ -17,7 +17,8 @@ import (
 
 // rankWindow bounds relevance ranking: scoring costs a few µs a match,
 // so ranking every match of a word found in every tenth message of a
-// million would take a second. Relevance ranks the newest rankWindow
+// million would take a second (and the score's weights are not learnt
+// from every match either: search_rank.go). Relevance ranks the newest rankWindow
 // matches that the search returns at all (visible, through its filters),
 // then continues with the older ones newest first (see SortRelevance).
 // A variable only so that tests can shrink it (setRankWindow).
@@ -97,6 +98,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 		})
 	default:
 		var unfiltered *bool // asked once, and only when the window is read
+		var freqs string     // the terms' document frequencies (search_rank.go), likewise
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
 				if unfiltered == nil {
@@ -105,13 +107,16 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 						return nil, err
 					}
 					unfiltered = &u
+					if freqs, err = docFreqs(ctx, q, p.terms); err != nil {
+						return nil, err
+					}
 				}
 				if *unfiltered {
 					unfilteredWindows.Add(1)
 					return convertRows(queries.MessageSearchWordsRankUnfiltered(ctx, q, gen.MessageSearchWordsRankUnfilteredParams{Query: match,
-						Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+						DocFreqs: freqs, Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 				}
-				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, Requeued: p.requeuedWords,
+				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, DocFreqs: freqs, Requeued: p.requeuedWords,
 					Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})

@@ -32,11 +32,11 @@
 
 -- name: MessageSearchWordsRank :many
 -- The word index (unicode61: content, tool name and tool text): the window (the newest
--- window_size visible matches through the filters), best match (bm25) first,
--- then newest. A match's session is checked against the hidden ones as a set
+-- window_size visible matches through the filters), best match first (sessiondb_rank:
+-- bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest. A match's session is checked against the hidden ones as a set
 -- (the partial index sessions_hidden, migration 14), not sought per match.
 WITH w AS (
-  SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
+  SELECT m.id, CAST(sessiondb_rank(messages_fts, CAST(sqlc.arg(doc_freqs) AS TEXT)) AS REAL) AS score
   FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
   WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
@@ -75,7 +75,7 @@ ORDER BY p.score, p.id DESC;
 -- possible only with foreign keys off) the two windows can count such a
 -- row differently; Verify reports both kinds of damage.
 WITH w AS (
-  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(bm25(messages_fts) AS REAL) AS score
+  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(sessiondb_rank(messages_fts, CAST(sqlc.arg(doc_freqs) AS TEXT)) AS REAL) AS score
   FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
   WHERE NOT EXISTS (SELECT 1 FROM messages r INDEXED BY messages_rewound
                     WHERE r.id = f.rowid AND r.state = 'rewound')

@@ -38,6 +38,17 @@ const (
 	// On a word found in thousands of messages, the first pages are the
 	// best of recent conversation. Without the index (see [Store.Search])
 	// there is no ranking and results come newest first.
+	//
+	// What relevance promises at scale: a search's cost is bounded by the
+	// window and the page, not by how many messages match (a word in one
+	// message in ten of a million is ranked as fast as one in a thousand).
+	// Within the window the score is bm25 on SQLite; a term's weight
+	// there (its inverse document frequency) is exact for a term found
+	// fewer than 2000 times and, for a commoner one, estimated from how
+	// densely its newest 2000 matches lie among the newest messages; a
+	// single term needs no weight. PostgreSQL's score is ts_rank, which
+	// weighs no term by its frequency. The order never depends on matches
+	// outside the window.
 	SortRelevance = driver.SortRelevance
 	// SortNewest: the most recently appended message first.
 	SortNewest = driver.SortNewest

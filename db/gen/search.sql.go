@@ -778,8 +778,8 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 const messageSearchWordsRank = `-- name: MessageSearchWordsRank :many
 
 WITH w AS (
-  SELECT m.id, CAST(bm25(messages_fts) AS REAL) AS score
-  FROM messages_fts(CAST(?3 AS TEXT)) f
+  SELECT m.id, CAST(sessiondb_rank(messages_fts, CAST(?3 AS TEXT)) AS REAL) AS score
+  FROM messages_fts(CAST(?4 AS TEXT)) f
   JOIN messages m ON m.id = f.rowid
   WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
     AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
@@ -788,13 +788,13 @@ WITH w AS (
              ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
                               WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
         END
-    AND (CAST(?4 AS TEXT) IS NULL
-         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?4))
-    AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
-    AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
-    AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
+    AND (CAST(?5 AS TEXT) IS NULL
+         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?5))
+    AND (CAST(?6 AS TEXT) IS NULL OR m.session_id = ?6)
+    AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
   ORDER BY f.rowid DESC
-  LIMIT ?8
+  LIMIT ?9
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -807,6 +807,7 @@ ORDER BY p.score, p.id DESC
 type MessageSearchWordsRankParams struct {
 	RowOffset  int64
 	RowLimit   int64
+	DocFreqs   string
 	Query      string
 	Source     *string
 	SessionID  *string
@@ -858,13 +859,14 @@ type MessageSearchWordsRankRow struct {
 // session, reads no row at all for its window
 // (MessageSearchWordsRankUnfiltered).
 // The word index (unicode61: content, tool name and tool text): the window (the newest
-// window_size visible matches through the filters), best match (bm25) first,
-// then newest. A match's session is checked against the hidden ones as a set
+// window_size visible matches through the filters), best match first (sessiondb_rank:
+// bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest. A match's session is checked against the hidden ones as a set
 // (the partial index sessions_hidden, migration 14), not sought per match.
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRank,
 		arg.RowOffset,
 		arg.RowLimit,
+		arg.DocFreqs,
 		arg.Query,
 		arg.Source,
 		arg.SessionID,
@@ -904,14 +906,14 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 
 const messageSearchWordsRankUnfiltered = `-- name: MessageSearchWordsRankUnfiltered :many
 WITH w AS (
-  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(bm25(messages_fts) AS REAL) AS score
-  FROM messages_fts(CAST(?3 AS TEXT)) f
+  SELECT CAST(f.rowid AS INTEGER) AS id, CAST(sessiondb_rank(messages_fts, CAST(?3 AS TEXT)) AS REAL) AS score
+  FROM messages_fts(CAST(?4 AS TEXT)) f
   WHERE NOT EXISTS (SELECT 1 FROM messages r INDEXED BY messages_rewound
                     WHERE r.id = f.rowid AND r.state = 'rewound')
     AND NOT EXISTS (SELECT 1 FROM fts_deleted d WHERE d.id = f.rowid)
-    AND f.rowid NOT IN (SELECT value FROM json_each(CAST(?4 AS TEXT)))
+    AND f.rowid NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
   ORDER BY f.rowid DESC
-  LIMIT ?5
+  LIMIT ?6
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -924,6 +926,7 @@ ORDER BY p.score, p.id DESC
 type MessageSearchWordsRankUnfilteredParams struct {
 	RowOffset  int64
 	RowLimit   int64
+	DocFreqs   string
 	Query      string
 	Requeued   string
 	WindowSize int64
@@ -956,6 +959,7 @@ func (q *Queries) MessageSearchWordsRankUnfiltered(ctx context.Context, db DBTX,
 	rows, err := db.QueryContext(ctx, messageSearchWordsRankUnfiltered,
 		arg.RowOffset,
 		arg.RowLimit,
+		arg.DocFreqs,
 		arg.Query,
 		arg.Requeued,
 		arg.WindowSize,
