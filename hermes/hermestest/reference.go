@@ -64,7 +64,7 @@ func testReferenceFields(t *testing.T, e Engine) {
 		t.Fatalf("messages of r = %d, %v", len(ms), err)
 	}
 	type fields struct {
-		Observed                             bool
+		Observed                            bool
 		Reasoning, ReasoningContent, Effect string
 	}
 	var got []fields
