@@ -59,8 +59,9 @@ type sessionRecord struct {
 	Hidden      bool   `json:"hidden"`
 	LastReadAt  *int64 `json:"last_read_at,omitempty"`
 	RewindCount int64  `json:"rewind_count"`
-	// DelegatedFrom marks a delegate, with or without its parent
-	// (Session.DelegatedFrom); added within version 1, optional.
+	// DelegatedFrom marks a delegate whose link the kind does not show
+	// (its parent gone: Session.DelegatedFrom); added within version 1,
+	// optional, and written only then.
 	DelegatedFrom string `json:"delegated_from,omitempty"`
 }
 
@@ -126,6 +127,10 @@ type usageRecord struct {
 }
 
 func sessionRecordFromRow(r driver.Session) sessionRecord {
+	delegatedFrom := rules.Str(r.DelegatedFrom)
+	if rules.Str(r.ParentKind) == string(ChildDelegate) && delegatedFrom == rules.Str(r.ParentSessionID) {
+		delegatedFrom = "" // the kind says it: a file of a linked delegate stays as it was
+	}
 	return sessionRecord{Type: "session", ID: r.ID, Source: r.Source, ParentID: rules.Str(r.ParentSessionID),
 		Kind: rules.Str(r.ParentKind), UserID: rules.Str(r.UserID), Model: rules.Str(r.Model), ModelConfig: rules.Str(r.ModelConfigJson),
 		SystemPrompt: rules.Str(r.SystemPrompt), Cwd: rules.Str(r.Cwd), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
@@ -135,7 +140,7 @@ func sessionRecordFromRow(r driver.Session) sessionRecord {
 			ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
 			ActualCostUSD: r.ActualCostUsd},
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
-		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: rules.Str(r.DelegatedFrom)}
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: delegatedFrom}
 }
 
 func (r sessionRecord) importParams() driver.SessionImportParams {
