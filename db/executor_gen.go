@@ -152,6 +152,11 @@ func (e executor) MessageRetire(ctx context.Context, id int64) error {
 	return mapDriverError(queries.MessageRetire(ctx, e.db, id))
 }
 
+func (e executor) MessageRetireActive(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.MessageRetireActive(ctx, e.db, sessionID)
+	return r, mapDriverError(err)
+}
+
 func (e executor) MessageRewindFrom(ctx context.Context, arg driver.MessageRewindFromParams) (int64, error) {
 	r, err := queries.MessageRewindFrom(ctx, e.db, gen.MessageRewindFromParams(arg))
 	return r, mapDriverError(err)
@@ -160,6 +165,10 @@ func (e executor) MessageRewindFrom(ctx context.Context, arg driver.MessageRewin
 func (e executor) MessageSeq(ctx context.Context, id int64) (driver.MessageSeqRow, error) {
 	r, err := queries.MessageSeq(ctx, e.db, id)
 	return driver.MessageSeqRow(r), mapDriverError(err)
+}
+
+func (e executor) MessageSetContent(ctx context.Context, arg driver.MessageSetContentParams) error {
+	return mapDriverError(queries.MessageSetContent(ctx, e.db, gen.MessageSetContentParams(arg)))
 }
 
 func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOriginParams) error {
@@ -173,6 +182,11 @@ func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStat
 func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
 	r, err := queries.MessageStateByKey(ctx, e.db, gen.MessageStateByKeyParams(arg))
 	return driver.MessageStateByKeyRow(r), mapDriverError(err)
+}
+
+func (e executor) MessagesHoldingText(ctx context.Context, arg driver.MessagesHoldingTextParams) ([]driver.MessagesHoldingTextRow, error) {
+	r, err := queries.MessagesHoldingText(ctx, e.db, gen.MessagesHoldingTextParams(arg))
+	return rowcast.Same[gen.MessagesHoldingTextRow, driver.MessagesHoldingTextRow](r), mapDriverError(err)
 }
 
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {
@@ -283,6 +297,15 @@ func (e executor) SessionCompressionCooldownGet(ctx context.Context, id string) 
 func (e executor) SessionCompressionCooldownSet(ctx context.Context, arg driver.SessionCompressionCooldownSetParams) (int64, error) {
 	r, err := queries.SessionCompressionCooldownSet(ctx, e.db, gen.SessionCompressionCooldownSetParams(arg))
 	return r, mapDriverError(err)
+}
+
+func (e executor) SessionCompressionFellBack(ctx context.Context, id string) (int64, error) {
+	r, err := queries.SessionCompressionFellBack(ctx, e.db, id)
+	return r, mapDriverError(err)
+}
+
+func (e executor) SessionCompressionStreakReset(ctx context.Context, id string) error {
+	return mapDriverError(queries.SessionCompressionStreakReset(ctx, e.db, id))
 }
 
 func (e executor) SessionContinuation(ctx context.Context, id *string) (string, error) {
@@ -446,6 +469,11 @@ func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentPar
 	return rowcast.Same[gen.SessionRecentRow, driver.SessionRecentRow](r), mapDriverError(err)
 }
 
+func (e executor) SessionRecentByStart(ctx context.Context, arg driver.SessionRecentByStartParams) ([]driver.SessionRecentByStartRow, error) {
+	r, err := queries.SessionRecentByStart(ctx, e.db, gen.SessionRecentByStartParams(arg))
+	return rowcast.Same[gen.SessionRecentByStartRow, driver.SessionRecentByStartRow](r), mapDriverError(err)
+}
+
 func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRecentCountsParams) ([]driver.SessionRecentCountsRow, error) {
 	r, err := queries.SessionRecentCounts(ctx, e.db, gen.SessionRecentCountsParams(arg))
 	return rowcast.Same[gen.SessionRecentCountsRow, driver.SessionRecentCountsRow](r), mapDriverError(err)
@@ -561,6 +589,7 @@ var (
 	_ = driver.Message(gen.Message{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})
+	_ = driver.MessagesHoldingTextRow(gen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(gen.ModelSwitch{})
 	_ = driver.ModelUsageBillingBySessionRow(gen.ModelUsageBillingBySessionRow{})
 	_ = driver.ModelUsageBySessionRow(gen.ModelUsageBySessionRow{})
@@ -569,6 +598,7 @@ var (
 	_ = driver.SessionBulkCandidatesRow(gen.SessionBulkCandidatesRow{})
 	_ = driver.SessionChildrenRow(gen.SessionChildrenRow{})
 	_ = driver.SessionPruneCandidatesRow(gen.SessionPruneCandidatesRow{})
+	_ = driver.SessionRecentByStartRow(gen.SessionRecentByStartRow{})
 	_ = driver.SessionRecentCountsRow(gen.SessionRecentCountsRow{})
 	_ = driver.SessionRecentRow(gen.SessionRecentRow{})
 	_ = driver.SessionTitlesNumberedRow(gen.SessionTitlesNumberedRow{})

@@ -45,6 +45,7 @@ type searchPlan struct {
 	source  *string
 	session *string
 	roles   *string // JSON array
+	exclude *string // JSON array of sources
 	// The queued rows each index still holds (JSON arrays of ids, set
 	// from the tail): the page queries leave them out (requeued).
 	requeuedWords, requeuedTrigram string
@@ -60,6 +61,9 @@ func (s sqliteDriver) Search(ctx context.Context, req driver.SearchRequest, with
 	p := &searchPlan{terms: req.Terms, opts: req, source: rules.Ptr(req.Source), session: rules.Ptr(req.SessionID)}
 	if len(req.Roles) > 0 {
 		p.roles = rules.Ptr(searchtext.JSONStrings(req.Roles))
+	}
+	if len(req.ExcludeSources) > 0 {
+		p.exclude = rules.Ptr(searchtext.JSONStrings(req.ExcludeSources))
 	}
 	var hits []driver.SearchHit
 	route := routeNone

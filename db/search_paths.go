@@ -27,11 +27,12 @@ var rankWindow = 2000
 // pageArgs are the arguments every page query shares.
 type pageArgs struct {
 	source, session, roles *string
+	exclude                *string // JSON array of sources
 	limit, offset          int64
 }
 
 func (p *searchPlan) page(limit, offset int) pageArgs {
-	return pageArgs{source: p.source, session: p.session, roles: p.roles, limit: int64(limit), offset: int64(offset)}
+	return pageArgs{source: p.source, session: p.session, roles: p.roles, exclude: p.exclude, limit: int64(limit), offset: int64(offset)}
 }
 
 // relevancePage pages through the relevance order: positions below
@@ -64,7 +65,8 @@ var (
 )
 
 // unfiltered reports whether the word route's relevance window may be
-// MessageSearchWordsRankUnfiltered: no source, session or role filter, and
+// MessageSearchWordsRankUnfiltered: no source, session or role filter, no
+// excluded source, and
 // no hidden session in the search's snapshot. Those are the only checks
 // that need a match's messages row; the window's work besides FTS5's,
 // mostly reading that row, was a third of a relevance search's CPU
@@ -72,7 +74,7 @@ var (
 // holds only messages that exist or wait in fts_deleted, and whose
 // messages all have a session (see MessageSearchWordsRankUnfiltered).
 func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bool, error) {
-	if !windowUnfiltered || a.source != nil || a.session != nil || a.roles != nil {
+	if !windowUnfiltered || a.source != nil || a.session != nil || a.roles != nil || a.exclude != nil {
 		return false, nil
 	}
 	hidden, err := queries.SearchAnyHidden(ctx, q)
@@ -84,7 +86,7 @@ func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bo
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match, Requeued: p.requeuedWords,
-			Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+			Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
 	var err error
@@ -94,7 +96,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match, Requeued: p.requeuedWords,
-				Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+				Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		var unfiltered *bool // asked once, and only when the window is read
@@ -117,7 +119,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 						DocFreqs: freqs, Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 				}
 				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, DocFreqs: freqs, Requeued: p.requeuedWords,
-					Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+					Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
 	}
@@ -173,7 +175,7 @@ type trigramQuery struct{ match, long, short string }
 func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: t.match, Requeued: p.requeuedTrigram,
-			Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+			Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
 	var err error
@@ -183,13 +185,13 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a 
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: t.match, Requeued: p.requeuedTrigram,
-				Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+				Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
 				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: t.match, Requeued: p.requeuedTrigram,
-					Long: t.long, Terms: t.short, Source: a.source, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+					Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
 	}
@@ -237,10 +239,10 @@ func (s *engine) scanSearch(ctx context.Context, p *searchPlan) ([]driver.Search
 			var err error
 			if oldest {
 				page, err = convertRows(queries.MessageSearchScanOldest(ctx, q, gen.MessageSearchScanOldestParams{AfterID: after, BeforeID: before,
-					Terms: terms, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
+					Terms: terms, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
 			} else {
 				page, err = convertRows(queries.MessageSearchScanNewest(ctx, q, gen.MessageSearchScanNewestParams{AfterID: after, BeforeID: before,
-					Terms: terms, Source: a.source, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
+					Terms: terms, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit}))
 			}
 			rows = append(rows, page...)
 			return err

@@ -53,6 +53,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?1 AS TEXT) IS NULL OR s.source = ?1)
   AND (CAST(?2 AS TEXT) IS NULL OR m.session_id = ?2)
   AND (CAST(?3 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?3)))
+  AND (CAST(?4 AS TEXT) IS NULL OR s.source NOT IN (SELECT value FROM json_each(?4)))
 ORDER BY p.id DESC`
 
 // requeued returns, as a JSON array for the page queries, the ids of the
@@ -74,7 +75,7 @@ func requeued(tail []tailRow, words bool) string {
 
 // loadTail reads the queued rows the search's filters let through.
 func (p *searchPlan) loadTail(ctx context.Context, q gen.DBTX) ([]tailRow, error) {
-	rows, err := q.QueryContext(ctx, searchTailSQL, p.source, p.session, p.roles)
+	rows, err := q.QueryContext(ctx, searchTailSQL, p.source, p.session, p.roles, p.exclude)
 	if err != nil {
 		return nil, err
 	}

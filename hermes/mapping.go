@@ -28,13 +28,14 @@ var (
 		"compression_failure_cooldown_until", "compression_failure_error", "rewind_count", "archived",
 		"pinned", "hidden", "last_read_at", "last_activity_at", "last_activity_description",
 		"last_activity_provenance", "session_key", "chat_id", "chat_type", "thread_id", "display_name",
-		"origin_json")
+		"origin_json", "compression_fallback_streak")
 	// hermesSessionDerived are recomputed from the rows sessiondb imports
 	// (counters) or only number Hermes's own bookkeeping.
 	hermesSessionDerived = set("message_count", "tool_call_count", "git_metadata_generation")
 	hermesMessageMapped  = set("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
 		"tool_name", "timestamp", "token_count", "finish_reason", "reasoning", "reasoning_content",
-		"reasoning_details", "platform_message_id", "active", "compacted", "_compressed_summary")
+		"reasoning_details", "platform_message_id", "active", "compacted", "_compressed_summary", "observed",
+		"effect_disposition")
 	// display_identity and display_order are a display cache Hermes
 	// rebuilds on read; message_uid is an identity minted at insert.
 	hermesMessageDerived = set("display_identity", "display_order", "message_uid")
@@ -116,7 +117,9 @@ func mapHermesSession(r hermesRow, prompt string, parentRow hermesRow, lost tall
 		Archived: rules.B2I(r.int("archived") != 0), Pinned: rules.B2I(r.int("pinned") != 0), Hidden: rules.B2I(r.int("hidden") != 0),
 		RewindCount:    nonNeg(r.int("rewind_count")),
 		LastActivityAt: r.millis("last_activity_at"), CompressionRetryAfter: r.millis("compression_failure_cooldown_until"),
-		TitleRank: int64(store.TitleDerived),
+		TitleRank:                 int64(store.TitleDerived),
+		CompressionFallbackStreak: nonNeg(r.int("compression_fallback_streak")),
+		DelegatedFrom:             delegateMarker(r),
 	}
 	if p.EndedAt != nil {
 		p.EndReason = rules.Ptr(r.str("end_reason"))
@@ -267,6 +270,22 @@ func hermesChildKind(r hermesRow, parent string, parentRow hermesRow) store.Chil
 	return ""
 }
 
+// delegateMarker is the session a Hermes delegate was made for (its
+// model_config's _delegate_from), kept even when the parent link is gone:
+// Hermes hides such a session from its pickers, and so does sessiondb
+// (Session.DelegatedFrom). nil when there is none or it is no session id.
+func delegateMarker(r hermesRow) *string {
+	var cfg map[string]any
+	if json.Unmarshal([]byte(r.str("model_config")), &cfg) != nil {
+		return nil
+	}
+	from, _ := cfg["_delegate_from"].(string)
+	if from == "" || rules.CheckID("delegated from", from) != nil {
+		return nil
+	}
+	return &from
+}
+
 // mapHermesMessage maps a messages row. A row sessiondb cannot hold (an
 // unknown role, text that is not UTF-8) returns an error: it is refused
 // and counted, never half-imported.
@@ -281,12 +300,13 @@ func mapHermesMessage(r hermesRow, lost tally) (store.ForeignMessage, error) {
 	}
 	nm := store.NewMessage{Role: role, Content: r.str("content"), ToolName: r.str("tool_name"),
 		ToolCallID: r.str("tool_call_id"), Reasoning: r.str("reasoning"), FinishReason: r.str("finish_reason"),
-		TokenCount: nonNeg(r.int("token_count"))}
-	if rc := r.str("reasoning_content"); rc != "" && rc != nm.Reasoning {
-		if nm.Reasoning == "" {
-			nm.Reasoning = rc
+		TokenCount: nonNeg(r.int("token_count")), ReasoningContent: r.str("reasoning_content"),
+		Observed: r.int("observed") != 0}
+	if ed := r.str("effect_disposition"); ed != "" {
+		if role == store.RoleTool && rules.CheckLabel("effect disposition", ed) == nil {
+			nm.EffectDisposition = ed
 		} else {
-			lost.add("messages.reasoning_content", 1)
+			lost.add("messages.effect_disposition(not on a tool result, or invalid)", 1)
 		}
 	}
 	if tc := r.str("tool_calls"); tc != "" {
@@ -324,7 +344,9 @@ func mapHermesMessage(r hermesRow, lost tally) (store.ForeignMessage, error) {
 		Role: string(nm.Role), Content: nm.Content, ToolName: rules.Ptr(nm.ToolName), ToolCallID: rules.Ptr(nm.ToolCallID),
 		ToolCallsJson: toolCalls, ToolText: toolText, Reasoning: rules.Ptr(nm.Reasoning), FinishReason: rules.Ptr(nm.FinishReason),
 		TokenCount: tokens, State: string(state), IsSummary: rules.B2I(r.int("_compressed_summary") != 0),
-		IdempotencyKey: rules.Ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
+		ReasoningContent: rules.Ptr(nm.ReasoningContent), Observed: rules.B2I(nm.Observed),
+		EffectDisposition: rules.Ptr(nm.EffectDisposition),
+		IdempotencyKey:    rules.Ptr(hermesKeyPrefix + strconv.FormatInt(r.int("id"), 10)), CreatedAt: *created,
 	}
 	if d := r.str("reasoning_details"); d != "" {
 		if utf8.ValidString(d) && json.Valid([]byte(d)) {

@@ -155,6 +155,11 @@ func (e executor) MessageRetire(ctx context.Context, id int64) error {
 	return mapError(e.q.MessageRetire(ctx, e.db, id))
 }
 
+func (e executor) MessageRetireActive(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.MessageRetireActive(ctx, e.db, sessionID)
+	return r, mapError(err)
+}
+
 func (e executor) MessageRewindFrom(ctx context.Context, arg driver.MessageRewindFromParams) (int64, error) {
 	r, err := e.q.MessageRewindFrom(ctx, e.db, pggen.MessageRewindFromParams(arg))
 	return r, mapError(err)
@@ -163,6 +168,10 @@ func (e executor) MessageRewindFrom(ctx context.Context, arg driver.MessageRewin
 func (e executor) MessageSeq(ctx context.Context, id int64) (driver.MessageSeqRow, error) {
 	r, err := e.q.MessageSeq(ctx, e.db, id)
 	return driver.MessageSeqRow(r), mapError(err)
+}
+
+func (e executor) MessageSetContent(ctx context.Context, arg driver.MessageSetContentParams) error {
+	return mapError(e.q.MessageSetContent(ctx, e.db, pggen.MessageSetContentParams(arg)))
 }
 
 func (e executor) MessageSetOrigin(ctx context.Context, arg driver.MessageSetOriginParams) error {
@@ -176,6 +185,11 @@ func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStat
 func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
 	r, err := e.q.MessageStateByKey(ctx, e.db, pggen.MessageStateByKeyParams(arg))
 	return driver.MessageStateByKeyRow(r), mapError(err)
+}
+
+func (e executor) MessagesHoldingText(ctx context.Context, arg driver.MessagesHoldingTextParams) ([]driver.MessagesHoldingTextRow, error) {
+	r, err := e.q.MessagesHoldingText(ctx, e.db, pggen.MessagesHoldingTextParams(arg))
+	return rowcast.Same[pggen.MessagesHoldingTextRow, driver.MessagesHoldingTextRow](r), mapError(err)
 }
 
 func (e executor) MetaDelete(ctx context.Context, key string) (int64, error) {
@@ -286,6 +300,15 @@ func (e executor) SessionCompressionCooldownGet(ctx context.Context, id string) 
 func (e executor) SessionCompressionCooldownSet(ctx context.Context, arg driver.SessionCompressionCooldownSetParams) (int64, error) {
 	r, err := e.q.SessionCompressionCooldownSet(ctx, e.db, pggen.SessionCompressionCooldownSetParams(arg))
 	return r, mapError(err)
+}
+
+func (e executor) SessionCompressionFellBack(ctx context.Context, id string) (int64, error) {
+	r, err := e.q.SessionCompressionFellBack(ctx, e.db, id)
+	return r, mapError(err)
+}
+
+func (e executor) SessionCompressionStreakReset(ctx context.Context, id string) error {
+	return mapError(e.q.SessionCompressionStreakReset(ctx, e.db, id))
 }
 
 func (e executor) SessionContinuation(ctx context.Context, id *string) (string, error) {
@@ -449,6 +472,11 @@ func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentPar
 	return rowcast.Same[pggen.SessionRecentRow, driver.SessionRecentRow](r), mapError(err)
 }
 
+func (e executor) SessionRecentByStart(ctx context.Context, arg driver.SessionRecentByStartParams) ([]driver.SessionRecentByStartRow, error) {
+	r, err := e.q.SessionRecentByStart(ctx, e.db, pggen.SessionRecentByStartParams(arg))
+	return rowcast.Same[pggen.SessionRecentByStartRow, driver.SessionRecentByStartRow](r), mapError(err)
+}
+
 func (e executor) SessionRecentCounts(ctx context.Context, arg driver.SessionRecentCountsParams) ([]driver.SessionRecentCountsRow, error) {
 	r, err := e.q.SessionRecentCounts(ctx, e.db, pggen.SessionRecentCountsParams(arg))
 	return rowcast.Same[pggen.SessionRecentCountsRow, driver.SessionRecentCountsRow](r), mapError(err)
@@ -564,6 +592,7 @@ var (
 	_ = driver.Message(pggen.Message{})
 	_ = driver.MessageContextAfterRow(pggen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(pggen.MessageContextBeforeRow{})
+	_ = driver.MessagesHoldingTextRow(pggen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(pggen.ModelSwitch{})
 	_ = driver.ModelUsageBillingBySessionRow(pggen.ModelUsageBillingBySessionRow{})
 	_ = driver.ModelUsageBySessionRow(pggen.ModelUsageBySessionRow{})
@@ -572,6 +601,7 @@ var (
 	_ = driver.SessionBulkCandidatesRow(pggen.SessionBulkCandidatesRow{})
 	_ = driver.SessionChildrenRow(pggen.SessionChildrenRow{})
 	_ = driver.SessionPruneCandidatesRow(pggen.SessionPruneCandidatesRow{})
+	_ = driver.SessionRecentByStartRow(pggen.SessionRecentByStartRow{})
 	_ = driver.SessionRecentCountsRow(pggen.SessionRecentCountsRow{})
 	_ = driver.SessionRecentRow(pggen.SessionRecentRow{})
 	_ = driver.SessionTitlesNumberedRow(pggen.SessionTitlesNumberedRow{})

@@ -136,6 +136,9 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 	if len(req.Roles) > 0 {
 		where = append(where, "m.role = ANY("+arg(req.Roles)+")")
 	}
+	if len(req.ExcludeSources) > 0 {
+		where = append(where, "s.source <> ALL("+arg(req.ExcludeSources)+")")
+	}
 	const cols = `m.id, m.session_id, m.role, COALESCE(m.tool_name, ''), m.created_at,
 		s.source, COALESCE(s.model, ''), s.started_at, m.content, COALESCE(m.tool_text, '')`
 	const from = "messages m JOIN sessions s ON s.id = m.session_id"

@@ -489,8 +489,21 @@ func (s *Store) CompressionFailed(ctx context.Context, id string, cooldown time.
 	return s.Store.CompressionFailed(ctx, id, cooldown, errMsg)
 }
 
-// ClearCompressionFailure lifts the cooldown and forgets the error (after
-// a compression succeeded, or by hand).
+// CompressionFellBack records that a compression of the session fell back
+// (its summariser failed and a cruder method stood in: a truncation, a
+// smaller model). A fallback now and then is fine; limit of them in a row
+// mean the summariser is broken for this session, and the session then
+// cools down as after a failure (CompressionFailed with cooldown and
+// errMsg: no compression lock until it passes, the later deadline wins)
+// and the streak starts again. A compression that works ends the streak
+// (ClearCompressionFailure). It returns the streak after this fallback
+// (0 when it started the cooldown) and whether it started the cooldown.
+func (s *Store) CompressionFellBack(ctx context.Context, id string, limit int, cooldown time.Duration, errMsg string) (int64, bool, error) {
+	return s.Store.CompressionFellBack(ctx, id, limit, cooldown, errMsg)
+}
+
+// ClearCompressionFailure lifts the cooldown, forgets the error and ends
+// a fallback streak (after a compression succeeded, or by hand).
 func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 	return s.Store.ClearCompressionFailure(ctx, id)
 }
@@ -504,6 +517,22 @@ func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 // other writers get the lock between them, and records meta "last_prune".
 func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (store.PruneResult, error) {
 	return s.Store.Prune(ctx, olderThan)
+}
+
+// ReplaceMessages replaces a session's live conversation with ms, in one
+// transaction: every active message becomes rewound — kept, out of the
+// conversation and out of search, as after a rewind — and ms are appended
+// after them; the counters are recomputed. This is a fork: a caller that
+// edited, pruned or rebuilt the transcript (Messages, change, replace)
+// writes it back whole. Compacted messages (what compression summarised)
+// stay as they are. The replaced messages hand their idempotency keys and
+// platform message ids to the new set, so a message written back under
+// its own key is a new row, not a repeat of the old one. A session closed
+// by compression is refused (ErrSessionClosed: replace in its
+// continuation); ms are checked as AppendMessages checks them, before
+// anything changes. It returns the new messages' ids.
+func (s *Store) ReplaceMessages(ctx context.Context, sessionID string, ms []store.NewMessage, o store.ReplaceOptions) ([]int64, error) {
+	return s.Store.ReplaceMessages(ctx, sessionID, ms, o)
 }
 
 // BackfillRepoRoots gives sessions that have a working directory but no
@@ -541,6 +570,19 @@ func (s *Store) Resume(ctx context.Context, idOrPrefix string) (store.ResumePoin
 // an active user message of the session (ErrInvalidInput otherwise).
 func (s *Store) RewindTo(ctx context.Context, sessionID string, target int64, o store.RewindOptions) (store.RewindResult, error) {
 	return s.Store.RewindTo(ctx, sessionID, target, o)
+}
+
+// ScrubMemoryContext removes leaked memory-context blocks from a session's
+// messages: every "<memory-context>…</memory-context>" (with the blank
+// space after it) is cut from the content and from the text parts of
+// every message of the session, in any state, in one transaction; the
+// search index follows. A block that was recalled once for a model call
+// and then stored with the prompt would otherwise be shown, searched and
+// sent again with every resume. An opening tag without its closing one is
+// left alone (it is not a block). It returns how many messages changed;
+// an unknown session gives ErrNotFound.
+func (s *Store) ScrubMemoryContext(ctx context.Context, sessionID string) (int, error) {
+	return s.Store.ScrubMemoryContext(ctx, sessionID)
 }
 
 // Search finds messages containing every term of query, in all sessions

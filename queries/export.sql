@@ -28,7 +28,7 @@ INSERT INTO sessions (
     id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
     cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
-    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from
 ) VALUES (
     sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind),
     sqlc.narg(user_id), sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
@@ -37,21 +37,23 @@ INSERT INTO sessions (
     sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
     sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
     sqlc.arg(archived), sqlc.arg(pinned), sqlc.arg(hidden), sqlc.narg(last_read_at),
-    sqlc.arg(rewind_count)
+    sqlc.arg(rewind_count), sqlc.narg(delegated_from)
 ) ON CONFLICT (id) DO NOTHING;
 
 -- name: MessageImport :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
-    platform_message_id, created_at, origin_id, parts_json, model, metadata_json
+    platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
+    observed, effect_disposition, reasoning_content
 ) VALUES (
     sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
     sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(tool_text), sqlc.narg(reasoning),
     sqlc.narg(reasoning_details), sqlc.narg(finish_reason), sqlc.narg(token_count),
     sqlc.arg(state), sqlc.arg(is_summary), sqlc.narg(idempotency_key),
     sqlc.narg(platform_message_id), sqlc.arg(created_at), sqlc.narg(origin_id),
-    sqlc.narg(parts_json), sqlc.narg(model), sqlc.narg(metadata_json)
+    sqlc.narg(parts_json), sqlc.narg(model), sqlc.narg(metadata_json),
+    sqlc.arg(observed), sqlc.narg(effect_disposition), sqlc.narg(reasoning_content)
 )
 RETURNING id;
 

@@ -1,8 +1,8 @@
 -- Full-text search (db/search.go). Every page query returns the same
 -- columns, with the same filters, so db/search.go treats their rows alike:
 -- rewound messages and hidden sessions are never returned; compacted
--- messages are. Optional filters are NULL for "any"; roles is a JSON array
--- of role names. (ASCII only in this file: sqlc edits queries by offset
+-- messages are. Optional filters are NULL for "any"; roles and
+-- exclude_sources are JSON arrays (of role names, of sources). (ASCII only in this file: sqlc edits queries by offset
 -- and a multi-byte character before a query shifts its edits.)
 --
 -- Newest and oldest order by message id, which is insertion (and time)
@@ -48,6 +48,9 @@ WITH w AS (
         END
     AND (CAST(sqlc.narg(source) AS TEXT) IS NULL
          OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = sqlc.narg(source)))
+    AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+         OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
+                        AND s.source IN (SELECT value FROM json_each(sqlc.narg(exclude_sources)))))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -106,6 +109,8 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -120,6 +125,8 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -149,6 +156,9 @@ WITH w AS (
         END
     AND (CAST(sqlc.narg(source) AS TEXT) IS NULL
          OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = sqlc.narg(source)))
+    AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+         OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
+                        AND s.source IN (SELECT value FROM json_each(sqlc.narg(exclude_sources)))))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -184,6 +194,8 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -207,6 +219,8 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
@@ -227,6 +241,8 @@ JOIN sessions s ON s.id = m.session_id
 WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
   AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
@@ -246,6 +262,8 @@ JOIN sessions s ON s.id = m.session_id
 WHERE m.id > sqlc.arg(after_id) AND m.id < sqlc.arg(before_id)
   AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(source) AS TEXT) IS NULL OR s.source = sqlc.narg(source))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t

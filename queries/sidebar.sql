@@ -10,6 +10,8 @@
 -- never travels whole.
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
        s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.git_branch, s.git_repo_root, s.delegated_from,
+       CAST(COALESCE(s.root_started_at, s.started_at) AS INTEGER) AS root_started_at,
        CAST(COALESCE(s.last_message_at, s.started_at) AS INTEGER) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
@@ -25,13 +27,48 @@ WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id
        OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
   AND (CAST(sqlc.narg(started_since) AS INTEGER) IS NULL OR s.started_at >= sqlc.narg(started_since))
   AND (CAST(sqlc.narg(active_since) AS INTEGER) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
-  AND (CAST(sqlc.arg(include_children) AS INTEGER) = 1 OR s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool'))
+  AND (CAST(sqlc.arg(include_children) AS INTEGER) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST(sqlc.arg(tips_only) AS INTEGER) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
   AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL
        OR COALESCE(s.last_message_at, s.started_at) < sqlc.narg(after_at)
        OR (COALESCE(s.last_message_at, s.started_at) = sqlc.narg(after_at) AND s.id < sqlc.arg(after_id)))
 ORDER BY COALESCE(s.last_message_at, s.started_at) DESC, s.id DESC
+LIMIT sqlc.arg(row_limit);
+
+-- name: SessionRecentByStart :many
+-- SessionRecent ordered by when each conversation began (a continuation
+-- at its compression root's start), newest first, keyset-paged on the
+-- sessions_root_started index: after_at/after_id is the last row's
+-- root_started_at and id.
+SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
+       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.git_branch, s.git_repo_root, s.delegated_from,
+       CAST(COALESCE(s.root_started_at, s.started_at) AS INTEGER) AS root_started_at,
+       CAST(COALESCE(s.last_message_at, s.started_at) AS INTEGER) AS active_at,
+       CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
+                      WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
+                      ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
+FROM sessions s
+WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id))
+  AND (CAST(sqlc.narg(sources) AS TEXT) IS NULL OR s.source IN (SELECT value FROM json_each(sqlc.narg(sources))))
+  AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
+  AND (CAST(sqlc.narg(archived) AS INTEGER) IS NULL OR s.archived = sqlc.narg(archived))
+  AND (CAST(sqlc.narg(pinned) AS INTEGER) IS NULL OR s.pinned = sqlc.narg(pinned))
+  AND (CAST(sqlc.arg(include_hidden) AS INTEGER) = 1 OR s.hidden = 0)
+  AND (CAST(sqlc.narg(cwd) AS TEXT) IS NULL OR s.cwd = sqlc.narg(cwd)
+       OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
+  AND (CAST(sqlc.narg(started_since) AS INTEGER) IS NULL OR s.started_at >= sqlc.narg(started_since))
+  AND (CAST(sqlc.narg(active_since) AS INTEGER) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
+  AND (CAST(sqlc.arg(include_children) AS INTEGER) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
+  AND (CAST(sqlc.arg(tips_only) AS INTEGER) = 0 OR NOT EXISTS (
+          SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
+  AND (CAST(sqlc.narg(after_at) AS INTEGER) IS NULL
+       OR COALESCE(s.root_started_at, s.started_at) < sqlc.narg(after_at)
+       OR (COALESCE(s.root_started_at, s.started_at) = sqlc.narg(after_at) AND s.id < sqlc.arg(after_id)))
+ORDER BY COALESCE(s.root_started_at, s.started_at) DESC, s.id DESC
 LIMIT sqlc.arg(row_limit);
 
 -- name: SessionRecentCounts :many
@@ -49,7 +86,8 @@ WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id
        OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
   AND (CAST(sqlc.narg(started_since) AS INTEGER) IS NULL OR s.started_at >= sqlc.narg(started_since))
   AND (CAST(sqlc.narg(active_since) AS INTEGER) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
-  AND (CAST(sqlc.arg(include_children) AS INTEGER) = 1 OR s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool'))
+  AND (CAST(sqlc.arg(include_children) AS INTEGER) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST(sqlc.arg(tips_only) AS INTEGER) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
 GROUP BY s.source, COALESCE(s.user_id, ''), s.archived;

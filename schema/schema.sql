@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER);
+    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER, compression_fallback_streak INTEGER NOT NULL DEFAULT 0, delegated_from TEXT, root_started_at INTEGER);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -70,7 +70,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
@@ -213,3 +213,22 @@ CREATE VIRTUAL TABLE messages_fts_trigram USING fts5 (
 CREATE INDEX sessions_hidden ON sessions (id) WHERE hidden = 1;
 
 CREATE INDEX messages_rewound ON messages (id) WHERE state = 'rewound';
+
+CREATE INDEX sessions_root_started ON sessions (COALESCE(root_started_at, started_at) DESC, id DESC);
+
+CREATE TRIGGER sessions_lineage_marks_insert AFTER INSERT ON sessions
+WHEN new.parent_kind IN ('delegate', 'compression') BEGIN
+    UPDATE sessions
+    SET delegated_from = CASE WHEN new.parent_kind = 'delegate' THEN new.parent_session_id ELSE delegated_from END,
+        root_started_at = CASE WHEN new.parent_kind = 'compression'
+            THEN (SELECT COALESCE(p.root_started_at, p.started_at) FROM sessions p WHERE p.id = new.parent_session_id) END
+    WHERE id = new.id;
+END;
+
+CREATE TRIGGER sessions_lineage_marks_update AFTER UPDATE OF parent_kind, parent_session_id ON sessions BEGIN
+    UPDATE sessions
+    SET delegated_from = CASE WHEN new.parent_kind = 'delegate' THEN new.parent_session_id ELSE delegated_from END,
+        root_started_at = CASE WHEN new.parent_kind = 'compression'
+            THEN (SELECT COALESCE(p.root_started_at, p.started_at) FROM sessions p WHERE p.id = new.parent_session_id) END
+    WHERE id = new.id;
+END;

@@ -115,6 +115,12 @@ func differingField(stored Message, m *NewMessage) string {
 		return "platform message id"
 	case stored.Metadata != m.Metadata:
 		return "metadata"
+	case stored.Observed != m.Observed:
+		return "observed mark"
+	case stored.EffectDisposition != m.EffectDisposition:
+		return "effect disposition"
+	case stored.ReasoningContent != m.ReasoningContent:
+		return "reasoning content"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

@@ -153,7 +153,9 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					FinishReason: rules.Str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
 					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt,
 					ReasoningDetails: rules.Str(m.ReasoningDetails), Model: rules.Str(m.Model),
-					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson)}
+					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson),
+					Observed: m.Observed != 0, EffectDisposition: rules.Str(m.EffectDisposition),
+					ReasoningContent: rules.Str(m.ReasoningContent)}
 				// Raw JSON goes out as it is stored: checked here, so a cell
 				// another program broke fails the export with ErrCorrupt
 				// naming the message, not the encoder's error.

@@ -18,8 +18,9 @@ import (
 // and activity labels (a process's transient claims), message ids, and
 // the counters derived from rows (recomputed on import).
 //
-// A message's parts, model, metadata, platform message id and reasoning
-// details were added within version 1, as optional fields: a file without
+// A message's parts, model, metadata, platform message id, reasoning
+// details, observed mark, effect disposition and reasoning content were
+// added within version 1, as optional fields: a file without
 // them (written before) reads as messages without them, and a reader
 // that predates them refuses a file that has them by name (records are
 // decoded strictly), so none of them is ever dropped unseen. So was the
@@ -58,6 +59,10 @@ type sessionRecord struct {
 	Hidden      bool   `json:"hidden"`
 	LastReadAt  *int64 `json:"last_read_at,omitempty"`
 	RewindCount int64  `json:"rewind_count"`
+	// DelegatedFrom marks a delegate whose link the kind does not show
+	// (its parent gone: Session.DelegatedFrom); added within version 1,
+	// optional, and written only then.
+	DelegatedFrom string `json:"delegated_from,omitempty"`
 }
 
 // usageFields are the token and cost counters of a session or usage
@@ -106,6 +111,9 @@ type messageRecord struct {
 	Model             string          `json:"model,omitempty"`
 	PlatformMessageID string          `json:"platform_message_id,omitempty"`
 	Metadata          string          `json:"metadata,omitempty"`
+	Observed          bool            `json:"observed,omitempty"`
+	EffectDisposition string          `json:"effect_disposition,omitempty"`
+	ReasoningContent  string          `json:"reasoning_content,omitempty"`
 }
 
 type usageRecord struct {
@@ -119,6 +127,10 @@ type usageRecord struct {
 }
 
 func sessionRecordFromRow(r driver.Session) sessionRecord {
+	delegatedFrom := rules.Str(r.DelegatedFrom)
+	if rules.Str(r.ParentKind) == string(ChildDelegate) && delegatedFrom == rules.Str(r.ParentSessionID) {
+		delegatedFrom = "" // the kind says it: a file of a linked delegate stays as it was
+	}
 	return sessionRecord{Type: "session", ID: r.ID, Source: r.Source, ParentID: rules.Str(r.ParentSessionID),
 		Kind: rules.Str(r.ParentKind), UserID: rules.Str(r.UserID), Model: rules.Str(r.Model), ModelConfig: rules.Str(r.ModelConfigJson),
 		SystemPrompt: rules.Str(r.SystemPrompt), Cwd: rules.Str(r.Cwd), StartedAt: r.StartedAt, EndedAt: r.EndedAt,
@@ -128,10 +140,13 @@ func sessionRecordFromRow(r driver.Session) sessionRecord {
 			ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
 			ActualCostUSD: r.ActualCostUsd},
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
-		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount}
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: delegatedFrom}
 }
 
 func (r sessionRecord) importParams() driver.SessionImportParams {
+	if r.DelegatedFrom == "" && r.Kind == string(ChildDelegate) {
+		r.DelegatedFrom = r.ParentID // a file written before the field: the kind says it
+	}
 	return driver.SessionImportParams{ID: r.ID, Source: r.Source, UserID: rules.Ptr(r.UserID), Model: rules.Ptr(r.Model),
 		ModelConfigJson: rules.Ptr(r.ModelConfig), SystemPrompt: rules.Ptr(r.SystemPrompt), Cwd: rules.Ptr(r.Cwd),
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, EndReason: rules.Ptr(r.EndReason), Title: rules.Ptr(r.Title),
@@ -139,7 +154,7 @@ func (r sessionRecord) importParams() driver.SessionImportParams {
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
 		ReasoningTokens: r.ReasoningTokens, ApiCallCount: r.APICalls, EstimatedCostUsd: r.EstimatedCostUSD,
 		ActualCostUsd: r.ActualCostUSD, Archived: rules.B2I(r.Archived), Pinned: rules.B2I(r.Pinned), Hidden: rules.B2I(r.Hidden),
-		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount}
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: rules.Ptr(r.DelegatedFrom)}
 }
 
 // check validates a session record before anything is written.
@@ -177,6 +192,11 @@ func (r *sessionRecord) check() error {
 			return err
 		}
 	}
+	if r.DelegatedFrom != "" {
+		if err := rules.CheckID("delegated from", r.DelegatedFrom); err != nil {
+			return err
+		}
+	}
 	if err := rules.CheckJSONObject("model config", r.ModelConfig); err != nil {
 		return err
 	}
@@ -189,7 +209,7 @@ func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
-		Summary: r.Summary}
+		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
 	}

@@ -268,7 +268,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					FinishReason: rules.Ptr(rec.FinishReason), TokenCount: rec.TokenCount, State: rec.State,
 					IsSummary: rules.B2I(rec.Summary), IdempotencyKey: rules.Ptr(rec.IdempotencyKey), CreatedAt: rec.CreatedAt,
 					ReasoningDetails: rules.Ptr(rec.ReasoningDetails), Model: rules.Ptr(rec.Model),
-					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata)}
+					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata),
+					Observed: rules.B2I(rec.Observed), EffectDisposition: rules.Ptr(rec.EffectDisposition),
+					ReasoningContent: rules.Ptr(rec.ReasoningContent)}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))

@@ -96,6 +96,9 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 		return "model or metadata differ"
 	case rules.Str(m.ReasoningDetails) != rec.ReasoningDetails:
 		return "reasoning details differ"
+	case (m.Observed != 0) != rec.Observed || rules.Str(m.EffectDisposition) != rec.EffectDisposition ||
+		rules.Str(m.ReasoningContent) != rec.ReasoningContent:
+		return "observed mark, effect disposition or reasoning content differ"
 	}
 	if parts, err := rec.partsJSON(); err != nil || rules.Str(parts) != rules.Str(m.PartsJson) {
 		return "parts differ"

@@ -164,6 +164,7 @@ func (v *importValidator) checkMessage(rec *messageRecord) error {
 	// kept twice: as JSON and as their searchable text).
 	if err := checkSize(&driver.MessageInsertParams{SessionID: rec.SessionID, Role: rec.Role, Content: rec.Content,
 		Reasoning: &rec.Reasoning, ReasoningDetails: &rec.ReasoningDetails, MetadataJson: &rec.Metadata,
+		ReasoningContent: &rec.ReasoningContent, EffectDisposition: &rec.EffectDisposition,
 		ToolCallsJson: rules.Ptr(string(rec.ToolCalls) + string(rec.ToolCalls)), PartsJson: rules.Ptr(string(rec.Parts))}, v.maxBytes); err != nil {
 		return err
 	}

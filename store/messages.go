@@ -121,6 +121,17 @@ type NewMessage struct {
 	// message, stored and returned byte-exact. Anything but a JSON object
 	// (or text that is not UTF-8) is refused with ErrInvalidInput.
 	Metadata string
+	// Observed marks a message the agent only observed (a line of a group
+	// chat not addressed to it): kept, shown and searched like any other,
+	// but not a turn anyone answered.
+	Observed bool
+	// EffectDisposition is what a tool result did to the world, in the
+	// caller's words ("applied", "rejected", "failed", …), so a replay
+	// knows which effects happened. Only a RoleTool message has one.
+	EffectDisposition string
+	// ReasoningContent is a provider's reasoning_content field, kept apart
+	// from Reasoning: providers that send both send two different texts.
+	ReasoningContent string
 }
 
 // MaxClockSkew is how far ahead of this machine's clock a caller-supplied
@@ -152,6 +163,12 @@ func (m *NewMessage) Validate() error {
 	if err := rules.CheckText("reasoning details", m.ReasoningDetails); err != nil {
 		return err
 	}
+	if err := rules.CheckText("reasoning content", m.ReasoningContent); err != nil {
+		return err
+	}
+	if m.EffectDisposition != "" && m.Role != RoleTool {
+		return invalid("an effect disposition belongs to a tool result, not a %s message", m.Role)
+	}
 	if m.ReasoningDetails != "" && !json.Valid([]byte(m.ReasoningDetails)) {
 		return invalid("reasoning details are not JSON")
 	}
@@ -176,6 +193,7 @@ func (m *NewMessage) Validate() error {
 		{Name: "idempotency key", Value: m.IdempotencyKey},
 		{Name: "model", Value: m.Model},
 		{Name: "platform message id", Value: m.PlatformMessageID},
+		{Name: "effect disposition", Value: m.EffectDisposition},
 	}); err != nil {
 		return err
 	}
@@ -197,7 +215,7 @@ func (m *NewMessage) validateNote() error {
 	switch {
 	case len(m.ToolCalls) > 0 || m.ToolName != "" || m.ToolCallID != "":
 		return invalid("a note holds no tool call or tool result")
-	case m.Reasoning != "" || m.ReasoningDetails != "":
+	case m.Reasoning != "" || m.ReasoningDetails != "" || m.ReasoningContent != "":
 		return invalid("a note holds no reasoning")
 	case m.Summary:
 		return invalid("a note is never a compression summary")
@@ -247,6 +265,10 @@ type Message struct {
 	Model string
 	// Metadata is the caller's JSON object, byte-exact ("" when none).
 	Metadata string
+	// Observed, EffectDisposition and ReasoningContent: see NewMessage.
+	Observed          bool
+	EffectDisposition string
+	ReasoningContent  string
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -472,6 +494,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		ToolName: rules.Ptr(m.ToolName), ToolCallID: rules.Ptr(m.ToolCallID), Reasoning: rules.Ptr(m.Reasoning),
 		ReasoningDetails: rules.Ptr(m.ReasoningDetails), FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
 		Model: rules.Ptr(m.Model), PlatformMessageID: rules.Ptr(m.PlatformMessageID), MetadataJson: rules.Ptr(m.Metadata),
+		Observed: rules.B2I(m.Observed), EffectDisposition: rules.Ptr(m.EffectDisposition), ReasoningContent: rules.Ptr(m.ReasoningContent),
 	}
 	if m.Summary {
 		p.IsSummary = 1
@@ -567,6 +590,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		IdempotencyKey: rules.Str(r.IdempotencyKey), CreatedAt: fromMillis(r.CreatedAt),
 		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
 		Model: rules.Str(r.Model), Metadata: rules.Str(r.MetadataJson),
+		Observed: r.Observed != 0, EffectDisposition: rules.Str(r.EffectDisposition), ReasoningContent: rules.Str(r.ReasoningContent),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID

@@ -203,8 +203,45 @@ func (s *Store) CompressionFailed(ctx context.Context, id string, cooldown time.
 	})
 }
 
-// ClearCompressionFailure lifts the cooldown and forgets the error (after
-// a compression succeeded, or by hand).
+// CompressionFellBack records that a compression of the session fell back
+// (its summariser failed and a cruder method stood in: a truncation, a
+// smaller model). A fallback now and then is fine; limit of them in a row
+// mean the summariser is broken for this session, and the session then
+// cools down as after a failure (CompressionFailed with cooldown and
+// errMsg: no compression lock until it passes, the later deadline wins)
+// and the streak starts again. A compression that works ends the streak
+// (ClearCompressionFailure). It returns the streak after this fallback
+// (0 when it started the cooldown) and whether it started the cooldown.
+func (s *Store) CompressionFellBack(ctx context.Context, id string, limit int, cooldown time.Duration, errMsg string) (streak int64, coolingDown bool, err error) {
+	const op = "record compression fallback"
+	if err := firstErr(rules.CheckID("session id", id), rules.CheckText("error", errMsg)); err != nil {
+		return 0, false, opErr(op, id, err)
+	}
+	if limit <= 0 || cooldown <= 0 {
+		return 0, false, opErr(op, id, invalid("limit and cooldown must be positive, got %d and %v", limit, cooldown))
+	}
+	err = s.write(ctx, op, id, s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {
+		streak, coolingDown = 0, false
+		n, err := tx.SessionCompressionFellBack(ctx, id)
+		if err != nil {
+			return err
+		}
+		if n < int64(limit) {
+			streak = n
+			return nil
+		}
+		coolingDown = true
+		if err := tx.SessionCompressionStreakReset(ctx, id); err != nil {
+			return err
+		}
+		return mustHaveRow(tx.SessionCompressionCooldownSet(ctx, driver.SessionCompressionCooldownSetParams{
+			ID: id, RetryAfter: now() + cooldown.Milliseconds(), Error: &errMsg}))
+	})
+	return streak, coolingDown, err
+}
+
+// ClearCompressionFailure lifts the cooldown, forgets the error and ends
+// a fallback streak (after a compression succeeded, or by hand).
 func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 	const op = "clear compression failure"
 	if err := rules.CheckID("session id", id); err != nil {

@@ -56,6 +56,10 @@ const (
 	SortOldest = driver.SortOldest
 )
 
+// maxExcludedSources bounds SearchOptions.ExcludeSources: a deny list
+// names a few sources, never a table's worth.
+const maxExcludedSources = 100
+
 // SearchOptions filters, orders and pages [Store.Search]. The zero value
 // searches every session, best match first, 20 hits, no context.
 //
@@ -63,12 +67,16 @@ const (
 // so successive pages (Offset += Limit) neither repeat nor skip a hit while
 // the store does not change; a page is read from one snapshot.
 type SearchOptions struct {
-	Source    string // only sessions with this source
-	Roles     []Role // only these roles (empty: any)
-	SessionID string // only this session
-	Sort      SearchSort
-	Limit     int // default 20, at most 200 (larger values are cut to 200)
-	Offset    int
+	Source string // only sessions with this source
+	// ExcludeSources leaves out the sessions of these sources (a search
+	// tool hiding "cron" and "subagent" runs); Limit and Offset count
+	// only what is left.
+	ExcludeSources []string
+	Roles          []Role // only these roles (empty: any)
+	SessionID      string // only this session
+	Sort           SearchSort
+	Limit          int // default 20, at most 200 (larger values are cut to 200)
+	Offset         int
 	// Context asks for up to this many neighbouring messages (active or
 	// compacted, in the hit's session) before and after each hit, each
 	// cut to 200 characters. 0 to 5; larger values are cut to 5.
@@ -182,6 +190,14 @@ func (o *SearchOptions) check() (searchPlan, error) {
 	if err := rules.CheckLabel("source", o.Source); err != nil {
 		return p, err
 	}
+	if len(o.ExcludeSources) > maxExcludedSources {
+		return p, invalid("%d excluded sources, at most %d", len(o.ExcludeSources), maxExcludedSources)
+	}
+	for _, src := range o.ExcludeSources {
+		if err := rules.CheckLabel("excluded source", src); err != nil {
+			return p, err
+		}
+	}
 	if len(o.Roles) > 0 {
 		for _, r := range o.Roles {
 			if !r.Valid() {
@@ -210,7 +226,7 @@ func (s *Store) search(ctx context.Context, query string, opts SearchOptions) ([
 		return nil, opErr(op, opts.SessionID, ErrClosed)
 	}
 	req := driver.SearchRequest{Terms: p.terms, Source: p.opts.Source, SessionID: p.opts.SessionID,
-		Sort: p.opts.Sort, Limit: p.opts.Limit, Offset: p.opts.Offset}
+		Sort: p.opts.Sort, Limit: p.opts.Limit, Offset: p.opts.Offset, ExcludeSources: p.opts.ExcludeSources}
 	for _, r := range p.opts.Roles {
 		req.Roles = append(req.Roles, string(r))
 	}

@@ -61,6 +61,17 @@ type Session struct {
 	// (CompressionFailed).
 	CompressionRetryAfter time.Time
 	CompressionError      string
+	// CompressionFallbackStreak counts the compressions in a row that fell
+	// back (CompressionFellBack); a compression that worked ends it.
+	CompressionFallbackStreak int64
+	// DelegatedFrom is the session a delegate was made for, kept when its
+	// parent link goes (the parent was deleted, or was not in an import):
+	// a delegate stays out of session lists without its parent too.
+	DelegatedFrom string
+	// RootStartedAt is when the session's conversation began: on a
+	// compression continuation its root's start, else StartedAt.
+	// RecentQuery.ByStart lists conversations in this order.
+	RootStartedAt time.Time
 }
 
 // Billing is the route a cost is computed under.
@@ -369,5 +380,11 @@ func sessionFromRow(r driver.Session) Session {
 		s.CompressionRetryAfter = fromMillis(*r.CompressionRetryAfter)
 	}
 	s.CompressionError = rules.Str(r.CompressionError)
+	s.CompressionFallbackStreak = r.CompressionFallbackStreak
+	s.DelegatedFrom = rules.Str(r.DelegatedFrom)
+	s.RootStartedAt = s.StartedAt
+	if r.RootStartedAt != nil {
+		s.RootStartedAt = fromMillis(*r.RootStartedAt)
+	}
 	return s
 }

@@ -44,8 +44,15 @@ type RecentQuery struct {
 	// person, and the tip is where it goes on.
 	Conversations bool
 	// IncludeChildren lists delegate and tool sessions too; a sidebar
-	// normally shows only the conversations people had.
+	// normally shows only the conversations people had. A delegate stays
+	// out without its parent too (Session.DelegatedFrom).
 	IncludeChildren bool
+	// ByStart orders the list by when each conversation began, newest
+	// first (a compression continuation at its root's start:
+	// Session.RootStartedAt), instead of by last activity; pages are
+	// keyset-paged on an index of their own (sessions_root_started), and
+	// a cursor continues only a listing of the same order.
+	ByStart bool
 	// IncludeHidden lists hidden sessions too.
 	IncludeHidden bool
 	// Limit is the page size: default 50, at most 1000.
@@ -74,6 +81,14 @@ type SessionSummary struct {
 	Hidden       bool
 	ParentID     string
 	Kind         ChildKind
+	// The compact projection's workspace fields (a session list shows
+	// where each conversation ran; the system prompt never travels).
+	GitBranch, GitRepoRoot string
+	// RootStartedAt is when the conversation began (RecentQuery.ByStart).
+	RootStartedAt time.Time
+	// DelegatedFrom is set on a delegate, kept without its parent
+	// (listed only with RecentQuery.IncludeChildren).
+	DelegatedFrom string
 }
 
 // RecentPage is one page of a session list.
@@ -115,7 +130,7 @@ func (s *Store) RecentSessions(ctx context.Context, q RecentQuery) (RecentPage, 
 			}
 			want := p.RowLimit - int64(len(page.Sessions))
 			p.RowLimit = want + 1 // one more, to know whether this part goes on
-			rows, err := db.SessionRecent(ctx, p)
+			rows, err := recentRows(ctx, db, p, q.ByStart)
 			p.RowLimit = int64(q.limit())
 			if err != nil {
 				return err
@@ -127,6 +142,9 @@ func (s *Store) RecentSessions(ctx context.Context, q RecentQuery) (RecentPage, 
 			for _, r := range rows {
 				page.Sessions = append(page.Sessions, summaryFromRow(r))
 				cur.afterAt, cur.afterID = r.ActiveAt, r.ID
+				if q.ByStart {
+					cur.afterAt = r.RootStartedAt
+				}
 			}
 			if more {
 				page.Next = cur.encode()
@@ -135,7 +153,7 @@ func (s *Store) RecentSessions(ctx context.Context, q RecentQuery) (RecentPage, 
 			if !q.PinnedFirst {
 				return nil
 			}
-			cur = recentCursor{phase: cur.phase + 1}
+			cur = recentCursor{phase: cur.phase + 1, byStart: cur.byStart}
 			if cur.phase < 2 && len(page.Sessions) == int(p.RowLimit) {
 				page.Next = cur.encode() // the pinned part ended with the page
 			}
@@ -220,6 +238,10 @@ func (q RecentQuery) params() (driver.SessionRecentParams, recentCursor, error) 
 	if err != nil {
 		return driver.SessionRecentParams{}, recentCursor{}, err
 	}
+	if q.Cursor != "" && cur.byStart != q.ByStart {
+		return driver.SessionRecentParams{}, recentCursor{}, invalid("session list cursor %q continues a listing of another order", q.Cursor)
+	}
+	cur.byStart = q.ByStart
 	p := driver.SessionRecentParams{UserID: rules.Ptr(q.UserID), RowLimit: int64(q.limit()),
 		IncludeHidden: bit(q.IncludeHidden), IncludeChildren: bit(q.IncludeChildren), TipsOnly: bit(q.Conversations)}
 	for _, list := range []struct {
@@ -259,13 +281,19 @@ func bit(on bool) int64 {
 // or 1 (the rest).
 type recentCursor struct {
 	phase   int
-	afterAt int64
+	afterAt int64 // the last row's activity, or its conversation's start (byStart)
 	afterID string
+	byStart bool
 }
 
-// encode makes the cursor an opaque token: callers must not build one.
+// encode makes the cursor an opaque token: callers must not build one. A
+// by-start cursor's phase is written "s0" or "s1".
 func (c recentCursor) encode() string {
-	raw := strconv.Itoa(c.phase) + ":" + strconv.FormatInt(c.afterAt, 10) + ":" + c.afterID
+	phase := strconv.Itoa(c.phase)
+	if c.byStart {
+		phase = "s" + phase
+	}
+	raw := phase + ":" + strconv.FormatInt(c.afterAt, 10) + ":" + c.afterID
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -282,12 +310,26 @@ func decodeRecentCursor(s string) (recentCursor, error) {
 	if len(parts) != 3 {
 		return recentCursor{}, bad
 	}
-	phase, err1 := strconv.Atoi(parts[0])
+	phaseText, byStart := strings.CutPrefix(parts[0], "s")
+	phase, err1 := strconv.Atoi(phaseText)
 	at, err2 := strconv.ParseInt(parts[1], 10, 64)
 	if err1 != nil || err2 != nil || phase < 0 || phase > 1 || !utf8.ValidString(parts[2]) {
 		return recentCursor{}, bad
 	}
-	return recentCursor{phase: phase, afterAt: at, afterID: parts[2]}, nil
+	return recentCursor{phase: phase, afterAt: at, afterID: parts[2], byStart: byStart}, nil
+}
+
+// recentRows reads one page in the listing's order.
+func recentRows(ctx context.Context, db driver.Executor, p driver.SessionRecentParams, byStart bool) ([]driver.SessionRecentRow, error) {
+	if !byStart {
+		return db.SessionRecent(ctx, p)
+	}
+	rows, err := db.SessionRecentByStart(ctx, driver.SessionRecentByStartParams(p))
+	out := make([]driver.SessionRecentRow, len(rows))
+	for i, r := range rows {
+		out[i] = driver.SessionRecentRow(r)
+	}
+	return out, err
 }
 
 func summaryFromRow(r driver.SessionRecentRow) SessionSummary {
@@ -297,6 +339,8 @@ func summaryFromRow(r driver.SessionRecentRow) SessionSummary {
 		LastActiveAt: fromMillis(r.ActiveAt), EndReason: rules.Str(r.EndReason), MessageCount: r.MessageCount,
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
 		ParentID: rules.Str(r.ParentSessionID), Kind: ChildKind(rules.Str(r.ParentKind)),
+		GitBranch: rules.Str(r.GitBranch), GitRepoRoot: rules.Str(r.GitRepoRoot),
+		RootStartedAt: fromMillis(r.RootStartedAt), DelegatedFrom: rules.Str(r.DelegatedFrom),
 	}
 	if r.EndedAt != nil {
 		sum.EndedAt = fromMillis(*r.EndedAt)

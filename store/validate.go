@@ -24,7 +24,8 @@ func newSessionID() string {
 func messageBytes(p *driver.MessageInsertParams) int64 {
 	n := int64(len(p.SessionID) + len(p.Role) + len(p.Content))
 	for _, s := range []*string{p.ToolName, p.ToolCallID, p.ToolCallsJson, p.ToolText, p.Reasoning,
-		p.ReasoningDetails, p.FinishReason, p.IdempotencyKey, p.PartsJson, p.Model, p.PlatformMessageID, p.MetadataJson} {
+		p.ReasoningDetails, p.ReasoningContent, p.FinishReason, p.IdempotencyKey, p.PartsJson, p.Model, p.PlatformMessageID,
+		p.MetadataJson, p.EffectDisposition} {
 		if s != nil {
 			n += int64(len(*s))
 		}

@@ -64,6 +64,9 @@ type messageJSON struct {
 	PlatformMessageID string          `json:"platform_message_id,omitempty"`
 	Metadata          json.RawMessage `json:"metadata,omitempty"`
 	ReasoningDetails  json.RawMessage `json:"reasoning_details,omitempty"`
+	ReasoningContent  string          `json:"reasoning_content,omitempty"`
+	Observed          bool            `json:"observed,omitempty"`
+	EffectDisposition string          `json:"effect_disposition,omitempty"`
 }
 
 // ms renders a duration in milliseconds.
@@ -93,6 +96,7 @@ func toMessageJSON(m db.Message) messageJSON {
 		FinishReason: m.FinishReason, TokenCount: m.TokenCount, State: string(m.State),
 		IdempotencyKey: m.IdempotencyKey, CreatedAt: stamp(m.CreatedAt), Summary: m.Summary,
 		OriginID: m.OriginID, Parts: m.Parts, Model: m.Model, PlatformMessageID: m.PlatformMessageID,
+		ReasoningContent: m.ReasoningContent, Observed: m.Observed, EffectDisposition: m.EffectDisposition,
 	}
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, toolCallJSON(c))

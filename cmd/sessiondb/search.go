@@ -12,7 +12,7 @@ import (
 )
 
 // searchUsage is the search command's line in the usage text.
-const searchUsage = "search QUERY [--source S] [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--all] [--context N] [--marks]"
+const searchUsage = "search QUERY [--source S] [--exclude-source S]... [--role R]... [--session ID] [--sort relevance|newest|oldest] [--limit N] [--offset N] [--all] [--context N] [--marks]"
 
 // roleFlags collects repeated --role flags.
 type roleFlags []db.Role
@@ -21,6 +21,16 @@ func (r *roleFlags) String() string { return fmt.Sprint([]db.Role(*r)) }
 
 func (r *roleFlags) Set(v string) error {
 	*r = append(*r, db.Role(v))
+	return nil
+}
+
+// sourceFlags collects a repeated --exclude-source.
+type sourceFlags []string
+
+func (f *sourceFlags) String() string { return fmt.Sprint([]string(*f)) }
+
+func (f *sourceFlags) Set(v string) error {
+	*f = append(*f, v)
 	return nil
 }
 
@@ -33,6 +43,8 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	var o db.SearchOptions
 	var roles roleFlags
 	fs.StringVar(&o.Source, "source", "", "only sessions from this source")
+	var excluded sourceFlags
+	fs.Var(&excluded, "exclude-source", "leave out sessions from this `source`; repeat for several")
 	fs.Var(&roles, "role", "only this `role` (system, user, assistant, tool, note); repeat for several")
 	fs.StringVar(&o.SessionID, "session", "", "only this session `ID`")
 	sortName := fs.String("sort", "relevance", "relevance, newest or oldest")
@@ -45,6 +57,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	o.ExcludeSources = excluded
 	sort, ok := sortNames[*sortName]
 	if !ok {
 		return usagef("search: --sort %q: want relevance, newest or oldest", *sortName)

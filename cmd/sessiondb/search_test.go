@@ -66,6 +66,9 @@ func TestSearchCommand_JSON(t *testing.T) {
 			"s1/user: why does the >>>build<<< fail?",
 		}},
 		{"Source", []string{"foo", "--source", "gateway"}, []string{"s2/user: ->>>foo<<< is a flag-like word"}},
+		{"ExcludeSource", []string{"foo", "--exclude-source", "gateway"}, []string{}},
+		{"ExcludeOtherSource", []string{"foo", "--exclude-source", "cli", "--exclude-source", "cron"},
+			[]string{"s2/user: ->>>foo<<< is a flag-like word"}},
 		{"Session", []string{"build", "--session", "s2"}, []string{}},
 		{"Paging", []string{"build", "--sort", "oldest", "--limit", "1", "--offset", "1"}, []string{
 			"s1/assistant: the >>>build<<< fails on gpt-4o's import",

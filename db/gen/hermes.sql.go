@@ -13,13 +13,14 @@ const foreignMessageInsert = `-- name: ForeignMessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at, metadata_json
+    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8,
     ?9, ?10, ?11,
     ?12, ?13, ?14,
-    ?15, ?16, ?17
+    ?15, ?16, ?17,
+    ?18, ?19, ?20
 )
 RETURNING id
 `
@@ -42,6 +43,9 @@ type ForeignMessageInsertParams struct {
 	IdempotencyKey    *string
 	CreatedAt         int64
 	MetadataJson      *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
@@ -63,6 +67,9 @@ func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.IdempotencyKey,
 		arg.CreatedAt,
 		arg.MetadataJson,
+		arg.Observed,
+		arg.EffectDisposition,
+		arg.ReasoningContent,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -157,7 +164,7 @@ INSERT INTO sessions (
     thread_id, display_name, origin_json, handoff_state, handoff_platform, handoff_error,
     handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count,
     last_activity_at, last_activity_description, last_activity_provenance,
-    compression_retry_after, compression_error
+    compression_retry_after, compression_error, compression_fallback_streak, delegated_from
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8,
@@ -173,61 +180,64 @@ INSERT INTO sessions (
     ?40, ?41, ?42, ?43,
     ?44, ?45, ?46,
     ?47, ?48,
-    ?49, ?50
+    ?49, ?50,
+    ?51, ?52
 ) ON CONFLICT (id) DO NOTHING
 `
 
 type ForeignSessionInsertParams struct {
-	ID                      string
-	Source                  string
-	ParentSessionID         *string
-	ParentKind              *string
-	UserID                  *string
-	Model                   *string
-	ModelConfigJson         *string
-	SystemPrompt            *string
-	Cwd                     *string
-	GitBranch               *string
-	GitRepoRoot             *string
-	StartedAt               int64
-	EndedAt                 *int64
-	EndReason               *string
-	Title                   *string
-	TitleRank               int64
-	InputTokens             int64
-	OutputTokens            int64
-	CacheReadTokens         int64
-	CacheWriteTokens        int64
-	ReasoningTokens         int64
-	ApiCallCount            int64
-	EstimatedCostUsd        float64
-	ActualCostUsd           float64
-	BillingProvider         *string
-	BillingBaseUrl          *string
-	BillingMode             *string
-	CostStatus              *string
-	CostSource              *string
-	PricingVersion          *string
-	SessionKey              *string
-	ChatID                  *string
-	ChatType                *string
-	ThreadID                *string
-	DisplayName             *string
-	OriginJson              *string
-	HandoffState            *string
-	HandoffPlatform         *string
-	HandoffError            *string
-	HandoffUpdatedAt        *int64
-	Archived                int64
-	Pinned                  int64
-	Hidden                  int64
-	LastReadAt              *int64
-	RewindCount             int64
-	LastActivityAt          *int64
-	LastActivityDescription *string
-	LastActivityProvenance  *string
-	CompressionRetryAfter   *int64
-	CompressionError        *string
+	ID                        string
+	Source                    string
+	ParentSessionID           *string
+	ParentKind                *string
+	UserID                    *string
+	Model                     *string
+	ModelConfigJson           *string
+	SystemPrompt              *string
+	Cwd                       *string
+	GitBranch                 *string
+	GitRepoRoot               *string
+	StartedAt                 int64
+	EndedAt                   *int64
+	EndReason                 *string
+	Title                     *string
+	TitleRank                 int64
+	InputTokens               int64
+	OutputTokens              int64
+	CacheReadTokens           int64
+	CacheWriteTokens          int64
+	ReasoningTokens           int64
+	ApiCallCount              int64
+	EstimatedCostUsd          float64
+	ActualCostUsd             float64
+	BillingProvider           *string
+	BillingBaseUrl            *string
+	BillingMode               *string
+	CostStatus                *string
+	CostSource                *string
+	PricingVersion            *string
+	SessionKey                *string
+	ChatID                    *string
+	ChatType                  *string
+	ThreadID                  *string
+	DisplayName               *string
+	OriginJson                *string
+	HandoffState              *string
+	HandoffPlatform           *string
+	HandoffError              *string
+	HandoffUpdatedAt          *int64
+	Archived                  int64
+	Pinned                    int64
+	Hidden                    int64
+	LastReadAt                *int64
+	RewindCount               int64
+	LastActivityAt            *int64
+	LastActivityDescription   *string
+	LastActivityProvenance    *string
+	CompressionRetryAfter     *int64
+	CompressionError          *string
+	CompressionFallbackStreak int64
+	DelegatedFrom             *string
 }
 
 // Importing another store's sessions (a Hermes state.db, read by package
@@ -285,6 +295,8 @@ func (q *Queries) ForeignSessionInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.LastActivityProvenance,
 		arg.CompressionRetryAfter,
 		arg.CompressionError,
+		arg.CompressionFallbackStreak,
+		arg.DelegatedFrom,
 	)
 	if err != nil {
 		return 0, err

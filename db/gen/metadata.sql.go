@@ -72,9 +72,11 @@ func (q *Queries) ModelSwitchesBySession(ctx context.Context, db DBTX, sessionID
 }
 
 const sessionCompressionCooldownClear = `-- name: SessionCompressionCooldownClear :execrows
-UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL WHERE id = ?1
+UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL, compression_fallback_streak = 0
+WHERE id = ?1
 `
 
+// A compression that worked: no cooldown, no error, no fallback streak.
 func (q *Queries) SessionCompressionCooldownClear(ctx context.Context, db DBTX, id string) (int64, error) {
 	result, err := db.ExecContext(ctx, sessionCompressionCooldownClear, id)
 	if err != nil {
@@ -120,6 +122,29 @@ func (q *Queries) SessionCompressionCooldownSet(ctx context.Context, db DBTX, ar
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const sessionCompressionFellBack = `-- name: SessionCompressionFellBack :one
+UPDATE sessions SET compression_fallback_streak = compression_fallback_streak + 1
+WHERE id = ?1
+RETURNING compression_fallback_streak
+`
+
+// One more compression in a row fell back; the streak after it.
+func (q *Queries) SessionCompressionFellBack(ctx context.Context, db DBTX, id string) (int64, error) {
+	row := db.QueryRowContext(ctx, sessionCompressionFellBack, id)
+	var compression_fallback_streak int64
+	err := row.Scan(&compression_fallback_streak)
+	return compression_fallback_streak, err
+}
+
+const sessionCompressionStreakReset = `-- name: SessionCompressionStreakReset :exec
+UPDATE sessions SET compression_fallback_streak = 0 WHERE id = ?1
+`
+
+func (q *Queries) SessionCompressionStreakReset(ctx context.Context, db DBTX, id string) error {
+	_, err := db.ExecContext(ctx, sessionCompressionStreakReset, id)
+	return err
 }
 
 const sessionCwdsOfUser = `-- name: SessionCwdsOfUser :many

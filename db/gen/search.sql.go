@@ -129,25 +129,28 @@ JOIN sessions s ON s.id = m.session_id
 WHERE m.id > ?1 AND m.id < ?2
   AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR s.source = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
+  AND (CAST(?4 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?4)))
+  AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
+  AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id DESC
-LIMIT ?8 OFFSET ?7
+LIMIT ?9 OFFSET ?8
 `
 
 type MessageSearchScanNewestParams struct {
-	AfterID   int64
-	BeforeID  int64
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Terms     string
-	RowOffset int64
-	RowLimit  int64
+	AfterID        int64
+	BeforeID       int64
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Terms          string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchScanNewestRow struct {
@@ -169,6 +172,7 @@ func (q *Queries) MessageSearchScanNewest(ctx context.Context, db DBTX, arg Mess
 		arg.AfterID,
 		arg.BeforeID,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Terms,
@@ -212,25 +216,28 @@ JOIN sessions s ON s.id = m.session_id
 WHERE m.id > ?1 AND m.id < ?2
   AND m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL OR s.source = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?6 AS TEXT)) t
+  AND (CAST(?4 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?4)))
+  AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
+  AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_name, '')), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY m.id ASC
-LIMIT ?8 OFFSET ?7
+LIMIT ?9 OFFSET ?8
 `
 
 type MessageSearchScanOldestParams struct {
-	AfterID   int64
-	BeforeID  int64
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Terms     string
-	RowOffset int64
-	RowLimit  int64
+	AfterID        int64
+	BeforeID       int64
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Terms          string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchScanOldestRow struct {
@@ -252,6 +259,7 @@ func (q *Queries) MessageSearchScanOldest(ctx context.Context, db DBTX, arg Mess
 		arg.AfterID,
 		arg.BeforeID,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Terms,
@@ -339,27 +347,30 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
-  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?6 AS TEXT))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
+  AND (CAST(?3 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?3)))
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
-LIMIT ?9 OFFSET ?8
+LIMIT ?10 OFFSET ?9
 `
 
 type MessageSearchTrigramNewestParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Requeued  string
-	Long      string
-	Terms     string
-	RowOffset int64
-	RowLimit  int64
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	Long           string
+	Terms          string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchTrigramNewestRow struct {
@@ -383,6 +394,7 @@ func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg M
 	rows, err := db.QueryContext(ctx, messageSearchTrigramNewest,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
@@ -428,27 +440,30 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
-  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?6 AS TEXT))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?7 AS TEXT)) t
+  AND (CAST(?3 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?3)))
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
-LIMIT ?9 OFFSET ?8
+LIMIT ?10 OFFSET ?9
 `
 
 type MessageSearchTrigramOldestParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Requeued  string
-	Long      string
-	Terms     string
-	RowOffset int64
-	RowLimit  int64
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	Long           string
+	Terms          string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchTrigramOldestRow struct {
@@ -472,6 +487,7 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 	rows, err := db.QueryContext(ctx, messageSearchTrigramOldest,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
@@ -524,18 +540,21 @@ WITH w AS (
         END
     AND (CAST(?4 AS TEXT) IS NULL
          OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?4))
-    AND (CAST(?5 AS TEXT) IS NULL OR m.session_id = ?5)
-    AND (CAST(?6 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?6)))
-    AND m.id NOT IN (SELECT value FROM json_each(CAST(?7 AS TEXT)))
-    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?8 AS TEXT))
-    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?9 AS TEXT)) t
+    AND (CAST(?5 AS TEXT) IS NULL
+         OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
+                        AND s.source IN (SELECT value FROM json_each(?5))))
+    AND (CAST(?6 AS TEXT) IS NULL OR m.session_id = ?6)
+    AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
+    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?9 AS TEXT))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?10 AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
-  LIMIT ?10
+  LIMIT ?11
 ),
 scored AS (
-  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(?8 AS TEXT),
+  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(?9 AS TEXT),
                                             (SELECT AVG(len) FROM w)) AS REAL) AS score
   FROM w JOIN messages m ON m.id = w.id
 )
@@ -548,16 +567,17 @@ ORDER BY p.score DESC, p.id DESC
 `
 
 type MessageSearchTrigramRankParams struct {
-	RowOffset  int64
-	RowLimit   int64
-	Query      string
-	Source     *string
-	SessionID  *string
-	Roles      *string
-	Requeued   string
-	Long       string
-	Terms      string
-	WindowSize int64
+	RowOffset      int64
+	RowLimit       int64
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	Long           string
+	Terms          string
+	WindowSize     int64
 }
 
 type MessageSearchTrigramRankRow struct {
@@ -586,6 +606,7 @@ func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg Mes
 		arg.RowLimit,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
@@ -630,21 +651,24 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
+  AND (CAST(?3 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?3)))
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
 ORDER BY f.rowid DESC
-LIMIT ?7 OFFSET ?6
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchWordsNewestParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Requeued  string
-	RowOffset int64
-	RowLimit  int64
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchWordsNewestRow struct {
@@ -663,6 +687,7 @@ func (q *Queries) MessageSearchWordsNewest(ctx context.Context, db DBTX, arg Mes
 	rows, err := db.QueryContext(ctx, messageSearchWordsNewest,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
@@ -706,21 +731,24 @@ JOIN messages m ON m.id = f.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?2 AS TEXT) IS NULL OR s.source = ?2)
-  AND (CAST(?3 AS TEXT) IS NULL OR m.session_id = ?3)
-  AND (CAST(?4 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?4)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?5 AS TEXT)))
+  AND (CAST(?3 AS TEXT) IS NULL
+       OR s.source NOT IN (SELECT value FROM json_each(?3)))
+  AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
 ORDER BY f.rowid ASC
-LIMIT ?7 OFFSET ?6
+LIMIT ?8 OFFSET ?7
 `
 
 type MessageSearchWordsOldestParams struct {
-	Query     string
-	Source    *string
-	SessionID *string
-	Roles     *string
-	Requeued  string
-	RowOffset int64
-	RowLimit  int64
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	RowOffset      int64
+	RowLimit       int64
 }
 
 type MessageSearchWordsOldestRow struct {
@@ -739,6 +767,7 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 	rows, err := db.QueryContext(ctx, messageSearchWordsOldest,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,
@@ -790,11 +819,14 @@ WITH w AS (
         END
     AND (CAST(?5 AS TEXT) IS NULL
          OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?5))
-    AND (CAST(?6 AS TEXT) IS NULL OR m.session_id = ?6)
-    AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
-    AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
+    AND (CAST(?6 AS TEXT) IS NULL
+         OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
+                        AND s.source IN (SELECT value FROM json_each(?6))))
+    AND (CAST(?7 AS TEXT) IS NULL OR m.session_id = ?7)
+    AND (CAST(?8 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?8)))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
   ORDER BY f.rowid DESC
-  LIMIT ?9
+  LIMIT ?10
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -805,15 +837,16 @@ ORDER BY p.score, p.id DESC
 `
 
 type MessageSearchWordsRankParams struct {
-	RowOffset  int64
-	RowLimit   int64
-	DocFreqs   string
-	Query      string
-	Source     *string
-	SessionID  *string
-	Roles      *string
-	Requeued   string
-	WindowSize int64
+	RowOffset      int64
+	RowLimit       int64
+	DocFreqs       string
+	Query          string
+	Source         *string
+	ExcludeSources *string
+	SessionID      *string
+	Roles          *string
+	Requeued       string
+	WindowSize     int64
 }
 
 type MessageSearchWordsRankRow struct {
@@ -830,8 +863,8 @@ type MessageSearchWordsRankRow struct {
 // Full-text search (db/search.go). Every page query returns the same
 // columns, with the same filters, so db/search.go treats their rows alike:
 // rewound messages and hidden sessions are never returned; compacted
-// messages are. Optional filters are NULL for "any"; roles is a JSON array
-// of role names. (ASCII only in this file: sqlc edits queries by offset
+// messages are. Optional filters are NULL for "any"; roles and
+// exclude_sources are JSON arrays (of role names, of sources). (ASCII only in this file: sqlc edits queries by offset
 // and a multi-byte character before a query shifts its edits.)
 //
 // Newest and oldest order by message id, which is insertion (and time)
@@ -869,6 +902,7 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 		arg.DocFreqs,
 		arg.Query,
 		arg.Source,
+		arg.ExcludeSources,
 		arg.SessionID,
 		arg.Roles,
 		arg.Requeued,

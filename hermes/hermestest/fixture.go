@@ -99,6 +99,10 @@ func testImportHermesFixture(t *testing.T, e Engine) {
 	}
 
 	var active, rewound, compacted int64
+	started := map[string]time.Time{} // each reference session's start, for its continuations
+	for _, rs := range ref.ExportAll {
+		started[refString(rs, "id")] = refTime(rs, "started_at")
+	}
 	for _, rs := range ref.ExportAll {
 		id := refString(rs, "id")
 		t.Run(id, func(t *testing.T) {
@@ -128,9 +132,11 @@ func testImportHermesFixture(t *testing.T, e Engine) {
 				Routing: Routing{SessionKey: refString(rs, "session_key"), ChatID: refString(rs, "chat_id"),
 					ChatType: refString(rs, "chat_type"), ThreadID: refString(rs, "thread_id"),
 					DisplayName: refString(rs, "display_name"), OriginJSON: refString(rs, "origin_json")},
-				CompressionRetryAfter: refTime(rs, "compression_failure_cooldown_until"),
-				CompressionError:      refString(rs, "compression_failure_error"),
+				CompressionRetryAfter:     refTime(rs, "compression_failure_cooldown_until"),
+				CompressionError:          refString(rs, "compression_failure_error"),
+				CompressionFallbackStreak: refInt(rs, "compression_fallback_streak"),
 			}
+			want.RootStartedAt = want.StartedAt
 			if want.Title != "" {
 				want.TitleRank = TitleUser // Hermes counts a title without a source as the user's
 			}
@@ -140,8 +146,10 @@ func testImportHermesFixture(t *testing.T, e Engine) {
 			case want.ParentID == "":
 			case want.Source == "subagent":
 				want.Kind = ChildDelegate
+				want.DelegatedFrom = want.ParentID
 			default:
 				want.Kind = ChildCompression
+				want.RootStartedAt = started[want.ParentID] // the fixture's chains are one link long
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("session (-reference +sessiondb):\n%s", diff)

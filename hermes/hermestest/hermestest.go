@@ -50,6 +50,7 @@ func Run(t *testing.T, e Engine) {
 		{"UnsupportedVersion", testUnsupportedVersion},
 		{"LeavesTheFileAlone", testLeavesTheFileAlone},
 		{"OwnParent", testOwnParent},
+		{"ReferenceFields", testReferenceFields},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, e) })
 	}

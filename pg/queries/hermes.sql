@@ -13,7 +13,7 @@ INSERT INTO sessions (
     thread_id, display_name, origin_json, handoff_state, handoff_platform, handoff_error,
     handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count,
     last_activity_at, last_activity_description, last_activity_provenance,
-    compression_retry_after, compression_error
+    compression_retry_after, compression_error, compression_fallback_streak, delegated_from
 ) VALUES (
     sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind),
     sqlc.narg(user_id), sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
@@ -29,7 +29,8 @@ INSERT INTO sessions (
     sqlc.narg(handoff_updated_at), sqlc.arg(archived), sqlc.arg(pinned), sqlc.arg(hidden),
     sqlc.narg(last_read_at), sqlc.arg(rewind_count), sqlc.narg(last_activity_at),
     sqlc.narg(last_activity_description), sqlc.narg(last_activity_provenance),
-    sqlc.narg(compression_retry_after), sqlc.narg(compression_error)
+    sqlc.narg(compression_retry_after), sqlc.narg(compression_error),
+    sqlc.arg(compression_fallback_streak), sqlc.narg(delegated_from)
 ) ON CONFLICT (id) DO NOTHING;
 
 -- name: ForeignSessionRefresh :exec
@@ -62,13 +63,14 @@ ON CONFLICT (session_id) DO UPDATE SET fingerprint = excluded.fingerprint, updat
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at, metadata_json
+    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content
 ) VALUES (
     sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
     sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(tool_text), sqlc.narg(reasoning),
     sqlc.narg(reasoning_details), sqlc.narg(finish_reason), sqlc.narg(token_count),
     sqlc.narg(platform_message_id), sqlc.arg(state), sqlc.arg(is_summary),
-    sqlc.arg(idempotency_key), sqlc.arg(created_at), sqlc.narg(metadata_json)
+    sqlc.arg(idempotency_key), sqlc.arg(created_at), sqlc.narg(metadata_json),
+    sqlc.arg(observed), sqlc.narg(effect_disposition), sqlc.narg(reasoning_content)
 )
 RETURNING id;
 

@@ -50,7 +50,18 @@ SET compression_retry_after = GREATEST(COALESCE(compression_retry_after, 0), CAS
 WHERE id = sqlc.arg(id);
 
 -- name: SessionCompressionCooldownClear :execrows
-UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL WHERE id = sqlc.arg(id);
+-- A compression that worked: no cooldown, no error, no fallback streak.
+UPDATE sessions SET compression_retry_after = NULL, compression_error = NULL, compression_fallback_streak = 0
+WHERE id = sqlc.arg(id);
+
+-- name: SessionCompressionFellBack :one
+-- One more compression in a row fell back; the streak after it.
+UPDATE sessions SET compression_fallback_streak = compression_fallback_streak + 1
+WHERE id = sqlc.arg(id)
+RETURNING compression_fallback_streak;
+
+-- name: SessionCompressionStreakReset :exec
+UPDATE sessions SET compression_fallback_streak = 0 WHERE id = sqlc.arg(id);
 
 -- name: SessionCwdsOfUser :many
 -- The distinct working directories of a user's sessions, the most

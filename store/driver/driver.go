@@ -86,9 +86,12 @@ type SearchRequest struct {
 	Source    string   // "" for any
 	SessionID string   // "" for any
 	Roles     []string // empty for any
-	Sort      SearchSort
-	Limit     int // 1 to 200
-	Offset    int
+	// ExcludeSources leaves out the sessions of these sources (empty for
+	// none); filtered in the query, so that Limit and Offset hold.
+	ExcludeSources []string
+	Sort           SearchSort
+	Limit          int // 1 to 200
+	Offset         int
 }
 
 // SearchSort is the order of a search's hits; see store.SearchSort for

@@ -38,11 +38,14 @@ type Queries interface {
 	MessageListAscending(ctx context.Context, arg MessageListAscendingParams) ([]Message, error)                       // messages.sql
 	MessageListDescending(ctx context.Context, arg MessageListDescendingParams) ([]Message, error)                     // messages.sql
 	MessageRetire(ctx context.Context, id int64) error                                                                 // compression.sql
+	MessageRetireActive(ctx context.Context, sessionID string) (int64, error)                                          // messageedits.sql
 	MessageRewindFrom(ctx context.Context, arg MessageRewindFromParams) (int64, error)                                 // rewind.sql
 	MessageSeq(ctx context.Context, id int64) (MessageSeqRow, error)                                                   // export.sql
+	MessageSetContent(ctx context.Context, arg MessageSetContentParams) error                                          // messageedits.sql
 	MessageSetOrigin(ctx context.Context, arg MessageSetOriginParams) error                                            // export.sql
 	MessageSetState(ctx context.Context, arg MessageSetStateParams) error                                              // hermes.sql
 	MessageStateByKey(ctx context.Context, arg MessageStateByKeyParams) (MessageStateByKeyRow, error)                  // hermes.sql
+	MessagesHoldingText(ctx context.Context, arg MessagesHoldingTextParams) ([]MessagesHoldingTextRow, error)          // messageedits.sql
 	MetaDelete(ctx context.Context, key string) (int64, error)                                                         // meta.sql
 	MetaGet(ctx context.Context, key string) (string, error)                                                           // meta.sql
 	MetaInsertIfAbsent(ctx context.Context, arg MetaInsertIfAbsentParams) error                                        // meta.sql
@@ -66,6 +69,8 @@ type Queries interface {
 	SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error)                                     // metadata.sql
 	SessionCompressionCooldownGet(ctx context.Context, id string) (SessionCompressionCooldownGetRow, error)            // metadata.sql
 	SessionCompressionCooldownSet(ctx context.Context, arg SessionCompressionCooldownSetParams) (int64, error)         // metadata.sql
+	SessionCompressionFellBack(ctx context.Context, id string) (int64, error)                                          // metadata.sql
+	SessionCompressionStreakReset(ctx context.Context, id string) error                                                // metadata.sql
 	SessionContinuation(ctx context.Context, id *string) (string, error)                                               // lineage.sql
 	SessionConversationRoot(ctx context.Context, id string) (string, error)                                            // lineage.sql
 	SessionCopyFlags(ctx context.Context, arg SessionCopyFlagsParams) error                                            // compression.sql
@@ -99,6 +104,7 @@ type Queries interface {
 	SessionParentOf(ctx context.Context, id string) (*string, error)                                                   // export.sql
 	SessionPruneCandidates(ctx context.Context, arg SessionPruneCandidatesParams) ([]SessionPruneCandidatesRow, error) // maintenance.sql
 	SessionRecent(ctx context.Context, arg SessionRecentParams) ([]SessionRecentRow, error)                            // sidebar.sql
+	SessionRecentByStart(ctx context.Context, arg SessionRecentByStartParams) ([]SessionRecentByStartRow, error)       // sidebar.sql
 	SessionRecentCounts(ctx context.Context, arg SessionRecentCountsParams) ([]SessionRecentCountsRow, error)          // sidebar.sql
 	SessionRecount(ctx context.Context, id string) error                                                               // compression.sql
 	SessionReopen(ctx context.Context, id string) (int64, error)                                                       // metadata.sql
@@ -166,6 +172,9 @@ type ForeignMessageInsertParams struct {
 	IdempotencyKey    *string
 	CreatedAt         int64
 	MetadataJson      *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 type ForeignModelUsagePutParams struct {
@@ -190,56 +199,58 @@ type ForeignModelUsagePutParams struct {
 }
 
 type ForeignSessionInsertParams struct {
-	ID                      string
-	Source                  string
-	ParentSessionID         *string
-	ParentKind              *string
-	UserID                  *string
-	Model                   *string
-	ModelConfigJson         *string
-	SystemPrompt            *string
-	Cwd                     *string
-	GitBranch               *string
-	GitRepoRoot             *string
-	StartedAt               int64
-	EndedAt                 *int64
-	EndReason               *string
-	Title                   *string
-	TitleRank               int64
-	InputTokens             int64
-	OutputTokens            int64
-	CacheReadTokens         int64
-	CacheWriteTokens        int64
-	ReasoningTokens         int64
-	ApiCallCount            int64
-	EstimatedCostUsd        float64
-	ActualCostUsd           float64
-	BillingProvider         *string
-	BillingBaseUrl          *string
-	BillingMode             *string
-	CostStatus              *string
-	CostSource              *string
-	PricingVersion          *string
-	SessionKey              *string
-	ChatID                  *string
-	ChatType                *string
-	ThreadID                *string
-	DisplayName             *string
-	OriginJson              *string
-	HandoffState            *string
-	HandoffPlatform         *string
-	HandoffError            *string
-	HandoffUpdatedAt        *int64
-	Archived                int64
-	Pinned                  int64
-	Hidden                  int64
-	LastReadAt              *int64
-	RewindCount             int64
-	LastActivityAt          *int64
-	LastActivityDescription *string
-	LastActivityProvenance  *string
-	CompressionRetryAfter   *int64
-	CompressionError        *string
+	ID                        string
+	Source                    string
+	ParentSessionID           *string
+	ParentKind                *string
+	UserID                    *string
+	Model                     *string
+	ModelConfigJson           *string
+	SystemPrompt              *string
+	Cwd                       *string
+	GitBranch                 *string
+	GitRepoRoot               *string
+	StartedAt                 int64
+	EndedAt                   *int64
+	EndReason                 *string
+	Title                     *string
+	TitleRank                 int64
+	InputTokens               int64
+	OutputTokens              int64
+	CacheReadTokens           int64
+	CacheWriteTokens          int64
+	ReasoningTokens           int64
+	ApiCallCount              int64
+	EstimatedCostUsd          float64
+	ActualCostUsd             float64
+	BillingProvider           *string
+	BillingBaseUrl            *string
+	BillingMode               *string
+	CostStatus                *string
+	CostSource                *string
+	PricingVersion            *string
+	SessionKey                *string
+	ChatID                    *string
+	ChatType                  *string
+	ThreadID                  *string
+	DisplayName               *string
+	OriginJson                *string
+	HandoffState              *string
+	HandoffPlatform           *string
+	HandoffError              *string
+	HandoffUpdatedAt          *int64
+	Archived                  int64
+	Pinned                    int64
+	Hidden                    int64
+	LastReadAt                *int64
+	RewindCount               int64
+	LastActivityAt            *int64
+	LastActivityDescription   *string
+	LastActivityProvenance    *string
+	CompressionRetryAfter     *int64
+	CompressionError          *string
+	CompressionFallbackStreak int64
+	DelegatedFrom             *string
 }
 
 type ForeignSessionRefreshParams struct {
@@ -291,6 +302,9 @@ type Message struct {
 	Model             *string
 	MetadataJson      *string
 	ToolText          *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 type MessageActiveAboveParams struct {
@@ -378,6 +392,9 @@ type MessageImportParams struct {
 	PartsJson         *string
 	Model             *string
 	MetadataJson      *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 type MessageInsertParams struct {
@@ -399,6 +416,9 @@ type MessageInsertParams struct {
 	Model             *string
 	PlatformMessageID *string
 	MetadataJson      *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 type MessageListAscendingParams struct {
@@ -427,6 +447,12 @@ type MessageSeqRow struct {
 	Seq       int64
 }
 
+type MessageSetContentParams struct {
+	Content   string
+	PartsJson *string
+	ID        int64
+}
+
 type MessageSetOriginParams struct {
 	OriginID *int64
 	ID       int64
@@ -445,6 +471,18 @@ type MessageStateByKeyParams struct {
 type MessageStateByKeyRow struct {
 	ID    int64
 	State string
+}
+
+type MessagesHoldingTextParams struct {
+	SessionID   string
+	Needle      string
+	PartsNeedle string
+}
+
+type MessagesHoldingTextRow struct {
+	ID        int64
+	Content   string
+	PartsJson *string
 }
 
 type MetaInsertIfAbsentParams struct {
@@ -560,60 +598,63 @@ type ModelUsageTotalsRow struct {
 }
 
 type Session struct {
-	ID                      string
-	Source                  string
-	ParentSessionID         *string
-	UserID                  *string
-	Model                   *string
-	ModelConfigJson         *string
-	SystemPrompt            *string
-	Cwd                     *string
-	StartedAt               int64
-	EndedAt                 *int64
-	EndReason               *string
-	Title                   *string
-	TitleRank               int64
-	MessageCount            int64
-	ToolCallCount           int64
-	InputTokens             int64
-	OutputTokens            int64
-	CacheReadTokens         int64
-	CacheWriteTokens        int64
-	ReasoningTokens         int64
-	ApiCallCount            int64
-	EstimatedCostUsd        float64
-	ActualCostUsd           float64
-	LastActivityAt          *int64
-	LastActivityDescription *string
-	LastActivityProvenance  *string
-	HandoffState            *string
-	HandoffPlatform         *string
-	HandoffHolder           *string
-	HandoffError            *string
-	HandoffUpdatedAt        *int64
-	Archived                int64
-	Pinned                  int64
-	Hidden                  int64
-	LastReadAt              *int64
-	RewindCount             int64
-	ParentKind              *string
-	GitBranch               *string
-	GitRepoRoot             *string
-	BillingProvider         *string
-	BillingBaseUrl          *string
-	BillingMode             *string
-	CostStatus              *string
-	CostSource              *string
-	PricingVersion          *string
-	SessionKey              *string
-	ChatID                  *string
-	ChatType                *string
-	ThreadID                *string
-	DisplayName             *string
-	OriginJson              *string
-	CompressionRetryAfter   *int64
-	CompressionError        *string
-	LastMessageAt           *int64
+	ID                        string
+	Source                    string
+	ParentSessionID           *string
+	UserID                    *string
+	Model                     *string
+	ModelConfigJson           *string
+	SystemPrompt              *string
+	Cwd                       *string
+	StartedAt                 int64
+	EndedAt                   *int64
+	EndReason                 *string
+	Title                     *string
+	TitleRank                 int64
+	MessageCount              int64
+	ToolCallCount             int64
+	InputTokens               int64
+	OutputTokens              int64
+	CacheReadTokens           int64
+	CacheWriteTokens          int64
+	ReasoningTokens           int64
+	ApiCallCount              int64
+	EstimatedCostUsd          float64
+	ActualCostUsd             float64
+	LastActivityAt            *int64
+	LastActivityDescription   *string
+	LastActivityProvenance    *string
+	HandoffState              *string
+	HandoffPlatform           *string
+	HandoffHolder             *string
+	HandoffError              *string
+	HandoffUpdatedAt          *int64
+	Archived                  int64
+	Pinned                    int64
+	Hidden                    int64
+	LastReadAt                *int64
+	RewindCount               int64
+	ParentKind                *string
+	GitBranch                 *string
+	GitRepoRoot               *string
+	BillingProvider           *string
+	BillingBaseUrl            *string
+	BillingMode               *string
+	CostStatus                *string
+	CostSource                *string
+	PricingVersion            *string
+	SessionKey                *string
+	ChatID                    *string
+	ChatType                  *string
+	ThreadID                  *string
+	DisplayName               *string
+	OriginJson                *string
+	CompressionRetryAfter     *int64
+	CompressionError          *string
+	LastMessageAt             *int64
+	CompressionFallbackStreak int64
+	DelegatedFrom             *string
+	RootStartedAt             *int64
 }
 
 type SessionActivityTouchParams struct {
@@ -803,6 +844,7 @@ type SessionImportParams struct {
 	Hidden           int64
 	LastReadAt       *int64
 	RewindCount      int64
+	DelegatedFrom    *string
 }
 
 type SessionInsertParams struct {
@@ -849,6 +891,47 @@ type SessionPruneCandidatesParams struct {
 type SessionPruneCandidatesRow struct {
 	ID      string
 	EndedAt *int64
+}
+
+type SessionRecentByStartParams struct {
+	UserID          *string
+	Sources         *string
+	ExcludeSources  *string
+	Archived        *int64
+	Pinned          *int64
+	IncludeHidden   int64
+	Cwd             *string
+	StartedSince    *int64
+	ActiveSince     *int64
+	IncludeChildren int64
+	TipsOnly        int64
+	AfterAt         *int64
+	AfterID         string
+	RowLimit        int64
+}
+
+type SessionRecentByStartRow struct {
+	ID              string
+	Source          string
+	UserID          *string
+	Model           *string
+	Cwd             *string
+	Title           *string
+	StartedAt       int64
+	EndedAt         *int64
+	EndReason       *string
+	MessageCount    int64
+	Archived        int64
+	Pinned          int64
+	Hidden          int64
+	ParentSessionID *string
+	ParentKind      *string
+	GitBranch       *string
+	GitRepoRoot     *string
+	DelegatedFrom   *string
+	RootStartedAt   int64
+	ActiveAt        int64
+	Preview         string
 }
 
 type SessionRecentCountsParams struct {
@@ -905,6 +988,10 @@ type SessionRecentRow struct {
 	Hidden          int64
 	ParentSessionID *string
 	ParentKind      *string
+	GitBranch       *string
+	GitRepoRoot     *string
+	DelegatedFrom   *string
+	RootStartedAt   int64
 	ActiveAt        int64
 	Preview         string
 }

@@ -49,13 +49,13 @@ const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
-    parts_json, model, platform_message_id, metadata_json
+    parts_json, model, platform_message_id, metadata_json, observed, effect_disposition, reasoning_content
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8, $9,
     $10, $11, $12, $13,
     $14, $15, $16, $17,
-    $18
+    $18, $19, $20, $21
 )
 RETURNING id
 `
@@ -79,6 +79,9 @@ type MessageInsertParams struct {
 	Model             *string
 	PlatformMessageID *string
 	MetadataJson      *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
@@ -101,6 +104,9 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.Model,
 		arg.PlatformMessageID,
 		arg.MetadataJson,
+		arg.Observed,
+		arg.EffectDisposition,
+		arg.ReasoningContent,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -108,7 +114,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -162,6 +168,9 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.Model,
 			&i.MetadataJson,
 			&i.ToolText,
+			&i.Observed,
+			&i.EffectDisposition,
+			&i.ReasoningContent,
 		); err != nil {
 			return nil, err
 		}
@@ -174,7 +183,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -228,6 +237,9 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.Model,
 			&i.MetadataJson,
 			&i.ToolText,
+			&i.Observed,
+			&i.EffectDisposition,
+			&i.ReasoningContent,
 		); err != nil {
 			return nil, err
 		}

@@ -41,6 +41,9 @@ type Message struct {
 	Model             *string
 	MetadataJson      *string
 	ToolText          *string
+	Observed          int64
+	EffectDisposition *string
+	ReasoningContent  *string
 }
 
 type Meta struct {
@@ -60,60 +63,63 @@ type ModelSwitch struct {
 }
 
 type Session struct {
-	ID                      string
-	Source                  string
-	ParentSessionID         *string
-	UserID                  *string
-	Model                   *string
-	ModelConfigJson         *string
-	SystemPrompt            *string
-	Cwd                     *string
-	StartedAt               int64
-	EndedAt                 *int64
-	EndReason               *string
-	Title                   *string
-	TitleRank               int64
-	MessageCount            int64
-	ToolCallCount           int64
-	InputTokens             int64
-	OutputTokens            int64
-	CacheReadTokens         int64
-	CacheWriteTokens        int64
-	ReasoningTokens         int64
-	ApiCallCount            int64
-	EstimatedCostUsd        float64
-	ActualCostUsd           float64
-	LastActivityAt          *int64
-	LastActivityDescription *string
-	LastActivityProvenance  *string
-	HandoffState            *string
-	HandoffPlatform         *string
-	HandoffHolder           *string
-	HandoffError            *string
-	HandoffUpdatedAt        *int64
-	Archived                int64
-	Pinned                  int64
-	Hidden                  int64
-	LastReadAt              *int64
-	RewindCount             int64
-	ParentKind              *string
-	GitBranch               *string
-	GitRepoRoot             *string
-	BillingProvider         *string
-	BillingBaseUrl          *string
-	BillingMode             *string
-	CostStatus              *string
-	CostSource              *string
-	PricingVersion          *string
-	SessionKey              *string
-	ChatID                  *string
-	ChatType                *string
-	ThreadID                *string
-	DisplayName             *string
-	OriginJson              *string
-	CompressionRetryAfter   *int64
-	CompressionError        *string
-	LastMessageAt           *int64
+	ID                        string
+	Source                    string
+	ParentSessionID           *string
+	UserID                    *string
+	Model                     *string
+	ModelConfigJson           *string
+	SystemPrompt              *string
+	Cwd                       *string
+	StartedAt                 int64
+	EndedAt                   *int64
+	EndReason                 *string
+	Title                     *string
+	TitleRank                 int64
+	MessageCount              int64
+	ToolCallCount             int64
+	InputTokens               int64
+	OutputTokens              int64
+	CacheReadTokens           int64
+	CacheWriteTokens          int64
+	ReasoningTokens           int64
+	ApiCallCount              int64
+	EstimatedCostUsd          float64
+	ActualCostUsd             float64
+	LastActivityAt            *int64
+	LastActivityDescription   *string
+	LastActivityProvenance    *string
+	HandoffState              *string
+	HandoffPlatform           *string
+	HandoffHolder             *string
+	HandoffError              *string
+	HandoffUpdatedAt          *int64
+	Archived                  int64
+	Pinned                    int64
+	Hidden                    int64
+	LastReadAt                *int64
+	RewindCount               int64
+	ParentKind                *string
+	GitBranch                 *string
+	GitRepoRoot               *string
+	BillingProvider           *string
+	BillingBaseUrl            *string
+	BillingMode               *string
+	CostStatus                *string
+	CostSource                *string
+	PricingVersion            *string
+	SessionKey                *string
+	ChatID                    *string
+	ChatType                  *string
+	ThreadID                  *string
+	DisplayName               *string
+	OriginJson                *string
+	CompressionRetryAfter     *int64
+	CompressionError          *string
+	LastMessageAt             *int64
+	CompressionFallbackStreak int64
+	DelegatedFrom             *string
+	RootStartedAt             *int64
 }
 
 type SessionModelUsage struct {

@@ -13,6 +13,8 @@ const sessionRecent = `-- name: SessionRecent :many
 
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
        s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.git_branch, s.git_repo_root, s.delegated_from,
+       CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
        CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
@@ -28,7 +30,8 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
   AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
-  AND (CAST($10 AS bigint) = 1 OR s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool'))
+  AND (CAST($10 AS bigint) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
   AND (CAST($12 AS bigint) IS NULL
@@ -71,6 +74,10 @@ type SessionRecentRow struct {
 	Hidden          int64
 	ParentSessionID *string
 	ParentKind      *string
+	GitBranch       *string
+	GitRepoRoot     *string
+	DelegatedFrom   *string
+	RootStartedAt   int64
 	ActiveAt        int64
 	Preview         string
 }
@@ -125,6 +132,143 @@ func (q *Queries) SessionRecent(ctx context.Context, db DBTX, arg SessionRecentP
 			&i.Hidden,
 			&i.ParentSessionID,
 			&i.ParentKind,
+			&i.GitBranch,
+			&i.GitRepoRoot,
+			&i.DelegatedFrom,
+			&i.RootStartedAt,
+			&i.ActiveAt,
+			&i.Preview,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sessionRecentByStart = `-- name: SessionRecentByStart :many
+SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
+       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.git_branch, s.git_repo_root, s.delegated_from,
+       CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
+       CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
+       CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
+                      WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
+                      ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
+FROM sessions s
+WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
+  AND (CAST($2 AS TEXT) IS NULL OR s.source IN (SELECT jsonb_array_elements_text(CAST(CAST($2 AS text) AS jsonb))))
+  AND (CAST($3 AS TEXT) IS NULL OR s.source NOT IN (SELECT jsonb_array_elements_text(CAST(CAST($3 AS text) AS jsonb))))
+  AND (CAST($4 AS bigint) IS NULL OR s.archived = $4)
+  AND (CAST($5 AS bigint) IS NULL OR s.pinned = $5)
+  AND (CAST($6 AS bigint) = 1 OR s.hidden = 0)
+  AND (CAST($7 AS TEXT) IS NULL OR s.cwd = $7
+       OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
+  AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
+  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
+  AND (CAST($10 AS bigint) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
+  AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
+          SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
+  AND (CAST($12 AS bigint) IS NULL
+       OR COALESCE(s.root_started_at, s.started_at) < $12
+       OR (COALESCE(s.root_started_at, s.started_at) = $12 AND s.id < $13))
+ORDER BY COALESCE(s.root_started_at, s.started_at) DESC, s.id DESC
+LIMIT CAST($14 AS bigint)
+`
+
+type SessionRecentByStartParams struct {
+	UserID          *string
+	Sources         *string
+	ExcludeSources  *string
+	Archived        *int64
+	Pinned          *int64
+	IncludeHidden   int64
+	Cwd             *string
+	StartedSince    *int64
+	ActiveSince     *int64
+	IncludeChildren int64
+	TipsOnly        int64
+	AfterAt         *int64
+	AfterID         string
+	RowLimit        int64
+}
+
+type SessionRecentByStartRow struct {
+	ID              string
+	Source          string
+	UserID          *string
+	Model           *string
+	Cwd             *string
+	Title           *string
+	StartedAt       int64
+	EndedAt         *int64
+	EndReason       *string
+	MessageCount    int64
+	Archived        int64
+	Pinned          int64
+	Hidden          int64
+	ParentSessionID *string
+	ParentKind      *string
+	GitBranch       *string
+	GitRepoRoot     *string
+	DelegatedFrom   *string
+	RootStartedAt   int64
+	ActiveAt        int64
+	Preview         string
+}
+
+// SessionRecent ordered by when each conversation began (a continuation
+// at its compression root's start), newest first, keyset-paged on the
+// sessions_root_started index: after_at/after_id is the last row's
+// root_started_at and id.
+func (q *Queries) SessionRecentByStart(ctx context.Context, db DBTX, arg SessionRecentByStartParams) ([]SessionRecentByStartRow, error) {
+	rows, err := db.Query(ctx, sessionRecentByStart,
+		arg.UserID,
+		arg.Sources,
+		arg.ExcludeSources,
+		arg.Archived,
+		arg.Pinned,
+		arg.IncludeHidden,
+		arg.Cwd,
+		arg.StartedSince,
+		arg.ActiveSince,
+		arg.IncludeChildren,
+		arg.TipsOnly,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SessionRecentByStartRow{}
+	for rows.Next() {
+		var i SessionRecentByStartRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Source,
+			&i.UserID,
+			&i.Model,
+			&i.Cwd,
+			&i.Title,
+			&i.StartedAt,
+			&i.EndedAt,
+			&i.EndReason,
+			&i.MessageCount,
+			&i.Archived,
+			&i.Pinned,
+			&i.Hidden,
+			&i.ParentSessionID,
+			&i.ParentKind,
+			&i.GitBranch,
+			&i.GitRepoRoot,
+			&i.DelegatedFrom,
+			&i.RootStartedAt,
 			&i.ActiveAt,
 			&i.Preview,
 		); err != nil {
@@ -151,7 +295,8 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
   AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
-  AND (CAST($10 AS bigint) = 1 OR s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool'))
+  AND (CAST($10 AS bigint) = 1
+       OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
 GROUP BY s.source, COALESCE(s.user_id, ''), s.archived
