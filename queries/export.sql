@@ -44,14 +44,14 @@ INSERT INTO sessions (
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
-    platform_message_id, created_at, origin_id, parts_json, model, metadata_json
+    platform_message_id, created_at, origin_id, parts_json, model, metadata_json, display_kind, uid
 ) VALUES (
     sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
     sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(tool_text), sqlc.narg(reasoning),
     sqlc.narg(reasoning_details), sqlc.narg(finish_reason), sqlc.narg(token_count),
     sqlc.arg(state), sqlc.arg(is_summary), sqlc.narg(idempotency_key),
     sqlc.narg(platform_message_id), sqlc.arg(created_at), sqlc.narg(origin_id),
-    sqlc.narg(parts_json), sqlc.narg(model), sqlc.narg(metadata_json)
+    sqlc.narg(parts_json), sqlc.narg(model), sqlc.narg(metadata_json), sqlc.narg(display_kind), sqlc.narg(uid)
 )
 RETURNING id;
 

@@ -115,6 +115,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "platform message id"
 	case stored.Metadata != m.Metadata:
 		return "metadata"
+	case stored.DisplayKind != m.DisplayKind:
+		return "display kind"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

@@ -151,7 +151,8 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					FinishReason: rules.Str(m.FinishReason), TokenCount: m.TokenCount, State: m.State,
 					Summary: m.IsSummary != 0, IdempotencyKey: rules.Str(m.IdempotencyKey), CreatedAt: m.CreatedAt,
 					ReasoningDetails: rules.Str(m.ReasoningDetails), Model: rules.Str(m.Model),
-					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson)}
+					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson),
+					DisplayKind: rules.Str(m.DisplayKind), UID: rules.Str(m.Uid)}
 				if m.ToolCallsJson != nil {
 					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
 				}

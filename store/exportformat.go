@@ -106,6 +106,11 @@ type messageRecord struct {
 	Model             string          `json:"model,omitempty"`
 	PlatformMessageID string          `json:"platform_message_id,omitempty"`
 	Metadata          string          `json:"metadata,omitempty"`
+	// DisplayKind and UID (Message.DisplayKind, Message.UID) travel with
+	// the message: an import keeps both, and mints a UID for a message
+	// exported before there were any.
+	DisplayKind string `json:"display_kind,omitempty"`
+	UID         string `json:"uid,omitempty"`
 }
 
 type usageRecord struct {
@@ -189,7 +194,10 @@ func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
-		Summary: r.Summary}
+		Summary: r.Summary, DisplayKind: r.DisplayKind}
+	if err := rules.CheckLabel("uid", r.UID); err != nil {
+		return err
+	}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
 	}

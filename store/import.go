@@ -268,7 +268,8 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					FinishReason: rules.Ptr(rec.FinishReason), TokenCount: rec.TokenCount, State: rec.State,
 					IsSummary: rules.B2I(rec.Summary), IdempotencyKey: rules.Ptr(rec.IdempotencyKey), CreatedAt: rec.CreatedAt,
 					ReasoningDetails: rules.Ptr(rec.ReasoningDetails), Model: rules.Ptr(rec.Model),
-					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata)}
+					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata),
+					DisplayKind: rules.Ptr(rec.DisplayKind), Uid: rules.Ptr(orDefault(rec.UID, newUID()))}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))
@@ -322,6 +323,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 			if messages == 0 {
 				return nil // unchanged: nothing to write
 			}
+		}
+		if err := tx.SessionBumpDisplayRevision(ctx, b.id); err != nil {
+			return err
 		}
 		return tx.SessionRecount(ctx, b.id)
 	})

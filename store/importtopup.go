@@ -96,6 +96,10 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 		return "model or metadata differ"
 	case rules.Str(m.ReasoningDetails) != rec.ReasoningDetails:
 		return "reasoning details differ"
+	case rules.Str(m.DisplayKind) != rec.DisplayKind:
+		return "display kinds differ"
+	case rec.UID != "" && m.Uid != nil && *m.Uid != rec.UID:
+		return "uids differ"
 	}
 	if parts, err := rec.partsJSON(); err != nil || rules.Str(parts) != rules.Str(m.PartsJson) {
 		return "parts differ"

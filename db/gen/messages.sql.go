@@ -49,13 +49,13 @@ const messageInsert = `-- name: MessageInsert :execlastid
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
-    parts_json, model, platform_message_id, metadata_json
+    parts_json, model, platform_message_id, metadata_json, display_kind, uid
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8, ?9,
     ?10, ?11, ?12, ?13,
     ?14, ?15, ?16, ?17,
-    ?18
+    ?18, ?19, ?20
 )
 `
 
@@ -78,6 +78,8 @@ type MessageInsertParams struct {
 	Model             *string
 	PlatformMessageID *string
 	MetadataJson      *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
@@ -100,6 +102,8 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.Model,
 		arg.PlatformMessageID,
 		arg.MetadataJson,
+		arg.DisplayKind,
+		arg.Uid,
 	)
 	if err != nil {
 		return 0, err
@@ -108,7 +112,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, display_kind, uid FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -162,6 +166,8 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.Model,
 			&i.MetadataJson,
 			&i.ToolText,
+			&i.DisplayKind,
+			&i.Uid,
 		); err != nil {
 			return nil, err
 		}
@@ -177,7 +183,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, display_kind, uid FROM messages
 WHERE session_id = ?1
   AND id > ?2 AND id < ?3
   AND (CAST(?4 AS INTEGER) = 1 OR state <> 'rewound')
@@ -231,6 +237,8 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.Model,
 			&i.MetadataJson,
 			&i.ToolText,
+			&i.DisplayKind,
+			&i.Uid,
 		); err != nil {
 			return nil, err
 		}

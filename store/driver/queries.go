@@ -10,6 +10,9 @@ import "context"
 // sentinels (ErrExists for a unique violation, ErrNotFound for a missing
 // parent, ErrInvalidInput for a failed check).
 type Queries interface {
+	CommandReceiptGet(ctx context.Context, receiptID string) (CommandReceipt, error)                                   // display.sql
+	CommandReceiptInsert(ctx context.Context, arg CommandReceiptInsertParams) (int64, error)                           // display.sql
+	CommandReceiptList(ctx context.Context, sessionID string) ([]CommandReceipt, error)                                // display.sql
 	CompressionLockDelete(ctx context.Context, arg CompressionLockDeleteParams) (int64, error)                         // leases.sql
 	CompressionLockExtend(ctx context.Context, arg CompressionLockExtendParams) (int64, error)                         // leases.sql
 	CompressionLockGet(ctx context.Context, sessionID string) (CompressionLock, error)                                 // leases.sql
@@ -35,6 +38,7 @@ type Queries interface {
 	MessageIDBySeq(ctx context.Context, arg MessageIDBySeqParams) (int64, error)                                       // export.sql
 	MessageImport(ctx context.Context, arg MessageImportParams) (int64, error)                                         // export.sql
 	MessageInsert(ctx context.Context, arg MessageInsertParams) (int64, error)                                         // messages.sql
+	MessageLastID(ctx context.Context, sessionID string) (int64, error)                                                // display.sql
 	MessageListAscending(ctx context.Context, arg MessageListAscendingParams) ([]Message, error)                       // messages.sql
 	MessageListDescending(ctx context.Context, arg MessageListDescendingParams) ([]Message, error)                     // messages.sql
 	MessageRetire(ctx context.Context, id int64) error                                                                 // compression.sql
@@ -62,6 +66,7 @@ type Queries interface {
 	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
+	SessionBumpDisplayRevision(ctx context.Context, id string) error                                                   // display.sql
 	SessionChildren(ctx context.Context, id *string) ([]SessionChildrenRow, error)                                     // lineage.sql
 	SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error)                                     // metadata.sql
 	SessionCompressionCooldownGet(ctx context.Context, id string) (SessionCompressionCooldownGetRow, error)            // metadata.sql
@@ -74,6 +79,7 @@ type Queries interface {
 	SessionCwdsOfUser(ctx context.Context, arg SessionCwdsOfUserParams) ([]*string, error)                             // metadata.sql
 	SessionCwdsWithoutRepoRoot(ctx context.Context, arg SessionCwdsWithoutRepoRootParams) ([]*string, error)           // metadata.sql
 	SessionDelete(ctx context.Context, id string) (int64, error)                                                       // delete.sql
+	SessionDisplayRevision(ctx context.Context, id string) (SessionDisplayRevisionRow, error)                          // display.sql
 	SessionEnd(ctx context.Context, arg SessionEndParams) (int64, error)                                               // sessions.sql
 	SessionEndForCompression(ctx context.Context, arg SessionEndForCompressionParams) (int64, error)                   // compression.sql
 	SessionEndReason(ctx context.Context, id string) (*string, error)                                                  // compression.sql
@@ -119,8 +125,33 @@ type Queries interface {
 	TurnLeaseGet(ctx context.Context, conversationID string) (TurnLease, error)                                        // leases.sql
 	TurnLeaseInsert(ctx context.Context, arg TurnLeaseInsertParams) (int64, error)                                     // leases.sql
 	TurnLeaseSweep(ctx context.Context, before int64) (int64, error)                                                   // leases.sql
+	TurnObservationAdmit(ctx context.Context, arg TurnObservationAdmitParams) error                                    // observations.sql
+	TurnObservationBegin(ctx context.Context, arg TurnObservationBeginParams) error                                    // observations.sql
+	TurnObservationFinish(ctx context.Context, arg TurnObservationFinishParams) (int64, error)                         // observations.sql
+	TurnObservationGet(ctx context.Context, conversationID string) (TurnObservation, error)                            // observations.sql
+	TurnObservationOpenAttention(ctx context.Context, arg TurnObservationOpenAttentionParams) (int64, error)           // observations.sql
+	TurnObservationResolveAttention(ctx context.Context, arg TurnObservationResolveAttentionParams) (int64, error)     // observations.sql
 	UsageByProvider(ctx context.Context, arg UsageByProviderParams) ([]UsageByProviderRow, error)                      // usage.sql
 	UsageTotals(ctx context.Context, arg UsageTotalsParams) (UsageTotalsRow, error)                                    // usage.sql
+}
+
+type CommandReceipt struct {
+	ID             int64
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
+}
+
+type CommandReceiptInsertParams struct {
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
 }
 
 type CompressionLock struct {
@@ -166,6 +197,7 @@ type ForeignMessageInsertParams struct {
 	IdempotencyKey    *string
 	CreatedAt         int64
 	MetadataJson      *string
+	Uid               *string
 }
 
 type ForeignModelUsagePutParams struct {
@@ -291,6 +323,8 @@ type Message struct {
 	Model             *string
 	MetadataJson      *string
 	ToolText          *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageActiveAboveParams struct {
@@ -378,6 +412,8 @@ type MessageImportParams struct {
 	PartsJson         *string
 	Model             *string
 	MetadataJson      *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageInsertParams struct {
@@ -399,6 +435,8 @@ type MessageInsertParams struct {
 	Model             *string
 	PlatformMessageID *string
 	MetadataJson      *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageListAscendingParams struct {
@@ -614,6 +652,7 @@ type Session struct {
 	CompressionRetryAfter   *int64
 	CompressionError        *string
 	LastMessageAt           *int64
+	DisplayRevision         int64
 }
 
 type SessionActivityTouchParams struct {
@@ -702,6 +741,11 @@ type SessionCwdsOfUserParams struct {
 type SessionCwdsWithoutRepoRootParams struct {
 	AfterCwd *string
 	MaxRows  int64
+}
+
+type SessionDisplayRevisionRow struct {
+	StartedAt       int64
+	DisplayRevision int64
 }
 
 type SessionEndForCompressionParams struct {
@@ -1034,6 +1078,53 @@ type TurnLeaseInsertParams struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type TurnObservation struct {
+	ConversationID     string
+	Holder             string
+	AdmittedAt         int64
+	TurnID             *string
+	Result             *string
+	FinishedAt         *int64
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionTurnID    *string
+	AttentionOpenedAt  *int64
+}
+
+type TurnObservationAdmitParams struct {
+	ConversationID string
+	Holder         string
+	AdmittedAt     int64
+}
+
+type TurnObservationBeginParams struct {
+	ConversationID string
+	Holder         string
+	AdmittedAt     int64
+	TurnID         *string
+}
+
+type TurnObservationFinishParams struct {
+	Result         *string
+	FinishedAt     *int64
+	ConversationID string
+	TurnID         *string
+}
+
+type TurnObservationOpenAttentionParams struct {
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionOpenedAt  *int64
+	ConversationID     string
+	TurnID             *string
+}
+
+type TurnObservationResolveAttentionParams struct {
+	ConversationID     string
+	TurnID             *string
+	AttentionRequestID *string
 }
 
 type UsageByProviderParams struct {

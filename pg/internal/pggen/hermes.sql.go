@@ -13,13 +13,13 @@ const foreignMessageInsert = `-- name: ForeignMessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at, metadata_json
+    idempotency_key, created_at, metadata_json, uid
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8,
     $9, $10, $11,
     $12, $13, $14,
-    $15, $16, $17
+    $15, $16, $17, $18
 )
 RETURNING id
 `
@@ -42,6 +42,7 @@ type ForeignMessageInsertParams struct {
 	IdempotencyKey    *string
 	CreatedAt         int64
 	MetadataJson      *string
+	Uid               *string
 }
 
 func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
@@ -63,6 +64,7 @@ func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.IdempotencyKey,
 		arg.CreatedAt,
 		arg.MetadataJson,
+		arg.Uid,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -4,6 +4,16 @@
 
 package pggen
 
+type CommandReceipt struct {
+	ID             int64
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
+}
+
 type CompressionLock struct {
 	SessionID  string
 	Holder     string
@@ -41,6 +51,8 @@ type Message struct {
 	Model             *string
 	MetadataJson      *string
 	ToolText          *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type Meta struct {
@@ -114,6 +126,7 @@ type Session struct {
 	CompressionRetryAfter   *int64
 	CompressionError        *string
 	LastMessageAt           *int64
+	DisplayRevision         int64
 }
 
 type SessionModelUsage struct {
@@ -142,4 +155,17 @@ type TurnLease struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type TurnObservation struct {
+	ConversationID     string
+	Holder             string
+	AdmittedAt         int64
+	TurnID             *string
+	Result             *string
+	FinishedAt         *int64
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionTurnID    *string
+	AttentionOpenedAt  *int64
 }
