@@ -16,6 +16,8 @@ type (
 	BulkResult               = store.BulkResult
 	ChildKind                = store.ChildKind
 	CommandReceipt           = store.CommandReceipt
+	ClearOptions             = store.ClearOptions
+	ClearResult              = store.ClearResult
 	CompactResult            = store.CompactResult
 	Compaction               = store.Compaction
 	ContextMessage           = store.ContextMessage

@@ -16,6 +16,11 @@ type executor struct{ db gen.DBTX }
 
 var _ driver.Queries = executor{}
 
+func (e executor) CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.CommandReceiptDeleteSession(ctx, e.db, sessionID)
+	return r, mapDriverError(err)
+}
+
 func (e executor) CommandReceiptGet(ctx context.Context, receiptID string) (driver.CommandReceipt, error) {
 	r, err := queries.CommandReceiptGet(ctx, e.db, receiptID)
 	return driver.CommandReceipt(r), mapDriverError(err)
@@ -115,6 +120,11 @@ func (e executor) MessageCopy(ctx context.Context, arg driver.MessageCopyParams)
 
 func (e executor) MessageCount(ctx context.Context) (int64, error) {
 	r, err := queries.MessageCount(ctx, e.db)
+	return r, mapDriverError(err)
+}
+
+func (e executor) MessageDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.MessageDeleteSession(ctx, e.db, sessionID)
 	return r, mapDriverError(err)
 }
 

@@ -19,6 +19,11 @@ type executor struct {
 
 var _ driver.Queries = executor{}
 
+func (e executor) CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.CommandReceiptDeleteSession(ctx, e.db, sessionID)
+	return r, mapError(err)
+}
+
 func (e executor) CommandReceiptGet(ctx context.Context, receiptID string) (driver.CommandReceipt, error) {
 	r, err := e.q.CommandReceiptGet(ctx, e.db, receiptID)
 	return driver.CommandReceipt(r), mapError(err)
@@ -118,6 +123,11 @@ func (e executor) MessageCopy(ctx context.Context, arg driver.MessageCopyParams)
 
 func (e executor) MessageCount(ctx context.Context) (int64, error) {
 	r, err := e.q.MessageCount(ctx, e.db)
+	return r, mapError(err)
+}
+
+func (e executor) MessageDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.MessageDeleteSession(ctx, e.db, sessionID)
 	return r, mapError(err)
 }
 

@@ -92,6 +92,20 @@ func (s *Store) ArchiveSessions(ctx context.Context, f store.BulkFilter, o store
 	return s.Store.ArchiveSessions(ctx, f, o)
 }
 
+// ClearConversation deletes every message and command receipt of the
+// conversation sessionID belongs to — each session of its lineage, root
+// to compression tip — in one transaction, and keeps the sessions: their
+// titles, flags, model config, usage and links stay, and the conversation
+// goes on where it was (the tip). Unlike a rewind nothing is kept to
+// restore: the rows are gone, from search too. Each session that lost a
+// row moves its display revision once. Branches and delegates are other
+// conversations and are left alone. A live turn lease or compression lock
+// held by someone other than o.LeaseHolder refuses it (ErrLeaseHeld),
+// leaving everything as it was.
+func (s *Store) ClearConversation(ctx context.Context, sessionID string, o store.ClearOptions) (store.ClearResult, error) {
+	return s.Store.ClearConversation(ctx, sessionID, o)
+}
+
 // CompactKeepingLast compacts the session in one call: it takes the
 // compression lock for holder (see NewHolder; a lock the caller already
 // holds is used and kept), reads the active conversation, keeps the tail

@@ -54,6 +54,9 @@ func displayConversation(t *testing.T, s *Store) {
 		Messages: []NewMessage{{Role: RoleAssistant, Content: "sum", Summary: true}}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.ReleaseCompressionLock(ctx, "p", h); err != nil {
+		t.Fatal(err)
+	}
 	AppendTexts(t, s, "c", "next")
 	if _, err := s.AppendMessage(ctx, "c", NewMessage{Role: RoleNote, Content: "a note"}); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ var suite = []struct {
 	{"BulkFilterBySession", testBulkFilterBySession},
 	{"BulkResumable", testBulkResumable},
 	{"ClaimHandoff_Race", func(t *testing.T, e Engine) { testClaimHandoff_Race(t, e.Open) }},
+	{"ClearConversation", func(t *testing.T, e Engine) { testClearConversation(t, e.Open) }},
 	{"CompactKeepingLast", func(t *testing.T, e Engine) { testCompactKeepingLast(t, e.Open) }},
 	{"CompactKeepingLast_KeepsACallersOwnLockAndRefusesAContinuedSession", func(t *testing.T, e Engine) {
 		testCompactKeepingLast_KeepsACallersOwnLockAndRefusesAContinuedSession(t, e.Open)

@@ -9,6 +9,18 @@ import (
 	"context"
 )
 
+const commandReceiptDeleteSession = `-- name: CommandReceiptDeleteSession :execrows
+DELETE FROM command_receipts WHERE session_id = ?1
+`
+
+func (q *Queries) CommandReceiptDeleteSession(ctx context.Context, db DBTX, sessionID string) (int64, error) {
+	result, err := db.ExecContext(ctx, commandReceiptDeleteSession, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const commandReceiptGet = `-- name: CommandReceiptGet :one
 SELECT id, receipt_id, session_id, command, output, after_message_id, created_at FROM command_receipts WHERE receipt_id = ?1
 `
@@ -93,6 +105,19 @@ func (q *Queries) CommandReceiptList(ctx context.Context, db DBTX, sessionID str
 		return nil, err
 	}
 	return items, nil
+}
+
+const messageDeleteSession = `-- name: MessageDeleteSession :execrows
+DELETE FROM messages WHERE session_id = ?1
+`
+
+// ClearConversation: every message of the session, whatever its state.
+func (q *Queries) MessageDeleteSession(ctx context.Context, db DBTX, sessionID string) (int64, error) {
+	result, err := db.ExecContext(ctx, messageDeleteSession, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const messageLastID = `-- name: MessageLastID :one

@@ -27,3 +27,10 @@ SELECT * FROM command_receipts WHERE receipt_id = sqlc.arg(receipt_id);
 -- name: CommandReceiptList :many
 -- A session's receipts in the order they were recorded.
 SELECT * FROM command_receipts WHERE session_id = sqlc.arg(session_id) ORDER BY id;
+
+-- name: MessageDeleteSession :execrows
+-- ClearConversation: every message of the session, whatever its state.
+DELETE FROM messages WHERE session_id = sqlc.arg(session_id);
+
+-- name: CommandReceiptDeleteSession :execrows
+DELETE FROM command_receipts WHERE session_id = sqlc.arg(session_id);

@@ -10,6 +10,7 @@ import "context"
 // sentinels (ErrExists for a unique violation, ErrNotFound for a missing
 // parent, ErrInvalidInput for a failed check).
 type Queries interface {
+	CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error)                                  // display.sql
 	CommandReceiptGet(ctx context.Context, receiptID string) (CommandReceipt, error)                                   // display.sql
 	CommandReceiptInsert(ctx context.Context, arg CommandReceiptInsertParams) (int64, error)                           // display.sql
 	CommandReceiptList(ctx context.Context, sessionID string) ([]CommandReceipt, error)                                // display.sql
@@ -31,6 +32,7 @@ type Queries interface {
 	MessageContextBefore(ctx context.Context, arg MessageContextBeforeParams) ([]MessageContextBeforeRow, error)       // search.sql
 	MessageCopy(ctx context.Context, arg MessageCopyParams) (int64, error)                                             // compression.sql
 	MessageCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
+	MessageDeleteSession(ctx context.Context, sessionID string) (int64, error)                                         // display.sql
 	MessageExportPage(ctx context.Context, arg MessageExportPageParams) ([]Message, error)                             // export.sql
 	MessageGet(ctx context.Context, id int64) (Message, error)                                                         // rewind.sql
 	MessageIDByIdempotencyKey(ctx context.Context, arg MessageIDByIdempotencyKeyParams) (int64, error)                 // messages.sql
