@@ -8,14 +8,16 @@ import "github.com/sessiondb/sessiondb/store"
 
 type (
 	AmbiguousIDError         = store.AmbiguousIDError
-	Migration                = store.Migration
-	SchemaBehindError        = store.SchemaBehindError
-	SchemaStatus             = store.SchemaStatus
+	Attention                = store.Attention
+	AttentionKind            = store.AttentionKind
 	Billing                  = store.Billing
 	BulkFilter               = store.BulkFilter
 	BulkOptions              = store.BulkOptions
 	BulkResult               = store.BulkResult
 	ChildKind                = store.ChildKind
+	CommandReceipt           = store.CommandReceipt
+	ClearOptions             = store.ClearOptions
+	ClearResult              = store.ClearResult
 	CompactResult            = store.CompactResult
 	Compaction               = store.Compaction
 	ContextMessage           = store.ContextMessage
@@ -23,7 +25,11 @@ type (
 	ContinuedError           = store.ContinuedError
 	ConversationOptions      = store.ConversationOptions
 	DeleteOptions            = store.DeleteOptions
+	DisplayItem              = store.DisplayItem
+	DisplayPage              = store.DisplayPage
+	DisplayPageOptions       = store.DisplayPageOptions
 	Error                    = store.Error
+	Execution                = store.Execution
 	ExportOptions            = store.ExportOptions
 	ExportResult             = store.ExportResult
 	ForeignBatch             = store.ForeignBatch
@@ -48,12 +54,15 @@ type (
 	MessageQuery             = store.MessageQuery
 	MessageState             = store.MessageState
 	MessageWindow            = store.MessageWindow
+	Migration                = store.Migration
 	ModelSwitch              = store.ModelSwitch
 	ModelUsage               = store.ModelUsage
+	NewCommandReceipt        = store.NewCommandReceipt
 	NewMessage               = store.NewMessage
 	NewSession               = store.NewSession
 	Part                     = store.Part
 	PartType                 = store.PartType
+	PickerStatus             = store.PickerStatus
 	ProviderUsage            = store.ProviderUsage
 	PruneResult              = store.PruneResult
 	RecentPage               = store.RecentPage
@@ -63,6 +72,8 @@ type (
 	RewindResult             = store.RewindResult
 	Role                     = store.Role
 	Routing                  = store.Routing
+	SchemaBehindError        = store.SchemaBehindError
+	SchemaStatus             = store.SchemaStatus
 	SearchHit                = store.SearchHit
 	SearchOptions            = store.SearchOptions
 	SearchSort               = store.SearchSort
@@ -77,6 +88,8 @@ type (
 	TitleInUseError          = store.TitleInUseError
 	TitleRank                = store.TitleRank
 	ToolCall                 = store.ToolCall
+	TurnOutcome              = store.TurnOutcome
+	TurnResult               = store.TurnResult
 	Usage                    = store.Usage
 	UsageFilter              = store.UsageFilter
 	UsageUpdate              = store.UsageUpdate
@@ -84,6 +97,11 @@ type (
 )
 
 const (
+	AttentionApproval         = store.AttentionApproval
+	AttentionNone             = store.AttentionNone
+	AttentionQuestion         = store.AttentionQuestion
+	AttentionUnknown          = store.AttentionUnknown
+	AttentionValidation       = store.AttentionValidation
 	ChildBranch               = store.ChildBranch
 	ChildCompression          = store.ChildCompression
 	ChildDelegate             = store.ChildDelegate
@@ -95,6 +113,10 @@ const (
 	DefaultSearchLimit        = store.DefaultSearchLimit
 	DefaultTranscriptPatience = store.DefaultTranscriptPatience
 	DefaultWritePatience      = store.DefaultWritePatience
+	DisplayHidden             = store.DisplayHidden
+	ExecutionIdle             = store.ExecutionIdle
+	ExecutionRunning          = store.ExecutionRunning
+	ExecutionUnknown          = store.ExecutionUnknown
 	HandoffCompleted          = store.HandoffCompleted
 	HandoffFailed             = store.HandoffFailed
 	HandoffNone               = store.HandoffNone
@@ -127,6 +149,9 @@ const (
 	TitleDerived              = store.TitleDerived
 	TitleGenerated            = store.TitleGenerated
 	TitleUser                 = store.TitleUser
+	TurnComplete              = store.TurnComplete
+	TurnError                 = store.TurnError
+	TurnInterrupted           = store.TurnInterrupted
 )
 
 // The sentinel errors: see package store for what each means.

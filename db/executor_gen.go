@@ -16,6 +16,26 @@ type executor struct{ db gen.DBTX }
 
 var _ driver.Queries = executor{}
 
+func (e executor) CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.CommandReceiptDeleteSession(ctx, e.db, sessionID)
+	return r, mapDriverError(err)
+}
+
+func (e executor) CommandReceiptGet(ctx context.Context, receiptID string) (driver.CommandReceipt, error) {
+	r, err := queries.CommandReceiptGet(ctx, e.db, receiptID)
+	return driver.CommandReceipt(r), mapDriverError(err)
+}
+
+func (e executor) CommandReceiptInsert(ctx context.Context, arg driver.CommandReceiptInsertParams) (int64, error) {
+	r, err := queries.CommandReceiptInsert(ctx, e.db, gen.CommandReceiptInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) CommandReceiptList(ctx context.Context, sessionID string) ([]driver.CommandReceipt, error) {
+	r, err := queries.CommandReceiptList(ctx, e.db, sessionID)
+	return rowcast.Same[gen.CommandReceipt, driver.CommandReceipt](r), mapDriverError(err)
+}
+
 func (e executor) CompressionLockDelete(ctx context.Context, arg driver.CompressionLockDeleteParams) (int64, error) {
 	r, err := queries.CompressionLockDelete(ctx, e.db, gen.CompressionLockDeleteParams(arg))
 	return r, mapDriverError(err)
@@ -103,6 +123,11 @@ func (e executor) MessageCount(ctx context.Context) (int64, error) {
 	return r, mapDriverError(err)
 }
 
+func (e executor) MessageDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.MessageDeleteSession(ctx, e.db, sessionID)
+	return r, mapDriverError(err)
+}
+
 func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExportPageParams) ([]driver.Message, error) {
 	r, err := queries.MessageExportPage(ctx, e.db, gen.MessageExportPageParams(arg))
 	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
@@ -135,6 +160,11 @@ func (e executor) MessageImport(ctx context.Context, arg driver.MessageImportPar
 
 func (e executor) MessageInsert(ctx context.Context, arg driver.MessageInsertParams) (int64, error) {
 	r, err := queries.MessageInsert(ctx, e.db, gen.MessageInsertParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) MessageLastID(ctx context.Context, sessionID string) (int64, error) {
+	r, err := queries.MessageLastID(ctx, e.db, sessionID)
 	return r, mapDriverError(err)
 }
 
@@ -279,6 +309,10 @@ func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.Sessi
 	return driver.SessionBulkFactsRow(r), mapDriverError(err)
 }
 
+func (e executor) SessionBumpDisplayRevision(ctx context.Context, id string) error {
+	return mapDriverError(queries.SessionBumpDisplayRevision(ctx, e.db, id))
+}
+
 func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.SessionChildrenRow, error) {
 	r, err := queries.SessionChildren(ctx, e.db, id)
 	return rowcast.Same[gen.SessionChildrenRow, driver.SessionChildrenRow](r), mapDriverError(err)
@@ -344,6 +378,11 @@ func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.Ses
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := queries.SessionDelete(ctx, e.db, id)
 	return r, mapDriverError(err)
+}
+
+func (e executor) SessionDisplayRevision(ctx context.Context, id string) (driver.SessionDisplayRevisionRow, error) {
+	r, err := queries.SessionDisplayRevision(ctx, e.db, id)
+	return driver.SessionDisplayRevisionRow(r), mapDriverError(err)
 }
 
 func (e executor) SessionEnd(ctx context.Context, arg driver.SessionEndParams) (int64, error) {
@@ -573,6 +612,34 @@ func (e executor) TurnLeaseSweep(ctx context.Context, before int64) (int64, erro
 	return r, mapDriverError(err)
 }
 
+func (e executor) TurnObservationAdmit(ctx context.Context, arg driver.TurnObservationAdmitParams) error {
+	return mapDriverError(queries.TurnObservationAdmit(ctx, e.db, gen.TurnObservationAdmitParams(arg)))
+}
+
+func (e executor) TurnObservationBegin(ctx context.Context, arg driver.TurnObservationBeginParams) error {
+	return mapDriverError(queries.TurnObservationBegin(ctx, e.db, gen.TurnObservationBeginParams(arg)))
+}
+
+func (e executor) TurnObservationFinish(ctx context.Context, arg driver.TurnObservationFinishParams) (int64, error) {
+	r, err := queries.TurnObservationFinish(ctx, e.db, gen.TurnObservationFinishParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) TurnObservationGet(ctx context.Context, conversationID string) (driver.TurnObservation, error) {
+	r, err := queries.TurnObservationGet(ctx, e.db, conversationID)
+	return driver.TurnObservation(r), mapDriverError(err)
+}
+
+func (e executor) TurnObservationOpenAttention(ctx context.Context, arg driver.TurnObservationOpenAttentionParams) (int64, error) {
+	r, err := queries.TurnObservationOpenAttention(ctx, e.db, gen.TurnObservationOpenAttentionParams(arg))
+	return r, mapDriverError(err)
+}
+
+func (e executor) TurnObservationResolveAttention(ctx context.Context, arg driver.TurnObservationResolveAttentionParams) (int64, error) {
+	r, err := queries.TurnObservationResolveAttention(ctx, e.db, gen.TurnObservationResolveAttentionParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) UsageByProvider(ctx context.Context, arg driver.UsageByProviderParams) ([]driver.UsageByProviderRow, error) {
 	r, err := queries.UsageByProvider(ctx, e.db, gen.UsageByProviderParams(arg))
 	return rowcast.Same[gen.UsageByProviderRow, driver.UsageByProviderRow](r), mapDriverError(err)
@@ -586,6 +653,7 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 // Each row type converts to its driver twin, which is what lets
 // rowcast.Same reuse a slice of one as a slice of the other.
 var (
+	_ = driver.CommandReceipt(gen.CommandReceipt{})
 	_ = driver.Message(gen.Message{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})

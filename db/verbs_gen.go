@@ -92,6 +92,20 @@ func (s *Store) ArchiveSessions(ctx context.Context, f BulkFilter, o BulkOptions
 	return s.Store.ArchiveSessions(ctx, f, o)
 }
 
+// ClearConversation deletes every message and command receipt of the
+// conversation sessionID belongs to — each session of its lineage, root
+// to compression tip — in one transaction, and keeps the sessions: their
+// titles, flags, model config, usage and links stay, and the conversation
+// goes on where it was (the tip). Unlike a rewind nothing is kept to
+// restore: the rows are gone, from search too. Each session that lost a
+// row moves its display revision once. Branches and delegates are other
+// conversations and are left alone. A live turn lease or compression lock
+// held by someone other than o.LeaseHolder refuses it (ErrLeaseHeld),
+// leaving everything as it was.
+func (s *Store) ClearConversation(ctx context.Context, sessionID string, o ClearOptions) (ClearResult, error) {
+	return s.Store.ClearConversation(ctx, sessionID, o)
+}
+
 // CompactKeepingLast compacts the session in one call: it takes the
 // compression lock for holder (see NewHolder; a lock the caller already
 // holds is used and kept), reads the active conversation, keeps the tail
@@ -168,6 +182,31 @@ func (s *Store) DeletionSet(ctx context.Context, id string) ([]string, error) {
 // turn lease. It returns the ids deleted.
 func (s *Store) DeleteSession(ctx context.Context, id string, o DeleteOptions) ([]string, error) {
 	return s.Store.DeleteSession(ctx, id, o)
+}
+
+// DisplayPage returns a page of the display transcript of the conversation
+// sessionID belongs to (any member of its lineage names it). Revision and
+// items come from one snapshot. Deduplication runs over the whole lineage
+// before the page is cut, so pages never repeat or skip a turn; the work
+// of a changed page is the lineage's rows, of an unchanged one none. An
+// unknown session gives ErrNotFound.
+func (s *Store) DisplayPage(ctx context.Context, sessionID string, o DisplayPageOptions) (DisplayPage, error) {
+	return s.Store.DisplayPage(ctx, sessionID, o)
+}
+
+// DisplayTranscript streams the display transcript of the conversation
+// sessionID belongs to, oldest first: the items of DisplayPage, every
+// page of them, read in one snapshot. The stream ends at the first error,
+// which it yields.
+func (s *Store) DisplayTranscript(ctx context.Context, sessionID string) iter.Seq2[DisplayItem, error] {
+	return s.Store.DisplayTranscript(ctx, sessionID)
+}
+
+// DisplayRevision returns the Revision of the display transcript of the
+// conversation sessionID belongs to (see DisplayPage.Revision), reading
+// no message.
+func (s *Store) DisplayRevision(ctx context.Context, sessionID string) (string, error) {
+	return s.Store.DisplayRevision(ctx, sessionID)
 }
 
 // Export writes sessions with their messages and usage to w as JSON Lines
@@ -508,6 +547,43 @@ func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 	return s.Store.ClearCompressionFailure(ctx, id)
 }
 
+// PickerStatuses returns the PickerStatus of each session id, in order,
+// read in one snapshot. An unknown id gives a status with Found false,
+// never an error for the others.
+func (s *Store) PickerStatuses(ctx context.Context, ids []string) ([]PickerStatus, error) {
+	return s.Store.PickerStatuses(ctx, ids)
+}
+
+// BeginTurn starts a turn of the conversation sessionID belongs to, as the
+// holder of its turn lease (ErrLeaseLost otherwise), and returns the
+// turn's id. The conversation reads running, and its last result and any
+// open attention request are gone, in the same transaction.
+func (s *Store) BeginTurn(ctx context.Context, sessionID, holder string) (string, error) {
+	return s.Store.BeginTurn(ctx, sessionID, holder)
+}
+
+// FinishTurn records how turnID ended, as the holder of the turn lease.
+// Only the conversation's current turn, and only once: a second finish,
+// or a turn another BeginTurn has replaced, is ErrConflict; a lease not
+// held ErrLeaseLost. The conversation then reads idle with this result
+// until a new turn lease or turn is admitted.
+func (s *Store) FinishTurn(ctx context.Context, sessionID, holder, turnID string, outcome TurnOutcome) error {
+	return s.Store.FinishTurn(ctx, sessionID, holder, turnID, outcome)
+}
+
+// OpenAttention records that turnID waits for the user (a question, an
+// approval), as the holder of the turn lease; it replaces any request the
+// turn had open. Errors as FinishTurn.
+func (s *Store) OpenAttention(ctx context.Context, sessionID, holder, turnID string, kind AttentionKind, requestID string) error {
+	return s.Store.OpenAttention(ctx, sessionID, holder, turnID, kind, requestID)
+}
+
+// ResolveAttention closes turnID's request requestID, as the holder of the
+// turn lease. Another turn's, or another request's, is ErrConflict.
+func (s *Store) ResolveAttention(ctx context.Context, sessionID, holder, turnID, requestID string) error {
+	return s.Store.ResolveAttention(ctx, sessionID, holder, turnID, requestID)
+}
+
 // Prune deletes sessions that ended, and saw no activity, more than
 // olderThan ago. A conversation goes only as a whole: a session is spared
 // while any session of its compression lineage is live, recent or pinned
@@ -517,6 +593,23 @@ func (s *Store) ClearCompressionFailure(ctx context.Context, id string) error {
 // other writers get the lock between them, and records meta "last_prune".
 func (s *Store) Prune(ctx context.Context, olderThan time.Duration) (PruneResult, error) {
 	return s.Store.Prune(ctx, olderThan)
+}
+
+// RecordCommandReceipt records a command receipt in sessionID's display
+// transcript, after the session's newest message, and moves the session's
+// display revision. It is idempotent by r.ID: recording the same receipt
+// again (a retry, a second UI handle) returns the first record and
+// changes nothing; the same ID with another session, command or output is
+// an ErrIdempotencyConflict. A command that is not one token, or text
+// that is not UTF-8, is ErrInvalidInput; an unknown session ErrNotFound.
+func (s *Store) RecordCommandReceipt(ctx context.Context, sessionID string, r NewCommandReceipt) (CommandReceipt, error) {
+	return s.Store.RecordCommandReceipt(ctx, sessionID, r)
+}
+
+// CommandReceipts returns a session's command receipts in the order they
+// were recorded (the display transcript places them; this lists them).
+func (s *Store) CommandReceipts(ctx context.Context, sessionID string) ([]CommandReceipt, error) {
+	return s.Store.CommandReceipts(ctx, sessionID)
 }
 
 // ReplaceMessages replaces a session's live conversation with ms, in one

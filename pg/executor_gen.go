@@ -19,6 +19,26 @@ type executor struct {
 
 var _ driver.Queries = executor{}
 
+func (e executor) CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.CommandReceiptDeleteSession(ctx, e.db, sessionID)
+	return r, mapError(err)
+}
+
+func (e executor) CommandReceiptGet(ctx context.Context, receiptID string) (driver.CommandReceipt, error) {
+	r, err := e.q.CommandReceiptGet(ctx, e.db, receiptID)
+	return driver.CommandReceipt(r), mapError(err)
+}
+
+func (e executor) CommandReceiptInsert(ctx context.Context, arg driver.CommandReceiptInsertParams) (int64, error) {
+	r, err := e.q.CommandReceiptInsert(ctx, e.db, pggen.CommandReceiptInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) CommandReceiptList(ctx context.Context, sessionID string) ([]driver.CommandReceipt, error) {
+	r, err := e.q.CommandReceiptList(ctx, e.db, sessionID)
+	return rowcast.Same[pggen.CommandReceipt, driver.CommandReceipt](r), mapError(err)
+}
+
 func (e executor) CompressionLockDelete(ctx context.Context, arg driver.CompressionLockDeleteParams) (int64, error) {
 	r, err := e.q.CompressionLockDelete(ctx, e.db, pggen.CompressionLockDeleteParams(arg))
 	return r, mapError(err)
@@ -106,6 +126,11 @@ func (e executor) MessageCount(ctx context.Context) (int64, error) {
 	return r, mapError(err)
 }
 
+func (e executor) MessageDeleteSession(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.MessageDeleteSession(ctx, e.db, sessionID)
+	return r, mapError(err)
+}
+
 func (e executor) MessageExportPage(ctx context.Context, arg driver.MessageExportPageParams) ([]driver.Message, error) {
 	r, err := e.q.MessageExportPage(ctx, e.db, pggen.MessageExportPageParams(arg))
 	return rowcast.Same[pggen.Message, driver.Message](r), mapError(err)
@@ -138,6 +163,11 @@ func (e executor) MessageImport(ctx context.Context, arg driver.MessageImportPar
 
 func (e executor) MessageInsert(ctx context.Context, arg driver.MessageInsertParams) (int64, error) {
 	r, err := e.q.MessageInsert(ctx, e.db, pggen.MessageInsertParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) MessageLastID(ctx context.Context, sessionID string) (int64, error) {
+	r, err := e.q.MessageLastID(ctx, e.db, sessionID)
 	return r, mapError(err)
 }
 
@@ -282,6 +312,10 @@ func (e executor) SessionBulkFacts(ctx context.Context, id string) (driver.Sessi
 	return driver.SessionBulkFactsRow(r), mapError(err)
 }
 
+func (e executor) SessionBumpDisplayRevision(ctx context.Context, id string) error {
+	return mapError(e.q.SessionBumpDisplayRevision(ctx, e.db, id))
+}
+
 func (e executor) SessionChildren(ctx context.Context, id *string) ([]driver.SessionChildrenRow, error) {
 	r, err := e.q.SessionChildren(ctx, e.db, id)
 	return rowcast.Same[pggen.SessionChildrenRow, driver.SessionChildrenRow](r), mapError(err)
@@ -347,6 +381,11 @@ func (e executor) SessionCwdsWithoutRepoRoot(ctx context.Context, arg driver.Ses
 func (e executor) SessionDelete(ctx context.Context, id string) (int64, error) {
 	r, err := e.q.SessionDelete(ctx, e.db, id)
 	return r, mapError(err)
+}
+
+func (e executor) SessionDisplayRevision(ctx context.Context, id string) (driver.SessionDisplayRevisionRow, error) {
+	r, err := e.q.SessionDisplayRevision(ctx, e.db, id)
+	return driver.SessionDisplayRevisionRow(r), mapError(err)
 }
 
 func (e executor) SessionEnd(ctx context.Context, arg driver.SessionEndParams) (int64, error) {
@@ -576,6 +615,34 @@ func (e executor) TurnLeaseSweep(ctx context.Context, before int64) (int64, erro
 	return r, mapError(err)
 }
 
+func (e executor) TurnObservationAdmit(ctx context.Context, arg driver.TurnObservationAdmitParams) error {
+	return mapError(e.q.TurnObservationAdmit(ctx, e.db, pggen.TurnObservationAdmitParams(arg)))
+}
+
+func (e executor) TurnObservationBegin(ctx context.Context, arg driver.TurnObservationBeginParams) error {
+	return mapError(e.q.TurnObservationBegin(ctx, e.db, pggen.TurnObservationBeginParams(arg)))
+}
+
+func (e executor) TurnObservationFinish(ctx context.Context, arg driver.TurnObservationFinishParams) (int64, error) {
+	r, err := e.q.TurnObservationFinish(ctx, e.db, pggen.TurnObservationFinishParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) TurnObservationGet(ctx context.Context, conversationID string) (driver.TurnObservation, error) {
+	r, err := e.q.TurnObservationGet(ctx, e.db, conversationID)
+	return driver.TurnObservation(r), mapError(err)
+}
+
+func (e executor) TurnObservationOpenAttention(ctx context.Context, arg driver.TurnObservationOpenAttentionParams) (int64, error) {
+	r, err := e.q.TurnObservationOpenAttention(ctx, e.db, pggen.TurnObservationOpenAttentionParams(arg))
+	return r, mapError(err)
+}
+
+func (e executor) TurnObservationResolveAttention(ctx context.Context, arg driver.TurnObservationResolveAttentionParams) (int64, error) {
+	r, err := e.q.TurnObservationResolveAttention(ctx, e.db, pggen.TurnObservationResolveAttentionParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) UsageByProvider(ctx context.Context, arg driver.UsageByProviderParams) ([]driver.UsageByProviderRow, error) {
 	r, err := e.q.UsageByProvider(ctx, e.db, pggen.UsageByProviderParams(arg))
 	return rowcast.Same[pggen.UsageByProviderRow, driver.UsageByProviderRow](r), mapError(err)
@@ -589,6 +656,7 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 // Each row type converts to its driver twin, which is what lets
 // rowcast.Same reuse a slice of one as a slice of the other.
 var (
+	_ = driver.CommandReceipt(pggen.CommandReceipt{})
 	_ = driver.Message(pggen.Message{})
 	_ = driver.MessageContextAfterRow(pggen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(pggen.MessageContextBeforeRow{})

@@ -62,14 +62,14 @@ ON CONFLICT (session_id) DO UPDATE SET fingerprint = excluded.fingerprint, updat
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content
+    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content, uid
 ) VALUES (
     sqlc.arg(session_id), sqlc.arg(role), sqlc.arg(content), sqlc.narg(tool_name),
     sqlc.narg(tool_call_id), sqlc.narg(tool_calls_json), sqlc.narg(tool_text), sqlc.narg(reasoning),
     sqlc.narg(reasoning_details), sqlc.narg(finish_reason), sqlc.narg(token_count),
     sqlc.narg(platform_message_id), sqlc.arg(state), sqlc.arg(is_summary),
     sqlc.arg(idempotency_key), sqlc.arg(created_at), sqlc.narg(metadata_json),
-    sqlc.arg(observed), sqlc.narg(effect_disposition), sqlc.narg(reasoning_content)
+    sqlc.arg(observed), sqlc.narg(effect_disposition), sqlc.narg(reasoning_content), sqlc.narg(uid)
 )
 RETURNING id;
 

@@ -23,6 +23,9 @@ SET ended_at = sqlc.arg(ended_at), end_reason = sqlc.arg(end_reason)
 WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 
 -- name: SessionAddMessageCounts :execrows
+-- One append (one message or a batch) is one visible change of the
+-- session's transcript: display_revision moves by one, in this statement
+-- the append runs anyway (store/display.go).
 -- Runs in the same transaction as the message inserts it counts. It counts
 -- nothing (0 rows) for a session closed by compression (or missing), and
 -- the caller then refuses the inserts: an append reads nothing of its
@@ -30,7 +33,8 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- compressionEndReason.
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
-    tool_call_count = tool_call_count + sqlc.arg(tool_calls)
+    tool_call_count = tool_call_count + sqlc.arg(tool_calls),
+    display_revision = display_revision + 1
 WHERE id = sqlc.arg(id) AND end_reason IS NOT 'compression';
 
 -- name: SessionList :many

@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER, compression_fallback_streak INTEGER NOT NULL DEFAULT 0, delegated_from TEXT, root_started_at INTEGER);
+    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER, compression_fallback_streak INTEGER NOT NULL DEFAULT 0, delegated_from TEXT, root_started_at INTEGER, display_revision INTEGER NOT NULL DEFAULT 0);
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -70,7 +70,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT, display_kind TEXT, uid TEXT);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
@@ -232,3 +232,28 @@ CREATE TRIGGER sessions_lineage_marks_update AFTER UPDATE OF parent_kind, parent
             THEN (SELECT COALESCE(p.root_started_at, p.started_at) FROM sessions p WHERE p.id = new.parent_session_id) END
     WHERE id = new.id;
 END;
+
+CREATE TABLE command_receipts (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    receipt_id       TEXT    NOT NULL UNIQUE,
+    session_id       TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    command          TEXT    NOT NULL,
+    output           TEXT    NOT NULL,
+    after_message_id INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL
+);
+
+CREATE INDEX command_receipts_session ON command_receipts (session_id, id);
+
+CREATE TABLE turn_observations (
+    conversation_id      TEXT    PRIMARY KEY NOT NULL,
+    holder               TEXT    NOT NULL,
+    admitted_at          INTEGER NOT NULL,
+    turn_id              TEXT,
+    result               TEXT    CHECK (result IN ('complete', 'interrupted', 'error')),
+    finished_at          INTEGER,
+    attention_kind       TEXT,
+    attention_request_id TEXT,
+    attention_turn_id    TEXT,
+    attention_opened_at  INTEGER
+);

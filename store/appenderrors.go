@@ -121,6 +121,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "effect disposition"
 	case stored.ReasoningContent != m.ReasoningContent:
 		return "reasoning content"
+	case stored.DisplayKind != m.DisplayKind:
+		return "display kind"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

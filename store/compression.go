@@ -76,7 +76,8 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 			SessionID: sessionID, Watermark: c.Watermark}); err != nil {
 			return err
 		}
-		if res.IDs, err = insertMessages(ctx, tx, sessionID, prepared); err != nil {
+		var inserted int64
+		if res.IDs, inserted, err = insertMessages(ctx, tx, sessionID, prepared); err != nil {
 			return err
 		}
 		for _, m := range tail {
@@ -89,6 +90,11 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 				return err
 			}
 			res.Carried = append(res.Carried, id)
+		}
+		if inserted == 0 && (res.Compacted > 0 || len(tail) > 0) { // else the insert's count moved it
+			if err := tx.SessionBumpDisplayRevision(ctx, sessionID); err != nil {
+				return err
+			}
 		}
 		return tx.SessionRecount(ctx, sessionID)
 	})
@@ -176,7 +182,8 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 				return err
 			}
 		}
-		if _, err := insertMessages(ctx, tx, n.ID, prepared); err != nil {
+		inserted, err := insertMessagesCount(ctx, tx, n.ID, prepared)
+		if err != nil {
 			return err
 		}
 		tail, err := tx.MessageActiveAbove(ctx, driver.MessageActiveAboveParams{SessionID: parentID, Watermark: c.Watermark})
@@ -186,6 +193,11 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 		for _, m := range tail {
 			if _, err := tx.MessageCopy(ctx, driver.MessageCopyParams{SessionID: n.ID,
 				IdempotencyKey: m.IdempotencyKey, PlatformMessageID: m.PlatformMessageID, SourceID: m.ID}); err != nil {
+				return err
+			}
+		}
+		if inserted == 0 && len(tail) > 0 {
+			if err := tx.SessionBumpDisplayRevision(ctx, n.ID); err != nil {
 				return err
 			}
 		}
@@ -248,4 +260,11 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// insertMessagesCount is insertMessages for a caller that needs only how
+// many rows it inserted.
+func insertMessagesCount(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage) (int64, error) {
+	_, n, err := insertMessages(ctx, tx, sessionID, ms)
+	return n, err
 }

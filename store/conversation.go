@@ -14,7 +14,8 @@ type ConversationOptions struct {
 	// Lineage shows the whole conversation, root to compression tip: every
 	// session's active and compacted rows, each turn once (a copy made by
 	// compression and its original are one turn; the later copy's state
-	// wins, the first position stays).
+	// wins, the first position stays). It is the display transcript's
+	// messages (DisplayPage), so DisplayHidden rows are left out.
 	Lineage bool
 	// IncludeCompacted adds the session's compacted rows to the
 	// single-session view (the default is what a model sees: active rows).
@@ -46,59 +47,15 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 				}
 			})
 		}
-		// A turn is an original and its copies (origin_id). It keeps the
-		// place of its first row and shows its latest row: a copy's state
-		// wins, so a rewound copy hides the turn and a retired original
-		// shows its live copy. Rewound rows are read for that, then dropped.
 		ids, err := lineageIDs(ctx, q, sessionID)
 		if err != nil {
 			return err
 		}
-		//
-		// A row of a later session that says again what an earlier session
-		// said — same role, text, tool fields and time (a prompt re-sent
-		// after a resume) — is that turn too, as the reference store's
-		// display identity has it; there the live row wins. Rows of one
-		// session are never folded so (one batch shares its time).
-		at := map[int64]int{}          // turn -> index in out
-		said := map[displayKey]int64{} // what earlier sessions said -> turn
-		for _, sid := range ids {
-			mine := map[displayKey]int64{}
-			err := visibleMessages(ctx, q, sid, true, func(m Message) {
-				turn := m.ID
-				if m.OriginID != 0 {
-					turn = m.OriginID
-				}
-				k := displayKeyOf(m)
-				if _, copied := at[turn]; !copied {
-					if t, ok := said[k]; ok {
-						if m.State != StateRewound || out[at[t]].State == StateRewound {
-							out[at[t]] = m
-						}
-						return
-					}
-				}
-				if _, ok := mine[k]; !ok {
-					mine[k] = turn
-				}
-				if i, ok := at[turn]; ok {
-					out[i] = m
-					return
-				}
-				at[turn] = len(out)
-				out = append(out, m)
-			})
-			if err != nil {
-				return err
-			}
-			for k, turn := range mine {
-				if _, ok := said[k]; !ok {
-					said[k] = turn
-				}
-			}
+		items, err := displayItems(ctx, q, ids, false, false)
+		for _, it := range items {
+			out = append(out, *it.Message)
 		}
-		out = slices.DeleteFunc(out, func(m Message) bool { return m.State == StateRewound })
-		return nil
+		return err
 	})
 	if !o.IncludeNotes {
 		out = slices.DeleteFunc(out, func(m Message) bool { return m.Role == RoleNote })

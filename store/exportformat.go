@@ -114,6 +114,11 @@ type messageRecord struct {
 	Observed          bool            `json:"observed,omitempty"`
 	EffectDisposition string          `json:"effect_disposition,omitempty"`
 	ReasoningContent  string          `json:"reasoning_content,omitempty"`
+	// DisplayKind and UID (Message.DisplayKind, Message.UID) travel with
+	// the message: an import keeps both, and mints a UID for a message
+	// exported before there were any.
+	DisplayKind string `json:"display_kind,omitempty"`
+	UID         string `json:"uid,omitempty"`
 }
 
 type usageRecord struct {
@@ -209,7 +214,11 @@ func (r *messageRecord) check() error {
 	m := NewMessage{Role: Role(r.Role), Content: r.Content, ToolName: r.ToolName, ToolCallID: r.ToolCallID,
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
-		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent}
+		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent,
+		DisplayKind: r.DisplayKind}
+	if err := rules.CheckLabel("uid", r.UID); err != nil {
+		return err
+	}
 	if r.TokenCount != nil {
 		m.TokenCount = *r.TokenCount
 	}

@@ -184,6 +184,9 @@ func (s *Store) WriteForeignBatch(ctx context.Context, b ForeignBatch) (ForeignB
 					return err
 				}
 			}
+			if p.Uid == nil { // the row's own: an import resumed or run again gives it the same
+				p.Uid = rules.Ptr(uidOf(id, rules.Str(p.IdempotencyKey)))
+			}
 			if _, err := tx.ForeignMessageInsert(ctx, p); err != nil {
 				return err
 			}
@@ -196,6 +199,9 @@ func (s *Store) WriteForeignBatch(ctx context.Context, b ForeignBatch) (ForeignB
 			if err := tx.ForeignModelUsagePut(ctx, u); err != nil {
 				return err
 			}
+		}
+		if err := tx.SessionBumpDisplayRevision(ctx, id); err != nil {
+			return err
 		}
 		if err := tx.SessionRecount(ctx, id); err != nil {
 			return err

@@ -270,7 +270,8 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					ReasoningDetails: rules.Ptr(rec.ReasoningDetails), Model: rules.Ptr(rec.Model),
 					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata),
 					Observed: rules.B2I(rec.Observed), EffectDisposition: rules.Ptr(rec.EffectDisposition),
-					ReasoningContent: rules.Ptr(rec.ReasoningContent)}
+					ReasoningContent: rules.Ptr(rec.ReasoningContent),
+					DisplayKind:      rules.Ptr(rec.DisplayKind), Uid: rules.Ptr(orDefault(rec.UID, newUID()))}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))
@@ -324,6 +325,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 			if messages == 0 {
 				return nil // unchanged: nothing to write
 			}
+		}
+		if err := tx.SessionBumpDisplayRevision(ctx, b.id); err != nil {
+			return err
 		}
 		return tx.SessionRecount(ctx, b.id)
 	})

@@ -99,6 +99,10 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 	case (m.Observed != 0) != rec.Observed || rules.Str(m.EffectDisposition) != rec.EffectDisposition ||
 		rules.Str(m.ReasoningContent) != rec.ReasoningContent:
 		return "observed mark, effect disposition or reasoning content differ"
+	case rules.Str(m.DisplayKind) != rec.DisplayKind:
+		return "display kinds differ"
+	case rec.UID != "" && m.Uid != nil && *m.Uid != rec.UID:
+		return "uids differ"
 	}
 	if parts, err := rec.partsJSON(); err != nil || rules.Str(parts) != rules.Str(m.PartsJson) {
 		return "parts differ"

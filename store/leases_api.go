@@ -90,8 +90,14 @@ func (s *Store) AcquireTurnLease(ctx context.Context, sessionID, holder string, 
 		if _, err := tx.TurnLeaseSweep(ctx, now()-turnLeaseSweepAge.Milliseconds()); err != nil {
 			return err
 		}
-		l, got, err = turnLeases.acquire(ctx, tx, root, holder, leaseTTL(ttl))
-		return err
+		prev, err := turnLeases.current(ctx, tx, root)
+		if err != nil {
+			return err
+		}
+		if l, got, err = turnLeases.acquire(ctx, tx, root, holder, leaseTTL(ttl)); err != nil || !got || prev.Holder == holder {
+			return err
+		}
+		return admitTurn(ctx, tx, root, holder) // a new turn: the last one's result is not this one's (PickerStatuses)
 	})
 	return l, got, err
 }

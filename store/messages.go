@@ -132,7 +132,17 @@ type NewMessage struct {
 	// ReasoningContent is a provider's reasoning_content field, kept apart
 	// from Reasoning: providers that send both send two different texts.
 	ReasoningContent string
+	// DisplayKind says how a display transcript shows the message: ""
+	// as itself, DisplayHidden not at all (the model still reads it: a
+	// scaffold, an injected context block); any other label is the
+	// caller's own (a UI's "command_result", "banner") and kept as given.
+	// Compaction, export and import keep it.
+	DisplayKind string
 }
+
+// DisplayHidden is the DisplayKind of a message the model reads and no
+// display transcript shows.
+const DisplayHidden = "hidden"
 
 // MaxClockSkew is how far ahead of this machine's clock a caller-supplied
 // NewMessage.CreatedAt may lie: another machine's clock may run ahead,
@@ -194,8 +204,14 @@ func (m *NewMessage) Validate() error {
 		{Name: "model", Value: m.Model},
 		{Name: "platform message id", Value: m.PlatformMessageID},
 		{Name: "effect disposition", Value: m.EffectDisposition},
+		{Name: "display kind", Value: m.DisplayKind},
 	}); err != nil {
 		return err
+	}
+	if m.DisplayKind != "" {
+		if err := checkToken("display kind", m.DisplayKind); err != nil {
+			return err
+		}
 	}
 	for _, c := range m.ToolCalls {
 		if err := errors.Join(rules.CheckLabel("tool call id", c.ID), rules.CheckLabel("tool call name", c.Name),
@@ -269,6 +285,15 @@ type Message struct {
 	Observed          bool
 	EffectDisposition string
 	ReasoningContent  string
+	// DisplayKind is how a display transcript shows it (NewMessage.DisplayKind).
+	DisplayKind string
+	// UID is the message's identity, one per occurrence: minted when it
+	// is first appended (two identical messages get two), and kept by
+	// every copy of it — a compaction's carried tail and a continuation's
+	// copy (which share their original's UID, as they share its turn),
+	// export and import, `sessiondb copy`. "" for a row written before
+	// schema version 20 (SQLite; 10 on PostgreSQL), which has none.
+	UID string
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -330,7 +355,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 			_, err := tx.SessionEndReason(ctx, sessionID)
 			return err
 		}
-		ids, err = insertMessages(ctx, tx, sessionID, prepared)
+		ids, _, err = insertMessages(ctx, tx, sessionID, prepared)
 		return err
 	})
 	if err != nil {
@@ -380,14 +405,17 @@ func prepareMessages(sessionID string, ms []NewMessage, maxBytes int64) ([]prepa
 // undoes the rows). A retry of an acknowledged append still gets its ids
 // from a closed session. Neither needs a read of the session first, which
 // was about 6% of all CPU at 16 and 64 appenders (docs/PERFORMANCE.md).
-func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage) ([]int64, error) {
+// It returns how many rows it inserted: when any, the count's statement
+// also moved the session's display revision (SessionAddMessageCounts), so
+// a caller with more changes to show bumps it only when none were.
+func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage) ([]int64, int64, error) {
 	ids := make([]int64, len(ms)) // fresh on every (re)play
 	inserted, calls := int64(0), int64(0)
 	for i := range ms {
 		m := &ms[i]
 		id, found, err := repeatedMessage(ctx, tx, sessionID, m)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if found {
 			ids[i] = id
@@ -400,25 +428,25 @@ func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, m
 		}
 		if ids[i], err = tx.MessageInsert(ctx, p); err != nil {
 			if errors.Is(err, ErrNotFound) { // the foreign key: no such session
-				return nil, ErrNotFound
+				return nil, 0, ErrNotFound
 			}
-			return nil, err
+			return nil, 0, err
 		}
 		inserted++
 		calls += m.toolCalls
 	}
 	if inserted == 0 {
-		return ids, nil
+		return ids, 0, nil
 	}
 	counted, err := tx.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{
 		ID: sessionID, Messages: inserted, ToolCalls: calls})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if counted == 0 {
-		return nil, appendRefused(ctx, tx, sessionID)
+		return nil, 0, appendRefused(ctx, tx, sessionID)
 	}
-	return ids, nil
+	return ids, inserted, nil
 }
 
 // appendRefused says why the session did not count new messages: it
@@ -495,6 +523,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		ReasoningDetails: rules.Ptr(m.ReasoningDetails), FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
 		Model: rules.Ptr(m.Model), PlatformMessageID: rules.Ptr(m.PlatformMessageID), MetadataJson: rules.Ptr(m.Metadata),
 		Observed: rules.B2I(m.Observed), EffectDisposition: rules.Ptr(m.EffectDisposition), ReasoningContent: rules.Ptr(m.ReasoningContent),
+		DisplayKind: rules.Ptr(m.DisplayKind), Uid: rules.Ptr(newUID()),
 	}
 	if m.Summary {
 		p.IsSummary = 1
@@ -591,6 +620,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
 		Model: rules.Str(r.Model), Metadata: rules.Str(r.MetadataJson),
 		Observed: r.Observed != 0, EffectDisposition: rules.Str(r.EffectDisposition), ReasoningContent: rules.Str(r.ReasoningContent),
+		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID

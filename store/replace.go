@@ -69,9 +69,13 @@ func (s *Store) ReplaceMessages(ctx context.Context, sessionID string, ms []NewM
 		}
 		ids = []int64{}
 		if len(prepared) > 0 {
-			if ids, err = insertMessages(ctx, tx, sessionID, prepared); err != nil {
+			if ids, _, err = insertMessages(ctx, tx, sessionID, prepared); err != nil {
 				return err
 			}
+		}
+		// The display transcript changed (issue 35's revision): once.
+		if err := tx.SessionBumpDisplayRevision(ctx, sessionID); err != nil {
+			return err
 		}
 		return tx.SessionRecount(ctx, sessionID)
 	})

@@ -91,6 +91,11 @@ func (s *Store) RewindTo(ctx context.Context, sessionID string, target int64, o 
 		if err := tx.SessionCountRewind(ctx, sessionID); err != nil {
 			return err
 		}
+		if res.Rewound > 0 {
+			if err := tx.SessionBumpDisplayRevision(ctx, sessionID); err != nil {
+				return err
+			}
+		}
 		if err := tx.SessionRecount(ctx, sessionID); err != nil {
 			return err
 		}

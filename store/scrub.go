@@ -59,6 +59,9 @@ func (s *Store) ScrubMemoryContext(ctx context.Context, sessionID string) (int, 
 			}
 			changed++
 		}
+		if changed > 0 { // a visible change: the display revision moves once
+			return tx.SessionBumpDisplayRevision(ctx, sessionID)
+		}
 		return nil
 	})
 	return changed, err

@@ -41,6 +41,11 @@ type Session struct {
 	Unread bool
 	// RewindCount counts the rewinds done on this session.
 	RewindCount int64
+	// DisplayRevision counts the visible changes of this session's
+	// transcript: one per append (a batch is one), compaction, rewind,
+	// receipt or import, none for anything else. A conversation's
+	// revision (DisplayPage.Revision) is made of its members'.
+	DisplayRevision int64
 	// LastActivityAt is the latest TouchActivity time (zero when never
 	// touched), with the labels of the current activity.
 	LastActivityAt      time.Time
@@ -357,7 +362,7 @@ func sessionFromRow(r driver.Session) Session {
 		Cwd: rules.Str(r.Cwd), Title: rules.Str(r.Title), StartedAt: fromMillis(r.StartedAt),
 		EndReason: rules.Str(r.EndReason), MessageCount: r.MessageCount, ToolCallCount: r.ToolCallCount,
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
-		Kind: ChildKind(rules.Str(r.ParentKind)), RewindCount: r.RewindCount,
+		Kind: ChildKind(rules.Str(r.ParentKind)), RewindCount: r.RewindCount, DisplayRevision: r.DisplayRevision,
 		Unread: r.LastReadAt != nil && *r.LastReadAt == 0,
 	}
 	if r.EndedAt != nil {

@@ -67,6 +67,11 @@ func TestCopy_FileToServerAndBack(t *testing.T) {
 	if !strings.Contains(want, `"parent_session_id":"demo-trip"`) {
 		t.Fatalf("the fixture's export has no lineage to copy:\n%s", want)
 	}
+	// Each message's UID is in the export, so the comparisons below show
+	// that a copy between engines keeps it (issue 35).
+	if strings.Count(want, `"uid":"`) != strings.Count(want, `"type":"message"`) {
+		t.Fatalf("the fixture's export has messages without a UID:\n%s", want)
+	}
 
 	toServer := copyStores(t, first, u)
 	if toServer.Copied != 4 || toServer.Skipped != 0 || toServer.Detached != 0 || toServer.Messages == 0 {

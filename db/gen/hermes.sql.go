@@ -13,14 +13,14 @@ const foreignMessageInsert = `-- name: ForeignMessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
-    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content
+    idempotency_key, created_at, metadata_json, observed, effect_disposition, reasoning_content, uid
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8,
     ?9, ?10, ?11,
     ?12, ?13, ?14,
     ?15, ?16, ?17,
-    ?18, ?19, ?20
+    ?18, ?19, ?20, ?21
 )
 RETURNING id
 `
@@ -46,6 +46,7 @@ type ForeignMessageInsertParams struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	Uid               *string
 }
 
 func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
@@ -70,6 +71,7 @@ func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg Foreign
 		arg.Observed,
 		arg.EffectDisposition,
 		arg.ReasoningContent,
+		arg.Uid,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -4,6 +4,16 @@
 
 package gen
 
+type CommandReceipt struct {
+	ID             int64
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
+}
+
 type CompressionLock struct {
 	SessionID  string
 	Holder     string
@@ -65,6 +75,8 @@ type Message struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessagesFt struct {
@@ -152,6 +164,7 @@ type Session struct {
 	CompressionFallbackStreak int64
 	DelegatedFrom             *string
 	RootStartedAt             *int64
+	DisplayRevision           int64
 }
 
 type SessionModelUsage struct {
@@ -180,4 +193,17 @@ type TurnLease struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type TurnObservation struct {
+	ConversationID     string
+	Holder             string
+	AdmittedAt         int64
+	TurnID             *string
+	Result             *string
+	FinishedAt         *int64
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionTurnID    *string
+	AttentionOpenedAt  *int64
 }

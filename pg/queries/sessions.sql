@@ -23,6 +23,9 @@ SET ended_at = sqlc.arg(ended_at), end_reason = sqlc.arg(end_reason)
 WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 
 -- name: SessionAddMessageCounts :execrows
+-- One append (one message or a batch) is one visible change of the
+-- session's transcript: display_revision moves by one, in this statement
+-- the append runs anyway (store/display.go).
 -- Runs in the same transaction as the message inserts it counts. It counts
 -- nothing (0 rows) for a session closed by compression (or missing), and
 -- the caller then refuses the inserts: an append reads nothing of its
@@ -37,6 +40,7 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
     tool_call_count = tool_call_count + sqlc.arg(tool_calls),
+    display_revision = display_revision + 1,
     last_message_at = GREATEST(last_message_at,
         (SELECT max(newest.created_at) FROM (
             SELECT m.created_at FROM messages m WHERE m.session_id = sessions.id

@@ -10,6 +10,10 @@ import "context"
 // sentinels (ErrExists for a unique violation, ErrNotFound for a missing
 // parent, ErrInvalidInput for a failed check).
 type Queries interface {
+	CommandReceiptDeleteSession(ctx context.Context, sessionID string) (int64, error)                                  // display.sql
+	CommandReceiptGet(ctx context.Context, receiptID string) (CommandReceipt, error)                                   // display.sql
+	CommandReceiptInsert(ctx context.Context, arg CommandReceiptInsertParams) (int64, error)                           // display.sql
+	CommandReceiptList(ctx context.Context, sessionID string) ([]CommandReceipt, error)                                // display.sql
 	CompressionLockDelete(ctx context.Context, arg CompressionLockDeleteParams) (int64, error)                         // leases.sql
 	CompressionLockExtend(ctx context.Context, arg CompressionLockExtendParams) (int64, error)                         // leases.sql
 	CompressionLockGet(ctx context.Context, sessionID string) (CompressionLock, error)                                 // leases.sql
@@ -28,6 +32,7 @@ type Queries interface {
 	MessageContextBefore(ctx context.Context, arg MessageContextBeforeParams) ([]MessageContextBeforeRow, error)       // search.sql
 	MessageCopy(ctx context.Context, arg MessageCopyParams) (int64, error)                                             // compression.sql
 	MessageCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
+	MessageDeleteSession(ctx context.Context, sessionID string) (int64, error)                                         // display.sql
 	MessageExportPage(ctx context.Context, arg MessageExportPageParams) ([]Message, error)                             // export.sql
 	MessageGet(ctx context.Context, id int64) (Message, error)                                                         // rewind.sql
 	MessageIDByIdempotencyKey(ctx context.Context, arg MessageIDByIdempotencyKeyParams) (int64, error)                 // messages.sql
@@ -35,6 +40,7 @@ type Queries interface {
 	MessageIDBySeq(ctx context.Context, arg MessageIDBySeqParams) (int64, error)                                       // export.sql
 	MessageImport(ctx context.Context, arg MessageImportParams) (int64, error)                                         // export.sql
 	MessageInsert(ctx context.Context, arg MessageInsertParams) (int64, error)                                         // messages.sql
+	MessageLastID(ctx context.Context, sessionID string) (int64, error)                                                // display.sql
 	MessageListAscending(ctx context.Context, arg MessageListAscendingParams) ([]Message, error)                       // messages.sql
 	MessageListDescending(ctx context.Context, arg MessageListDescendingParams) ([]Message, error)                     // messages.sql
 	MessageRetire(ctx context.Context, id int64) error                                                                 // compression.sql
@@ -65,6 +71,7 @@ type Queries interface {
 	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
+	SessionBumpDisplayRevision(ctx context.Context, id string) error                                                   // display.sql
 	SessionChildren(ctx context.Context, id *string) ([]SessionChildrenRow, error)                                     // lineage.sql
 	SessionCompressionCooldownClear(ctx context.Context, id string) (int64, error)                                     // metadata.sql
 	SessionCompressionCooldownGet(ctx context.Context, id string) (SessionCompressionCooldownGetRow, error)            // metadata.sql
@@ -79,6 +86,7 @@ type Queries interface {
 	SessionCwdsOfUser(ctx context.Context, arg SessionCwdsOfUserParams) ([]*string, error)                             // metadata.sql
 	SessionCwdsWithoutRepoRoot(ctx context.Context, arg SessionCwdsWithoutRepoRootParams) ([]*string, error)           // metadata.sql
 	SessionDelete(ctx context.Context, id string) (int64, error)                                                       // delete.sql
+	SessionDisplayRevision(ctx context.Context, id string) (SessionDisplayRevisionRow, error)                          // display.sql
 	SessionEnd(ctx context.Context, arg SessionEndParams) (int64, error)                                               // sessions.sql
 	SessionEndForCompression(ctx context.Context, arg SessionEndForCompressionParams) (int64, error)                   // compression.sql
 	SessionEndReason(ctx context.Context, id string) (*string, error)                                                  // compression.sql
@@ -125,8 +133,33 @@ type Queries interface {
 	TurnLeaseGet(ctx context.Context, conversationID string) (TurnLease, error)                                        // leases.sql
 	TurnLeaseInsert(ctx context.Context, arg TurnLeaseInsertParams) (int64, error)                                     // leases.sql
 	TurnLeaseSweep(ctx context.Context, before int64) (int64, error)                                                   // leases.sql
+	TurnObservationAdmit(ctx context.Context, arg TurnObservationAdmitParams) error                                    // observations.sql
+	TurnObservationBegin(ctx context.Context, arg TurnObservationBeginParams) error                                    // observations.sql
+	TurnObservationFinish(ctx context.Context, arg TurnObservationFinishParams) (int64, error)                         // observations.sql
+	TurnObservationGet(ctx context.Context, conversationID string) (TurnObservation, error)                            // observations.sql
+	TurnObservationOpenAttention(ctx context.Context, arg TurnObservationOpenAttentionParams) (int64, error)           // observations.sql
+	TurnObservationResolveAttention(ctx context.Context, arg TurnObservationResolveAttentionParams) (int64, error)     // observations.sql
 	UsageByProvider(ctx context.Context, arg UsageByProviderParams) ([]UsageByProviderRow, error)                      // usage.sql
 	UsageTotals(ctx context.Context, arg UsageTotalsParams) (UsageTotalsRow, error)                                    // usage.sql
+}
+
+type CommandReceipt struct {
+	ID             int64
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
+}
+
+type CommandReceiptInsertParams struct {
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
 }
 
 type CompressionLock struct {
@@ -175,6 +208,7 @@ type ForeignMessageInsertParams struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	Uid               *string
 }
 
 type ForeignModelUsagePutParams struct {
@@ -305,6 +339,8 @@ type Message struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageActiveAboveParams struct {
@@ -395,6 +431,8 @@ type MessageImportParams struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageInsertParams struct {
@@ -419,6 +457,8 @@ type MessageInsertParams struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type MessageListAscendingParams struct {
@@ -655,6 +695,7 @@ type Session struct {
 	CompressionFallbackStreak int64
 	DelegatedFrom             *string
 	RootStartedAt             *int64
+	DisplayRevision           int64
 }
 
 type SessionActivityTouchParams struct {
@@ -743,6 +784,11 @@ type SessionCwdsOfUserParams struct {
 type SessionCwdsWithoutRepoRootParams struct {
 	AfterCwd *string
 	MaxRows  int64
+}
+
+type SessionDisplayRevisionRow struct {
+	StartedAt       int64
+	DisplayRevision int64
 }
 
 type SessionEndForCompressionParams struct {
@@ -1121,6 +1167,53 @@ type TurnLeaseInsertParams struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type TurnObservation struct {
+	ConversationID     string
+	Holder             string
+	AdmittedAt         int64
+	TurnID             *string
+	Result             *string
+	FinishedAt         *int64
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionTurnID    *string
+	AttentionOpenedAt  *int64
+}
+
+type TurnObservationAdmitParams struct {
+	ConversationID string
+	Holder         string
+	AdmittedAt     int64
+}
+
+type TurnObservationBeginParams struct {
+	ConversationID string
+	Holder         string
+	AdmittedAt     int64
+	TurnID         *string
+}
+
+type TurnObservationFinishParams struct {
+	Result         *string
+	FinishedAt     *int64
+	ConversationID string
+	TurnID         *string
+}
+
+type TurnObservationOpenAttentionParams struct {
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionOpenedAt  *int64
+	ConversationID     string
+	TurnID             *string
+}
+
+type TurnObservationResolveAttentionParams struct {
+	ConversationID     string
+	TurnID             *string
+	AttentionRequestID *string
 }
 
 type UsageByProviderParams struct {

@@ -4,6 +4,16 @@
 
 package pggen
 
+type CommandReceipt struct {
+	ID             int64
+	ReceiptID      string
+	SessionID      string
+	Command        string
+	Output         string
+	AfterMessageID int64
+	CreatedAt      int64
+}
+
 type CompressionLock struct {
 	SessionID  string
 	Holder     string
@@ -44,6 +54,8 @@ type Message struct {
 	Observed          int64
 	EffectDisposition *string
 	ReasoningContent  *string
+	DisplayKind       *string
+	Uid               *string
 }
 
 type Meta struct {
@@ -120,6 +132,7 @@ type Session struct {
 	CompressionFallbackStreak int64
 	DelegatedFrom             *string
 	RootStartedAt             *int64
+	DisplayRevision           int64
 }
 
 type SessionModelUsage struct {
@@ -148,4 +161,17 @@ type TurnLease struct {
 	Holder         string
 	AcquiredAt     int64
 	ExpiresAt      int64
+}
+
+type TurnObservation struct {
+	ConversationID     string
+	Holder             string
+	AdmittedAt         int64
+	TurnID             *string
+	Result             *string
+	FinishedAt         *int64
+	AttentionKind      *string
+	AttentionRequestID *string
+	AttentionTurnID    *string
+	AttentionOpenedAt  *int64
 }
