@@ -67,6 +67,7 @@ type (
 	PruneResult              = store.PruneResult
 	RecentPage               = store.RecentPage
 	RecentQuery              = store.RecentQuery
+	ReplaceOptions           = store.ReplaceOptions
 	ResumePoint              = store.ResumePoint
 	RewindOptions            = store.RewindOptions
 	RewindResult             = store.RewindResult

@@ -4,7 +4,6 @@ package db
 
 import (
 	"context"
-	"github.com/sessiondb/sessiondb/store"
 	"io"
 	"iter"
 	"time"
@@ -624,7 +623,7 @@ func (s *Store) CommandReceipts(ctx context.Context, sessionID string) ([]Comman
 // by compression is refused (ErrSessionClosed: replace in its
 // continuation); ms are checked as AppendMessages checks them, before
 // anything changes. It returns the new messages' ids.
-func (s *Store) ReplaceMessages(ctx context.Context, sessionID string, ms []NewMessage, o store.ReplaceOptions) ([]int64, error) {
+func (s *Store) ReplaceMessages(ctx context.Context, sessionID string, ms []NewMessage, o ReplaceOptions) ([]int64, error) {
 	return s.Store.ReplaceMessages(ctx, sessionID, ms, o)
 }
 

@@ -292,7 +292,7 @@ type Message struct {
 	// every copy of it — a compaction's carried tail and a continuation's
 	// copy (which share their original's UID, as they share its turn),
 	// export and import, `sessiondb copy`. "" for a row written before
-	// schema version 20 (SQLite; 10 on PostgreSQL), which has none.
+	// schema version 19 (SQLite; 8 on PostgreSQL), which has none.
 	UID string
 }
 

@@ -1,4 +1,4 @@
--- As SQLite's migration 21: what a session picker may show of a conversation's turn
+-- As SQLite's migration 20: what a session picker may show of a conversation's turn
 -- (issue 35): running, idle or unknown, the last turn's result, and an
 -- open request for the user's attention. No message content, no holder is
 -- ever read from it by a picker.

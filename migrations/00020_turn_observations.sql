@@ -1,4 +1,4 @@
--- Version 21: what a session picker may show of a conversation's turn
+-- Version 20: what a session picker may show of a conversation's turn
 -- (issue 35): running, idle or unknown, the last turn's result, and an
 -- open request for the user's attention. No message content, no holder is
 -- ever read from it by a picker.
