@@ -522,6 +522,48 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "SessionIDsContaining é", must(q.SessionIDsContaining(ctx, db, pggen.SessionIDsContainingParams{Needle: "é", MaxRows: 10})), []string{"sé"})
 	expect(t, "SessionIDsContaining _", must(q.SessionIDsContaining(ctx, db, pggen.SessionIDsContainingParams{Needle: "_", MaxRows: 10})), []string{})
 
+	// The display transcript, the picker's observations, a fork, a scrub
+	// and the compression fallback streak (issues 34 and 35).
+	insert("dr", nil, nil, nil, nil, now+100)
+	m1 := must(q.MessageInsert(ctx, db, pggen.MessageInsertParams{SessionID: "dr", Role: "user", Content: "keep <memory-context>x</memory-context> this", CreatedAt: now + 101}))
+	m2 := must(q.MessageInsert(ctx, db, pggen.MessageInsertParams{SessionID: "dr", Role: "assistant", Content: "ok", CreatedAt: now + 102}))
+	expect(t, "MessageLastID", must(q.MessageLastID(ctx, db, "dr")), m2)
+	held := must(q.MessagesHoldingText(ctx, db, pggen.MessagesHoldingTextParams{SessionID: "dr", Needle: "<memory-context>", PartsNeedle: "<memory-context>"}))
+	expect(t, "MessagesHoldingText", len(held) == 1 && held[0].ID == m1, true)
+	if err := q.MessageSetContent(ctx, db, pggen.MessageSetContentParams{Content: "keep  this", ID: m1}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "MessagesHoldingText after MessageSetContent", len(must(q.MessagesHoldingText(ctx, db, pggen.MessagesHoldingTextParams{SessionID: "dr", Needle: "<memory-context>", PartsNeedle: "<memory-context>"}))), 0)
+	before := must(q.SessionDisplayRevision(ctx, db, "dr")).DisplayRevision
+	if err := q.SessionBumpDisplayRevision(ctx, db, "dr"); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "SessionBumpDisplayRevision", must(q.SessionDisplayRevision(ctx, db, "dr")).DisplayRevision, before+1)
+	expect(t, "CommandReceiptInsert", must(q.CommandReceiptInsert(ctx, db, pggen.CommandReceiptInsertParams{ReceiptID: "r1", SessionID: "dr", Command: "/model", Output: "m2", AfterMessageID: m2, CreatedAt: now + 103})), int64(1))
+	expect(t, "CommandReceiptGet", must(q.CommandReceiptGet(ctx, db, "r1")).Command, "/model")
+	expect(t, "CommandReceiptList", len(must(q.CommandReceiptList(ctx, db, "dr"))), 1)
+	expect(t, "CommandReceiptDeleteSession", must(q.CommandReceiptDeleteSession(ctx, db, "dr")), int64(1))
+	expect(t, "SessionCompressionFellBack", must(q.SessionCompressionFellBack(ctx, db, "dr")), int64(1))
+	if err := q.SessionCompressionStreakReset(ctx, db, "dr"); err != nil {
+		t.Fatal(err)
+	}
+	byStart := must(q.SessionRecentByStart(ctx, db, pggen.SessionRecentByStartParams{IncludeHidden: 1, IncludeChildren: 1, RowLimit: 100}))
+	expect(t, "SessionRecentByStart lists dr", slices.ContainsFunc(byStart, func(r pggen.SessionRecentByStartRow) bool { return r.ID == "dr" }), true)
+	turn := p("t1")
+	if err := q.TurnObservationAdmit(ctx, db, pggen.TurnObservationAdmitParams{ConversationID: "dr", Holder: "h", AdmittedAt: now + 104}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.TurnObservationBegin(ctx, db, pggen.TurnObservationBeginParams{ConversationID: "dr", Holder: "h", AdmittedAt: now + 104, TurnID: turn}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "TurnObservationOpenAttention", must(q.TurnObservationOpenAttention(ctx, db, pggen.TurnObservationOpenAttentionParams{AttentionKind: p("approval"), AttentionRequestID: p("a1"), AttentionOpenedAt: p(now + 105), ConversationID: "dr", TurnID: turn})), int64(1))
+	expect(t, "TurnObservationResolveAttention", must(q.TurnObservationResolveAttention(ctx, db, pggen.TurnObservationResolveAttentionParams{ConversationID: "dr", TurnID: turn, AttentionRequestID: p("a1")})), int64(1))
+	expect(t, "TurnObservationFinish", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("complete"), FinishedAt: p(now + 106), ConversationID: "dr", TurnID: turn})), int64(1))
+	expect(t, "TurnObservationFinish twice", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("error"), FinishedAt: p(now + 107), ConversationID: "dr", TurnID: turn})), int64(0))
+	expect(t, "TurnObservationGet", must(q.TurnObservationGet(ctx, db, "dr")).Result, p("complete"))
+	expect(t, "MessageRetireActive", must(q.MessageRetireActive(ctx, db, "dr")), int64(2))
+	expect(t, "MessageDeleteSession", must(q.MessageDeleteSession(ctx, db, "dr")), int64(2))
+
 	// Every generated query ran, and the server accepted it.
 	var missing []string
 	queries := reflect.TypeOf(q)
