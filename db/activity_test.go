@@ -44,7 +44,9 @@ func TestOptions_ActivityPatience(t *testing.T) {
 	if err := s.TouchActivity(t.Context(), "s1", time.Time{}, "", ""); !errors.Is(err, ErrLocked) {
 		t.Fatalf("touch = %v, want ErrLocked", err)
 	}
-	if took := time.Since(start); took > 400*time.Millisecond {
+	// A loose bound (a loaded machine took 1 s): below the lock's 3 s hold,
+	// so the touch gave up on its own patience, not when the lock went.
+	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("a 100 ms patience waited %v", took)
 	}
 }

@@ -37,7 +37,12 @@ func ftsMarkedStale(ctx context.Context, q gen.DBTX) (bool, error) {
 // sqlite3 shell) or a process that ended before its indexer ran left in
 // it. The common case costs one read transaction, no write lock.
 func reconcileFTS(ctx context.Context, w *writer, patience time.Duration) error {
-	stale, queued, forgotten, markBad, err := ftsState(ctx, w)
+	// A read of a few rows: not bound by what is left of Open's patience,
+	// which a slow machine may have spent on the open itself (it failed
+	// Open with "interrupted" at load 30, with nothing to wait for).
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	stale, queued, forgotten, markBad, err := ftsState(sctx, w)
+	cancel()
 	if err != nil {
 		return err
 	}
