@@ -42,7 +42,8 @@ const holderField = "pgsession"
 // store made. It is opened beside the pool, so it never goes back to it
 // (a pooled connection could be reset, or closed while idle).
 type keeper struct {
-	mu   sync.Mutex
+	mu sync.Mutex
+	// +checklocks:mu
 	conn *pgx.Conn // nil until the first holder
 }
 

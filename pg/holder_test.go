@@ -51,7 +51,7 @@ func TestLease_DeadHolderIsReclaimedBeforeTTL(t *testing.T) {
 	// a's process dies: its sessions end, the keeper's among them.
 	killer := sideConn(t, a)
 	var ended bool
-	if err := killer.QueryRow(ctx, "SELECT pg_terminate_backend($1, 5000)", a.eng.keeper.conn.PgConn().PID()).Scan(&ended); err != nil || !ended {
+	if err := killer.QueryRow(ctx, "SELECT pg_terminate_backend($1, 5000)", keeperPID(&a.eng.keeper)).Scan(&ended); err != nil || !ended {
 		t.Fatalf("terminate the holder's session: %v, %v", ended, err)
 	}
 	if !acquire(b, "s", hb) {
@@ -84,4 +84,11 @@ func TestLease_DeadHolderIsReclaimedBeforeTTL(t *testing.T) {
 	if !reclaimed {
 		t.Error("a closed store's holder kept its lease for 5 s")
 	}
+}
+
+// keeperPID is the server process of a store's keeper connection.
+func keeperPID(k *keeper) uint32 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.conn.PgConn().PID()
 }

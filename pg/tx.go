@@ -197,6 +197,11 @@ func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 	if pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
 		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + pin}
 	}
+	return readTx(ctx, pool, opts, fn)
+}
+
+// readTx runs fn in one read transaction of pool, begun with opts.
+func readTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
@@ -557,15 +562,7 @@ func currentSchema(ctx context.Context, pool *pgxpool.Pool, pin string) (*string
 // up for anyone. Each statement still sees what is committed when it
 // starts, as a Read on the pool does.
 func pinnedRead(ctx context.Context, pool *pgxpool.Pool, pin string, fn func(pgx.Tx) error) error {
-	tx, err := pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin})
-	if err != nil {
-		return err
-	}
-	defer rollback(ctx, tx)
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return readTx(ctx, pool, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin}, fn)
 }
 
 // keepHolders begins the transaction a keeper's connection holds open
