@@ -60,7 +60,7 @@ func refTime(m map[string]any, k string) time.Time {
 }
 
 func testImportHermesFixture(t *testing.T, e Engine) {
-	dir := e.fixtureDir(t)
+	dir := e.fixtureInPlace(t)
 	ctx := t.Context()
 	var ref hermesReport
 	raw, err := os.ReadFile(filepath.Join(dir, "reference-report.json"))

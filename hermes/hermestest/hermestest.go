@@ -12,12 +12,15 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/internal/needs"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -69,6 +72,26 @@ func (e Engine) fixtureDir(t *testing.T) string {
 			t.Fatalf("Hermes fixture missing at %s (%v): CI must run the fixture test", dir, err)
 		}
 		t.Skipf("Hermes fixture not found at %s (%v): run from a checkout beside shared/, or set SESSIONDB_HERMES_FIXTURE", dir, err)
+	}
+	return dir
+}
+
+// fixtureInPlace is the fixture's directory for a test that imports it
+// where it lies. SQLite reads a WAL file through its -shm, so this user
+// must be able to open that for writing (nothing is written to it); where
+// not (a shared, root-owned fixture under another user), the import
+// refuses with ErrReadOnly, which the CLI's tests pin, and these tests
+// cannot run.
+func (e Engine) fixtureInPlace(t *testing.T) string {
+	t.Helper()
+	dir := e.fixtureDir(t)
+	f, err := os.OpenFile(filepath.Join(dir, "state.db-shm"), os.O_WRONLY, 0)
+	switch {
+	case err == nil:
+		f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		needs.Missing(t, "write access to the Hermes fixture's -shm ("+err.Error()+")",
+			"run as the fixture's owner (CI runs as root), or point SESSIONDB_HERMES_FIXTURE at a copy you own")
 	}
 	return dir
 }

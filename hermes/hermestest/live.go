@@ -96,7 +96,7 @@ func testImportHermesSkipsForeignIDs(t *testing.T, e Engine) {
 	if _, err := s.CreateSession(ctx, NewSession{ID: "cli-20261101-a2", Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := hermes.Import(ctx, s, filepath.Join(e.fixtureDir(t), "state.db"), hermes.Options{})
+	res, err := hermes.Import(ctx, s, filepath.Join(e.fixtureInPlace(t), "state.db"), hermes.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func testImportHermesRefusesOtherFiles(t *testing.T, e Engine) {
 // the job, and the store ends exactly as after one uninterrupted import.
 func testImportHermesResumes(t *testing.T, e Engine) {
 	ctx := t.Context()
-	src := filepath.Join(e.fixtureDir(t), "state.db")
+	src := filepath.Join(e.fixtureInPlace(t), "state.db")
 	s := e.Open(t)
 	stopped, cancel := context.WithCancel(ctx)
 	_, err := hermes.Import(stopped, s, src, hermes.Options{BatchMessages: 2, OnProgress: func(done, _ int64) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sessiondb/sessiondb/store"
@@ -86,12 +85,3 @@ func (l Latencies) Table() string {
 
 // Ms is d in milliseconds.
 func Ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// processCPU is the CPU time (user and system) this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
