@@ -531,6 +531,13 @@ func (a *appender) expire(batch []*appendRequest, cause error) []*appendRequest 
 			keep = append(keep, r)
 			continue
 		}
+		// The caller's own deadline came first: it is told so in its
+		// context's terms, even before the context's timer has fired
+		// (on a loaded machine it lags the clock).
+		if d, ok := r.ctx.Deadline(); ok && !now.Before(d) {
+			r.respond(appendResult{err: fmt.Errorf("%w (nothing was written)", context.DeadlineExceeded)})
+			continue
+		}
 		if lost, ok := cause.(*lostBeforeCommit); ok {
 			cause = lost.err
 		}
