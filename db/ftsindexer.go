@@ -54,6 +54,7 @@ type indexer struct {
 	done   chan struct{}
 	paused atomic.Bool // tests: leave the queue alone
 
+	bulk        atomic.Int32 // bulk loads under way (ftsbulk.go)
 	perRowNanos atomic.Int64 // moving average of a slice's writer time a row
 	slices      atomic.Uint64
 	rows        atomic.Uint64
@@ -146,6 +147,14 @@ func (w *writer) indexFailed(err error) {
 // queue was empty). With yield it first lets queued appends go, unless a
 // row has waited indexMaxLag.
 func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
+	return w.indexUpTo(ctx, yield, indexMaxSlice)
+}
+
+// indexUpTo is indexOnce taking at most maxRows changes when it does not
+// yield. A yielding slice during a bulk load (ftsbulk.go) waits until
+// bulkSliceRows are queued (or the oldest has waited bulkMaxLag) and
+// then takes that many: it returns 0 meanwhile.
+func (w *writer) indexUpTo(ctx context.Context, yield bool, maxRows int) (int, error) {
 	if err := w.halted(); err != nil {
 		return 0, err // writes are halted: no slice can commit
 	}
@@ -182,14 +191,22 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 			}
 		}
 	}
+	bulk := yield && w.ix.bulk.Load() > 0
+	if bulk && !bulkSliceDue(state.Queued, time.UnixMilli(state.OldestQueuedAt), time.Now()) {
+		w.unlock()
+		return 0, nil // gathering a bulk slice
+	}
 	if yield && w.standingAside(time.Now()) {
 		// Read under the lock, after the appends this slice let go
 		// first: one of them may have found the disk full.
 		w.unlock()
 		return 0, nil // writes go first (spaceshort.go)
 	}
-	limit := indexMaxSlice
-	if yield {
+	limit := maxRows
+	switch {
+	case bulk:
+		limit = bulkSliceRows
+	case yield:
 		limit = w.sliceLimit(time.Since(time.UnixMilli(state.OldestQueuedAt)))
 	}
 	var indexed int
@@ -199,8 +216,10 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 	committed := w.runAlone(r)
 	if committed > 0 && indexed > 0 {
 		// Counted before the lock goes, so that Stats, read after any
-		// later write, includes every slice committed before it.
-		w.ix.noteSlice(indexed, time.Since(now))
+		// later write, includes every slice committed before it. A
+		// slice larger than a yielding one costs less a row: it would
+		// make the next yielding slices too large for their budget.
+		w.ix.noteSlice(indexed, time.Since(now), limit <= indexMaxSlice)
 	}
 	w.unlock()
 
@@ -221,10 +240,13 @@ func (w *writer) indexOnce(ctx context.Context, yield bool) (int, error) {
 }
 
 // noteSlice counts a committed slice of n rows that held the writer for
-// held, and updates the moving average of a row's cost.
-func (ix *indexer) noteSlice(n int, held time.Duration) {
+// held and, with average, updates the moving average of a row's cost.
+func (ix *indexer) noteSlice(n int, held time.Duration, average bool) {
 	ix.slices.Add(1)
 	ix.rows.Add(uint64(n))
+	if !average {
+		return
+	}
 	perRow := int64(held) / int64(n)
 	if old := ix.perRowNanos.Load(); old > 0 {
 		perRow = (3*old + perRow) / 4

@@ -91,6 +91,23 @@ func (s *Store) ArchiveSessions(ctx context.Context, f BulkFilter, o BulkOptions
 	return s.Store.ArchiveSessions(ctx, f, o)
 }
 
+// BulkLoad runs load, which writes many messages in a row (history
+// brought in from elsewhere through AppendMessages, say), with the engine
+// told that a bulk load is under way; Import, `sessiondb copy` and the
+// Hermes import run inside it already. It changes no write's contract:
+// every append still commits durably when it returns, is found by the
+// next Search and counted on its session. What changes is derived work:
+// SQLite indexes the new messages in large transactions (about half the
+// CPU a message: docs/PERFORMANCE.md, "Bulk load") and, before BulkLoad
+// returns, indexes what is left, unless ctx ends or another process holds
+// the write lock (its background indexer then finishes). Meanwhile other
+// callers' appends may wait longer (up to one large indexing transaction)
+// and searches read up to a few thousand not-yet-indexed messages. On
+// PostgreSQL it only runs load. It returns load's error.
+func (s *Store) BulkLoad(ctx context.Context, load func(ctx context.Context) error) error {
+	return s.Store.BulkLoad(ctx, load)
+}
+
 // ClearConversation deletes every message and command receipt of the
 // conversation sessionID belongs to — each session of its lineage, root
 // to compression tip — in one transaction, and keeps the sessions: their

@@ -127,18 +127,23 @@ func Import(ctx context.Context, s *store.Store, path string, o Options) (Result
 		}
 	}
 	progress(0)
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return res, opErr(op, "", err)
+	// A bulk load: the store indexes the messages in large transactions
+	// and has caught up when it returns (store.BulkLoad).
+	err = s.BulkLoad(ctx, func(ctx context.Context) error {
+		for _, id := range ids {
+			if err := ctx.Err(); err != nil {
+				return opErr(op, "", err)
+			}
+			if err := w.session(ctx, src, id, o.BatchMessages, progress); err != nil {
+				return opErr(op, id, err)
+			}
 		}
-		if err := w.session(ctx, src, id, o.BatchMessages, progress); err != nil {
-			return res, opErr(op, id, err)
-		}
-	}
-	detached, err := s.LinkForeign(ctx, hermesOrigin, w.pending)
-	res.Detached += detached
+		detached, err := s.LinkForeign(ctx, hermesOrigin, w.pending)
+		res.Detached += detached
+		return opErr(op, "", err)
+	})
 	if err != nil {
-		return res, opErr(op, "", err)
+		return res, err
 	}
 	if err := w.meta(ctx, src); err != nil {
 		return res, opErr(op, "", err)

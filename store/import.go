@@ -131,15 +131,15 @@ func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (Impor
 			ErrInvalidInput, problems, v.errs[0]))
 	}
 	w := importWriter{s: s, src: spool, maxLine: o.MaxRecordBytes, total: size, progress: o.OnProgress, res: &res}
-	for _, b := range v.blocks {
-		if err := w.block(ctx, b); err != nil {
-			return res, opErr(op, b.id, err)
+	err = s.BulkLoad(ctx, func(ctx context.Context) error {
+		for _, b := range v.blocks {
+			if err := w.block(ctx, b); err != nil {
+				return opErr(op, b.id, err)
+			}
 		}
-	}
-	if err := w.link(ctx); err != nil {
-		return res, opErr(op, "", err)
-	}
-	return res, nil
+		return opErr(op, "", w.link(ctx))
+	})
+	return res, err
 }
 
 // importBlock is one session's lines in the source: [start, end).

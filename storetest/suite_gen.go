@@ -30,6 +30,7 @@ var suite = []struct {
 	{"BackfillRepoRoots", testBackfillRepoRoots},
 	{"BillingRoute_FirstAccountedThenExplicit", func(t *testing.T, e Engine) { testBillingRoute_FirstAccountedThenExplicit(t, e.Open) }},
 	{"BulkFilterBySession", testBulkFilterBySession},
+	{"BulkLoad_AppendsStayFreshCountedAndFound", func(t *testing.T, e Engine) { testBulkLoad_AppendsStayFreshCountedAndFound(t, e.Open) }},
 	{"BulkResumable", testBulkResumable},
 	{"ClaimHandoff_Race", func(t *testing.T, e Engine) { testClaimHandoff_Race(t, e.Open) }},
 	{"ClearConversation", func(t *testing.T, e Engine) { testClearConversation(t, e.Open) }},

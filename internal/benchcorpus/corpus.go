@@ -28,6 +28,12 @@ var Queries = []string{
 // (about n/100 sessions), each session one AppendMessages batch (at most
 // 500 messages). The same n gives the same rows on every engine.
 func Fill(ctx context.Context, s *store.Store, n int) error {
+	return FillBatches(ctx, s, n, 500)
+}
+
+// FillBatches is Fill with at most batchSize messages per AppendMessages
+// call; the rows are Fill's whatever the batch size.
+func FillBatches(ctx context.Context, s *store.Store, n, batchSize int) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := NewWords(rng)
 	sources := []string{"cli", "gateway", "cron", "telegram"}
@@ -37,7 +43,7 @@ func Fill(ctx context.Context, s *store.Store, n int) error {
 			return err
 		}
 		size := min(n-written, 40+rng.IntN(121))
-		batch := make([]store.NewMessage, 0, 500)
+		batch := make([]store.NewMessage, 0, batchSize)
 		for j := range size {
 			batch = append(batch, words.Message(rng, j))
 			if len(batch) == cap(batch) || j == size-1 {
