@@ -86,7 +86,8 @@ func (r Result) NothingNew() bool {
 // session's end and grown usage. A session whose id the store already uses
 // for one of its own is skipped whole. Work is committed in batches, so a
 // run stopped half-way (a crash, ctx) resumes where it left off when run
-// again.
+// again. The writes are a bulk load (store.BulkLoad): on SQLite the search
+// index has caught up when Import returns.
 //
 // Hermes's Unix-second timestamps become milliseconds. A child's kind
 // follows Hermes's rules (compression continuations, delegates for

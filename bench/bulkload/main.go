@@ -38,6 +38,7 @@ func main() {
 	dir := flag.String("dir", os.TempDir(), "directory for the store (DIR/bulk.db, replaced)")
 	bulk := flag.Bool("bulk", false, "fill inside Store.BulkLoad")
 	manual := flag.Bool("manual", false, "Options.ManualIndexing: index only at the end")
+	importFile := flag.String("import", "", "instead of AppendMessages, Import this export file (sessiondb export)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the fill and catch-up here")
 	flag.Parse()
 	ctx := context.Background()
@@ -60,6 +61,18 @@ func main() {
 	fill := func(ctx context.Context) error { return benchcorpus.FillBatches(ctx, s.Store, *n, *batch) }
 	var lag time.Duration
 	start, cpu0 := time.Now(), cpuTime()
+	if *importFile != "" {
+		f, ferr := os.Open(*importFile)
+		if ferr != nil {
+			log.Fatal(ferr)
+		}
+		fill = func(ctx context.Context) error {
+			defer f.Close()
+			res, err := s.Import(ctx, f, db.ImportOptions{})
+			*n = int(res.Messages)
+			return err
+		}
+	}
 	if *bulk {
 		b, ok := any(s).(bulkLoader)
 		if !ok {
