@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
@@ -104,13 +103,6 @@ func main() {
 }
 
 func us(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) }
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // peakRSS is the process's VmHWM from /proc/self/status.
 func peakRSS() string {
