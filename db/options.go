@@ -86,10 +86,12 @@ type Options struct {
 	// NotAStoreError and left as it was.
 	ExistingOnly bool
 	// ManualIndexing runs no background indexer: new messages stay
-	// queued for the full-text index until IndexNow, Close or the next
-	// Open indexes them, and Search finds them meanwhile all the same. For
-	// a bulk load that indexes once at the end, and for harnesses that
-	// count every write and fsync a store makes.
+	// queued for the full-text index until IndexNow, the end of a
+	// BulkLoad, Close or the next Open indexes them, and Search finds them
+	// meanwhile all the same. For harnesses that count every write and
+	// fsync a store makes (a bulk load wants BulkLoad instead: it indexes
+	// as it goes, in large slices, so searches meanwhile read few queued
+	// rows).
 	ManualIndexing bool
 	// Logger receives warnings (maintenance failures, lock holders). Default
 	// slog.Default().
