@@ -121,14 +121,31 @@ type messageRecord struct {
 	UID         string `json:"uid,omitempty"`
 }
 
+// usageRecord is one (model, task, billing route) row of a session. The
+// billing fields were added within version 1, as optional fields: a file
+// written before them reads as rows of no route (which is what it could
+// hold only when the store kept one route per model), and a reader that
+// predates them refuses a file that has them by name.
 type usageRecord struct {
 	Type      string `json:"type"`
 	SessionID string `json:"session_id"`
 	Model     string `json:"model"`
 	Task      string `json:"task"`
 	usageFields
-	FirstSeenAt int64 `json:"first_seen_at"`
-	LastSeenAt  int64 `json:"last_seen_at"`
+	FirstSeenAt     int64  `json:"first_seen_at"`
+	LastSeenAt      int64  `json:"last_seen_at"`
+	BillingProvider string `json:"billing_provider,omitempty"`
+	BillingBaseURL  string `json:"billing_base_url,omitempty"`
+	BillingMode     string `json:"billing_mode,omitempty"`
+	CostStatus      string `json:"cost_status,omitempty"`
+	CostSource      string `json:"cost_source,omitempty"`
+}
+
+// usageKey is the row a usage record names within its session.
+type usageKey struct{ model, task, provider, baseURL, mode string }
+
+func (r *usageRecord) key() usageKey {
+	return usageKey{r.Model, r.Task, r.BillingProvider, r.BillingBaseURL, r.BillingMode}
 }
 
 func sessionRecordFromRow(r driver.Session) sessionRecord {
@@ -280,6 +297,10 @@ func (r *messageRecord) fill(parts []Part) error {
 
 func (r *usageRecord) check() error {
 	if err := firstErr(rules.CheckLabel("model", r.Model), rules.CheckLabel("task", r.Task)); err != nil {
+		return err
+	}
+	if err := checkUsageBilling(Billing{Provider: r.BillingProvider, BaseURL: r.BillingBaseURL, Mode: r.BillingMode,
+		CostStatus: r.CostStatus, CostSource: r.CostSource}); err != nil {
 		return err
 	}
 	return r.usage().Validate()
