@@ -16,7 +16,8 @@ import (
 // routes keeps a row per (model, task, route), main loop and auxiliary
 // task alike, as the reference store does (issue 34 item 8). The session's
 // totals and UsageTotals' per-model rows are the sums, as before; an export
-// carries each route and an import into another store keeps them.
+// carries each route, and the session's own, and an import into another
+// store keeps them.
 func testUsage_OneRowPerBillingRoute(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
@@ -76,6 +77,12 @@ func testUsage_OneRowPerBillingRoute(t *testing.T, open Opener) {
 	}
 	if total2 != total {
 		t.Errorf("totals after export and import = %+v, want %+v", total2, total)
+	}
+	// The session's own route (the last accounted call's) travels too.
+	before, _ := s.Session(ctx, "r")
+	after, err := other.Session(ctx, "r")
+	if err != nil || after.Billing != before.Billing || before.Billing != (Billing{Provider: "anthropic", Mode: "subscription"}) {
+		t.Errorf("session billing after export and import = %+v (%v), before %+v, want anthropic subscription", after.Billing, err, before.Billing)
 	}
 
 	// One route twice in one session's records is refused by name.

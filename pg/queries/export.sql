@@ -28,7 +28,8 @@ INSERT INTO sessions (
     id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
     cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
-    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version
 ) VALUES (
     sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind),
     sqlc.narg(user_id), sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
@@ -37,7 +38,9 @@ INSERT INTO sessions (
     sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
     sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
     sqlc.arg(archived), sqlc.arg(pinned), sqlc.arg(hidden), sqlc.narg(last_read_at),
-    sqlc.arg(rewind_count), sqlc.narg(delegated_from)
+    sqlc.arg(rewind_count), sqlc.narg(delegated_from), sqlc.narg(billing_provider),
+    sqlc.narg(billing_base_url), sqlc.narg(billing_mode), sqlc.narg(cost_status), sqlc.narg(cost_source),
+    sqlc.narg(pricing_version)
 ) ON CONFLICT (id) DO NOTHING;
 
 -- name: MessageImport :one

@@ -915,6 +915,12 @@ type SessionImportParams struct {
 	LastReadAt       *int64
 	RewindCount      int64
 	DelegatedFrom    *string
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+	PricingVersion   *string
 }
 
 type SessionInsertParams struct {

@@ -359,7 +359,8 @@ INSERT INTO sessions (
     id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
     cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
-    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8,
@@ -368,7 +369,9 @@ INSERT INTO sessions (
     $17, $18, $19,
     $20, $21, $22,
     $23, $24, $25, $26,
-    $27, $28
+    $27, $28, $29,
+    $30, $31, $32, $33,
+    $34
 ) ON CONFLICT (id) DO NOTHING
 `
 
@@ -401,6 +404,12 @@ type SessionImportParams struct {
 	LastReadAt       *int64
 	RewindCount      int64
 	DelegatedFrom    *string
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+	PricingVersion   *string
 }
 
 func (q *Queries) SessionImport(ctx context.Context, db DBTX, arg SessionImportParams) (int64, error) {
@@ -433,6 +442,12 @@ func (q *Queries) SessionImport(ctx context.Context, db DBTX, arg SessionImportP
 		arg.LastReadAt,
 		arg.RewindCount,
 		arg.DelegatedFrom,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.CostStatus,
+		arg.CostSource,
+		arg.PricingVersion,
 	)
 	if err != nil {
 		return 0, err
