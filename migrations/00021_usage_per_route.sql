@@ -12,7 +12,8 @@
 -- as schema.sql has it, which a rename of a new table would not: SQLite
 -- quotes a renamed table's name), every row copied (NULL route fields as
 -- ''; rows are unique per (session, model, task) before, so per route too),
--- the old table dropped with its index, and the index made again.
+-- the old table dropped with its index, and the index made again. The
+-- columns keep their order (PostgreSQL's ALTER keeps it too).
 --
 -- Down merges a session's rows of one (model, task) back into one: the
 -- counters and costs summed, seen times widened, and the billing fields of
@@ -26,9 +27,6 @@ CREATE TABLE session_model_usage (
     session_id         TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     model              TEXT    NOT NULL DEFAULT '',
     task               TEXT    NOT NULL DEFAULT '',
-    billing_provider   TEXT    NOT NULL DEFAULT '',
-    billing_base_url   TEXT    NOT NULL DEFAULT '',
-    billing_mode       TEXT    NOT NULL DEFAULT '',
     input_tokens       INTEGER NOT NULL DEFAULT 0,
     output_tokens      INTEGER NOT NULL DEFAULT 0,
     cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
@@ -39,6 +37,9 @@ CREATE TABLE session_model_usage (
     actual_cost_usd    REAL    NOT NULL DEFAULT 0,
     first_seen_at      INTEGER NOT NULL,
     last_seen_at       INTEGER NOT NULL,
+    billing_provider   TEXT    NOT NULL DEFAULT '',
+    billing_base_url   TEXT    NOT NULL DEFAULT '',
+    billing_mode       TEXT    NOT NULL DEFAULT '',
     cost_status        TEXT,
     cost_source        TEXT,
     PRIMARY KEY (session_id, model, task, billing_provider, billing_base_url, billing_mode)

@@ -171,9 +171,6 @@ type SessionModelUsage struct {
 	SessionID        string
 	Model            string
 	Task             string
-	BillingProvider  string
-	BillingBaseUrl   string
-	BillingMode      string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -184,6 +181,9 @@ type SessionModelUsage struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	CostStatus       *string
 	CostSource       *string
 }
