@@ -148,8 +148,13 @@
 //   - [Store.TouchActivity] (monotonic) and [Store.ClearActivityLabels]
 //     wait only [Options].ActivityPatience (500 ms): a heartbeat never
 //     stalls a turn.
-//   - [Store.RecordUsage], [Store.SessionUsage], [Store.UsageTotals]:
-//     token and cost counters per session and per (model, task).
+//   - [Store.RecordUsage], [Store.SessionUsage], [Store.UsageTotals],
+//     [Store.UsageByProvider], [Store.DelegationTreeUsage]: token and cost
+//     counters per session and per (model, task, billing route); a
+//     session's route follows its last accounted call; implausible figures
+//     (above [MaxUsageCostUSD] or [MaxUsageCount], negative, NaN) are
+//     refused with [ErrInvalidInput]; a delegation tree's usage is summed
+//     from any of its sessions.
 //
 // # Concurrency and durability
 //

@@ -88,6 +88,7 @@ type (
 	Summarizer               = store.Summarizer
 	TitleInUseError          = store.TitleInUseError
 	TitleRank                = store.TitleRank
+	TreeUsage                = store.TreeUsage
 	ToolCall                 = store.ToolCall
 	TurnOutcome              = store.TurnOutcome
 	TurnResult               = store.TurnResult
@@ -127,6 +128,8 @@ const (
 	MaxParts                  = store.MaxParts
 	MaxSearchContext          = store.MaxSearchContext
 	MaxSearchLimit            = store.MaxSearchLimit
+	MaxUsageCostUSD           = store.MaxUsageCostUSD
+	MaxUsageCount             = store.MaxUsageCount
 	PartFile                  = store.PartFile
 	PartImage                 = store.PartImage
 	PartReasoning             = store.PartReasoning

@@ -56,6 +56,26 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapDriverError(err)
 }
 
+func (e executor) DelegationTreeMembers(ctx context.Context, root string) ([]string, error) {
+	r, err := queries.DelegationTreeMembers(ctx, e.db, root)
+	return r, mapDriverError(err)
+}
+
+func (e executor) DelegationTreeModelUsage(ctx context.Context, root string) ([]driver.DelegationTreeModelUsageRow, error) {
+	r, err := queries.DelegationTreeModelUsage(ctx, e.db, root)
+	return rowcast.Same[gen.DelegationTreeModelUsageRow, driver.DelegationTreeModelUsageRow](r), mapDriverError(err)
+}
+
+func (e executor) DelegationTreeRoot(ctx context.Context, id string) (string, error) {
+	r, err := queries.DelegationTreeRoot(ctx, e.db, id)
+	return r, mapDriverError(err)
+}
+
+func (e executor) DelegationTreeUsage(ctx context.Context, root string) (driver.DelegationTreeUsageRow, error) {
+	r, err := queries.DelegationTreeUsage(ctx, e.db, root)
+	return driver.DelegationTreeUsageRow(r), mapDriverError(err)
+}
+
 func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
 	r, err := queries.ForeignMessageInsert(ctx, e.db, gen.ForeignMessageInsertParams(arg))
 	return r, mapDriverError(err)
@@ -250,11 +270,6 @@ func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddPar
 	return mapDriverError(queries.ModelUsageAdd(ctx, e.db, gen.ModelUsageAddParams(arg)))
 }
 
-func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBillingBySessionRow, error) {
-	r, err := queries.ModelUsageBillingBySession(ctx, e.db, sessionID)
-	return rowcast.Same[gen.ModelUsageBillingBySessionRow, driver.ModelUsageBillingBySessionRow](r), mapDriverError(err)
-}
-
 func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBySessionRow, error) {
 	r, err := queries.ModelUsageBySession(ctx, e.db, sessionID)
 	return rowcast.Same[gen.ModelUsageBySessionRow, driver.ModelUsageBySessionRow](r), mapDriverError(err)
@@ -286,11 +301,6 @@ func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.Sessio
 
 func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, error) {
 	r, err := queries.SessionAncestors(ctx, e.db, id)
-	return r, mapDriverError(err)
-}
-
-func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
-	r, err := queries.SessionBillingRouteFill(ctx, e.db, gen.SessionBillingRouteFillParams(arg))
 	return r, mapDriverError(err)
 }
 
@@ -654,12 +664,12 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 // rowcast.Same reuse a slice of one as a slice of the other.
 var (
 	_ = driver.CommandReceipt(gen.CommandReceipt{})
+	_ = driver.DelegationTreeModelUsageRow(gen.DelegationTreeModelUsageRow{})
 	_ = driver.Message(gen.Message{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})
 	_ = driver.MessagesHoldingTextRow(gen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(gen.ModelSwitch{})
-	_ = driver.ModelUsageBillingBySessionRow(gen.ModelUsageBillingBySessionRow{})
 	_ = driver.ModelUsageBySessionRow(gen.ModelUsageBySessionRow{})
 	_ = driver.ModelUsageTotalsRow(gen.ModelUsageTotalsRow{})
 	_ = driver.Session(gen.Session{})

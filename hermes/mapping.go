@@ -423,15 +423,17 @@ func parseHermesToolCalls(text string) (calls []store.ToolCall, extra int64, ok 
 	return calls, extra, true
 }
 
-// foreignUsage is a source session's per-model usage, keyed as sessiondb
-// keys it: (model, task).
+// mapHermesUsage maps a source session's usage rows, keyed as both stores
+// key them: (model, task, billing route). Hermes keeps a row per route and
+// so does sessiondb: each route is its own row. Rows of one key (a legacy
+// file whose primary key had no task or route) are summed into one.
 func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tally) []store.ForeignUsage {
-	type key struct{ model, task string }
+	type key struct{ model, task, provider, baseURL, mode string }
 	var order []key
 	by := map[key]*store.ForeignUsage{}
 	for _, r := range rows {
 		unmapped(lost, "session_model_usage", r, hermesUsageMapped, nil)
-		k := key{r.str("model"), r.str("task")}
+		k := key{r.str("model"), r.str("task"), r.str("billing_provider"), r.str("billing_base_url"), r.str("billing_mode")}
 		first, last := r.millis("first_seen"), r.millis("last_seen")
 		if first == nil {
 			first = &started
@@ -443,16 +445,11 @@ func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tall
 		if !seen {
 			p = &store.ForeignUsage{SessionID: sessionID, Model: k.model, Task: k.task,
 				FirstSeenAt: *first, LastSeenAt: *last,
-				BillingProvider: rules.Ptr(r.str("billing_provider")), BillingBaseUrl: rules.Ptr(r.str("billing_base_url")),
-				BillingMode: rules.Ptr(r.str("billing_mode")), CostStatus: rules.Ptr(r.str("cost_status")),
-				CostSource: rules.Ptr(r.str("cost_source"))}
+				BillingProvider: k.provider, BillingBaseUrl: k.baseURL, BillingMode: k.mode,
+				CostStatus: rules.Ptr(r.str("cost_status")), CostSource: rules.Ptr(r.str("cost_source"))}
 			by[k] = p
 			order = append(order, k)
 		} else {
-			// Hermes splits a model's usage by billing route; sessiondb
-			// keeps one row per model and task: the figures are summed, the
-			// first route's billing fields kept.
-			lost.add("session_model_usage(billing route merged)", 1)
 			p.FirstSeenAt, p.LastSeenAt = min(p.FirstSeenAt, *first), max(p.LastSeenAt, *last)
 		}
 		p.InputTokens += nonNeg(r.int("input_tokens"))
@@ -473,8 +470,9 @@ func mapHermesUsage(rows []hermesRow, sessionID string, started int64, lost tall
 
 func nonNeg(n int64) int64 { return max(n, 0) }
 
-// cost keeps a finite, non-negative dollar figure (0 otherwise), as
-// RecordUsage would insist.
+// cost keeps a plausible dollar figure — finite, between 0 and
+// store.MaxUsageCostUSD, as RecordUsage insists — and 0 otherwise, as the
+// reference store's own gate turns an implausible estimate into 0.
 func cost(f float64) float64 {
 	if (store.Usage{EstimatedCostUSD: f}).Validate() != nil {
 		return 0

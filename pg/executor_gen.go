@@ -59,6 +59,26 @@ func (e executor) CompressionLockInsert(ctx context.Context, arg driver.Compress
 	return r, mapError(err)
 }
 
+func (e executor) DelegationTreeMembers(ctx context.Context, root string) ([]string, error) {
+	r, err := e.q.DelegationTreeMembers(ctx, e.db, root)
+	return r, mapError(err)
+}
+
+func (e executor) DelegationTreeModelUsage(ctx context.Context, root string) ([]driver.DelegationTreeModelUsageRow, error) {
+	r, err := e.q.DelegationTreeModelUsage(ctx, e.db, root)
+	return rowcast.Same[pggen.DelegationTreeModelUsageRow, driver.DelegationTreeModelUsageRow](r), mapError(err)
+}
+
+func (e executor) DelegationTreeRoot(ctx context.Context, id string) (string, error) {
+	r, err := e.q.DelegationTreeRoot(ctx, e.db, id)
+	return r, mapError(err)
+}
+
+func (e executor) DelegationTreeUsage(ctx context.Context, root string) (driver.DelegationTreeUsageRow, error) {
+	r, err := e.q.DelegationTreeUsage(ctx, e.db, root)
+	return driver.DelegationTreeUsageRow(r), mapError(err)
+}
+
 func (e executor) ForeignMessageInsert(ctx context.Context, arg driver.ForeignMessageInsertParams) (int64, error) {
 	r, err := e.q.ForeignMessageInsert(ctx, e.db, pggen.ForeignMessageInsertParams(arg))
 	return r, mapError(err)
@@ -253,11 +273,6 @@ func (e executor) ModelUsageAdd(ctx context.Context, arg driver.ModelUsageAddPar
 	return mapError(e.q.ModelUsageAdd(ctx, e.db, pggen.ModelUsageAddParams(arg)))
 }
 
-func (e executor) ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBillingBySessionRow, error) {
-	r, err := e.q.ModelUsageBillingBySession(ctx, e.db, sessionID)
-	return rowcast.Same[pggen.ModelUsageBillingBySessionRow, driver.ModelUsageBillingBySessionRow](r), mapError(err)
-}
-
 func (e executor) ModelUsageBySession(ctx context.Context, sessionID string) ([]driver.ModelUsageBySessionRow, error) {
 	r, err := e.q.ModelUsageBySession(ctx, e.db, sessionID)
 	return rowcast.Same[pggen.ModelUsageBySessionRow, driver.ModelUsageBySessionRow](r), mapError(err)
@@ -289,11 +304,6 @@ func (e executor) SessionAddMessageCounts(ctx context.Context, arg driver.Sessio
 
 func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, error) {
 	r, err := e.q.SessionAncestors(ctx, e.db, id)
-	return r, mapError(err)
-}
-
-func (e executor) SessionBillingRouteFill(ctx context.Context, arg driver.SessionBillingRouteFillParams) (int64, error) {
-	r, err := e.q.SessionBillingRouteFill(ctx, e.db, pggen.SessionBillingRouteFillParams(arg))
 	return r, mapError(err)
 }
 
@@ -657,12 +667,12 @@ func (e executor) UsageTotals(ctx context.Context, arg driver.UsageTotalsParams)
 // rowcast.Same reuse a slice of one as a slice of the other.
 var (
 	_ = driver.CommandReceipt(pggen.CommandReceipt{})
+	_ = driver.DelegationTreeModelUsageRow(pggen.DelegationTreeModelUsageRow{})
 	_ = driver.Message(pggen.Message{})
 	_ = driver.MessageContextAfterRow(pggen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(pggen.MessageContextBeforeRow{})
 	_ = driver.MessagesHoldingTextRow(pggen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(pggen.ModelSwitch{})
-	_ = driver.ModelUsageBillingBySessionRow(pggen.ModelUsageBillingBySessionRow{})
 	_ = driver.ModelUsageBySessionRow(pggen.ModelUsageBySessionRow{})
 	_ = driver.ModelUsageTotalsRow(pggen.ModelUsageTotalsRow{})
 	_ = driver.Session(pggen.Session{})

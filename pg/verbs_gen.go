@@ -870,49 +870,70 @@ func (s *Store) SessionByTitle(ctx context.Context, userID, title string) (store
 	return s.Store.SessionByTitle(ctx, userID, title)
 }
 
+// DelegationTreeUsage sums the usage of the delegation tree id belongs to,
+// from any of its sessions: a sub-agent's spending counts toward the
+// conversation that delegated to it, as the reference store's delegation
+// rollup does. One snapshot, so the sums and the member list agree. A
+// cycle in the parent links ends the walk (each session counted once); an
+// unknown session gives ErrNotFound.
+func (s *Store) DelegationTreeUsage(ctx context.Context, id string) (store.TreeUsage, error) {
+	return s.Store.DelegationTreeUsage(ctx, id)
+}
+
 // RecordUsage records token and cost usage on a session, in one
 // transaction:
 //
 //   - a main-loop delta (Task "", Absolute false) is added to the session's
-//     totals and to its (model, task) row;
+//     totals and to its (model, task, billing route) row: one model used
+//     through two routes keeps a row per route, as the reference store
+//     does; a report naming no route is counted under no route, never
+//     under a route it did not name;
 //   - an absolute report (Absolute true) sets the session's totals and
 //     writes no per-model row: the totals of a provider that reports
 //     cumulative figures cannot be split by model;
-//   - an auxiliary task's delta (Task set) is added to its (model, task)
-//     row only — the session's totals count the main loop alone;
+//   - an auxiliary task's delta (Task set) is added to its (model, task,
+//     route) row only — the session's totals count the main loop alone;
 //   - a main-loop report naming a Model gives a session that has no model
-//     yet that model (Session.Model); a set model is never changed here;
-//   - likewise the first main-loop report with a billing route (provider,
-//     base URL, mode) gives a session without one that route
-//     (Session.Billing): the first-accounted rule. SetBillingRoute
-//     changes it explicitly.
+//     yet that model (Session.Model); a set model is never changed here
+//     (SetModel changes it, and records the switch);
+//   - the session's billing route (Session.Billing: provider, base URL,
+//     mode) follows the latest main-loop report that carried usage and
+//     named a route: all three fields replaced together, so a route is
+//     never half one provider's and half another's. A report without
+//     usage (every figure zero), or naming no route, or an auxiliary
+//     task's, leaves it. SetBillingRoute sets it explicitly, until the
+//     next such report. (The 2026-07 reference kept the first route; its
+//     newest version follows the latest, and sessiondb with it.)
 //
-// An absolute report for an auxiliary task, negative counts and costs that
-// are negative, NaN or infinite give ErrInvalidInput; an unknown session
-// gives ErrNotFound and records nothing.
+// An absolute report for an auxiliary task, and implausible figures (see
+// Usage.Validate: negative, NaN or infinite, above MaxUsageCostUSD or
+// MaxUsageCount) give ErrInvalidInput and record nothing; an unknown
+// session gives ErrNotFound and records nothing.
 func (s *Store) RecordUsage(ctx context.Context, id string, u store.UsageUpdate) error {
 	return s.Store.RecordUsage(ctx, id, u)
 }
 
 // SetBillingRoute sets the session's billing route — provider, base URL
 // and mode; an empty field clears it — as when the caller switches
-// provider mid-session. Usage rows keep the routes they were accounted
-// under. Cost status, cost source and pricing version are not part of the
+// provider mid-session. The next main-loop report that carries usage and
+// names a route sets it again (RecordUsage). Usage rows keep the routes
+// they were accounted under. Cost status, cost source and pricing version are not part of the
 // route and are refused here (ErrInvalidInput); an unknown session gives
 // ErrNotFound.
 func (s *Store) SetBillingRoute(ctx context.Context, id string, b store.Billing) error {
 	return s.Store.SetBillingRoute(ctx, id, b)
 }
 
-// SessionUsage returns the session's main-loop totals and its per-(model,
-// task) rows, ordered by model then task. An unknown session gives
-// ErrNotFound.
+// SessionUsage returns the session's main-loop totals and its rows, one
+// per (model, task, billing route), ordered by model, task, then route
+// (provider, base URL, mode). An unknown session gives ErrNotFound.
 func (s *Store) SessionUsage(ctx context.Context, id string) (store.Usage, []store.ModelUsage, error) {
 	return s.Store.SessionUsage(ctx, id)
 }
 
 // UsageTotals sums usage across the sessions f selects: the main-loop
-// totals, and one row per (model, task) ordered by model then task.
+// totals, and one row per (model, task) ordered by model then task, each
+// summing the model's billing routes (UsageByProvider splits by provider).
 func (s *Store) UsageTotals(ctx context.Context, f store.UsageFilter) (store.Usage, []store.ModelUsage, error) {
 	return s.Store.UsageTotals(ctx, f)
 }

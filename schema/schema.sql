@@ -102,25 +102,6 @@ CREATE TABLE turn_leases (
 
 CREATE INDEX turn_leases_expires ON turn_leases (expires_at);
 
-CREATE TABLE session_model_usage (
-    session_id         TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    model              TEXT    NOT NULL DEFAULT '',
-    task               TEXT    NOT NULL DEFAULT '',
-    input_tokens       INTEGER NOT NULL DEFAULT 0,
-    output_tokens      INTEGER NOT NULL DEFAULT 0,
-    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
-    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-    reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
-    api_call_count     INTEGER NOT NULL DEFAULT 0,
-    estimated_cost_usd REAL    NOT NULL DEFAULT 0,
-    actual_cost_usd    REAL    NOT NULL DEFAULT 0,
-    first_seen_at      INTEGER NOT NULL,
-    last_seen_at       INTEGER NOT NULL, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT,
-    PRIMARY KEY (session_id, model, task)
-);
-
-CREATE INDEX session_model_usage_model ON session_model_usage (model);
-
 CREATE TABLE model_switches (
     id               INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id       TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
@@ -257,3 +238,27 @@ CREATE TABLE turn_observations (
     attention_turn_id    TEXT,
     attention_opened_at  INTEGER
 );
+
+CREATE TABLE session_model_usage (
+    session_id         TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    model              TEXT    NOT NULL DEFAULT '',
+    task               TEXT    NOT NULL DEFAULT '',
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+    api_call_count     INTEGER NOT NULL DEFAULT 0,
+    estimated_cost_usd REAL    NOT NULL DEFAULT 0,
+    actual_cost_usd    REAL    NOT NULL DEFAULT 0,
+    first_seen_at      INTEGER NOT NULL,
+    last_seen_at       INTEGER NOT NULL,
+    billing_provider   TEXT    NOT NULL DEFAULT '',
+    billing_base_url   TEXT    NOT NULL DEFAULT '',
+    billing_mode       TEXT    NOT NULL DEFAULT '',
+    cost_status        TEXT,
+    cost_source        TEXT,
+    PRIMARY KEY (session_id, model, task, billing_provider, billing_base_url, billing_mode)
+);
+
+CREATE INDEX session_model_usage_model ON session_model_usage (model);

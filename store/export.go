@@ -211,7 +211,9 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 				ReasoningTokens: u.ReasoningTokens, APICalls: u.ApiCallCount, EstimatedCostUSD: u.EstimatedCostUsd,
 				ActualCostUSD: u.ActualCostUsd},
-			FirstSeenAt: u.FirstSeenAt, LastSeenAt: u.LastSeenAt}); err != nil {
+			FirstSeenAt: u.FirstSeenAt, LastSeenAt: u.LastSeenAt,
+			BillingProvider: u.BillingProvider, BillingBaseURL: u.BillingBaseUrl, BillingMode: u.BillingMode,
+			CostStatus: rules.Str(u.CostStatus), CostSource: rules.Str(u.CostSource)}); err != nil {
 			return seq, err
 		}
 	}

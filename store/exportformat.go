@@ -63,6 +63,15 @@ type sessionRecord struct {
 	// (its parent gone: Session.DelegatedFrom); added within version 1,
 	// optional, and written only then.
 	DelegatedFrom string `json:"delegated_from,omitempty"`
+	// The session's billing (Session.Billing): its route, which follows the
+	// last accounted call, and how its cost is known. Added within version
+	// 1, optional, each written only when set.
+	BillingProvider string `json:"billing_provider,omitempty"`
+	BillingBaseURL  string `json:"billing_base_url,omitempty"`
+	BillingMode     string `json:"billing_mode,omitempty"`
+	CostStatus      string `json:"cost_status,omitempty"`
+	CostSource      string `json:"cost_source,omitempty"`
+	PricingVersion  string `json:"pricing_version,omitempty"`
 }
 
 // usageFields are the token and cost counters of a session or usage
@@ -121,14 +130,31 @@ type messageRecord struct {
 	UID         string `json:"uid,omitempty"`
 }
 
+// usageRecord is one (model, task, billing route) row of a session. The
+// billing fields were added within version 1, as optional fields: a file
+// written before them reads as rows of no route (which is what it could
+// hold only when the store kept one route per model), and a reader that
+// predates them refuses a file that has them by name.
 type usageRecord struct {
 	Type      string `json:"type"`
 	SessionID string `json:"session_id"`
 	Model     string `json:"model"`
 	Task      string `json:"task"`
 	usageFields
-	FirstSeenAt int64 `json:"first_seen_at"`
-	LastSeenAt  int64 `json:"last_seen_at"`
+	FirstSeenAt     int64  `json:"first_seen_at"`
+	LastSeenAt      int64  `json:"last_seen_at"`
+	BillingProvider string `json:"billing_provider,omitempty"`
+	BillingBaseURL  string `json:"billing_base_url,omitempty"`
+	BillingMode     string `json:"billing_mode,omitempty"`
+	CostStatus      string `json:"cost_status,omitempty"`
+	CostSource      string `json:"cost_source,omitempty"`
+}
+
+// usageKey is the row a usage record names within its session.
+type usageKey struct{ model, task, provider, baseURL, mode string }
+
+func (r *usageRecord) key() usageKey {
+	return usageKey{r.Model, r.Task, r.BillingProvider, r.BillingBaseURL, r.BillingMode}
 }
 
 func sessionRecordFromRow(r driver.Session) sessionRecord {
@@ -145,7 +171,10 @@ func sessionRecordFromRow(r driver.Session) sessionRecord {
 			ReasoningTokens: r.ReasoningTokens, APICalls: r.ApiCallCount, EstimatedCostUSD: r.EstimatedCostUsd,
 			ActualCostUSD: r.ActualCostUsd},
 		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
-		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: delegatedFrom}
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: delegatedFrom,
+		BillingProvider: rules.Str(r.BillingProvider), BillingBaseURL: rules.Str(r.BillingBaseUrl),
+		BillingMode: rules.Str(r.BillingMode), CostStatus: rules.Str(r.CostStatus), CostSource: rules.Str(r.CostSource),
+		PricingVersion: rules.Str(r.PricingVersion)}
 }
 
 func (r sessionRecord) importParams() driver.SessionImportParams {
@@ -159,7 +188,10 @@ func (r sessionRecord) importParams() driver.SessionImportParams {
 		CacheReadTokens: r.CacheReadTokens, CacheWriteTokens: r.CacheWriteTokens,
 		ReasoningTokens: r.ReasoningTokens, ApiCallCount: r.APICalls, EstimatedCostUsd: r.EstimatedCostUSD,
 		ActualCostUsd: r.ActualCostUSD, Archived: rules.B2I(r.Archived), Pinned: rules.B2I(r.Pinned), Hidden: rules.B2I(r.Hidden),
-		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: rules.Ptr(r.DelegatedFrom)}
+		LastReadAt: r.LastReadAt, RewindCount: r.RewindCount, DelegatedFrom: rules.Ptr(r.DelegatedFrom),
+		BillingProvider: rules.Ptr(r.BillingProvider), BillingBaseUrl: rules.Ptr(r.BillingBaseURL),
+		BillingMode: rules.Ptr(r.BillingMode), CostStatus: rules.Ptr(r.CostStatus), CostSource: rules.Ptr(r.CostSource),
+		PricingVersion: rules.Ptr(r.PricingVersion)}
 }
 
 // check validates a session record before anything is written.
@@ -179,6 +211,12 @@ func (r *sessionRecord) check() error {
 		{Name: "user id", Value: r.UserID},
 		{Name: "model", Value: r.Model},
 		{Name: "end reason", Value: r.EndReason},
+		{Name: "billing provider", Value: r.BillingProvider},
+		{Name: "billing base url", Value: r.BillingBaseURL},
+		{Name: "billing mode", Value: r.BillingMode},
+		{Name: "cost status", Value: r.CostStatus},
+		{Name: "cost source", Value: r.CostSource},
+		{Name: "pricing version", Value: r.PricingVersion},
 	}); err != nil {
 		return err
 	}
@@ -280,6 +318,10 @@ func (r *messageRecord) fill(parts []Part) error {
 
 func (r *usageRecord) check() error {
 	if err := firstErr(rules.CheckLabel("model", r.Model), rules.CheckLabel("task", r.Task)); err != nil {
+		return err
+	}
+	if err := checkUsageBilling(Billing{Provider: r.BillingProvider, BaseURL: r.BillingBaseURL, Mode: r.BillingMode,
+		CostStatus: r.CostStatus, CostSource: r.CostSource}); err != nil {
 		return err
 	}
 	return r.usage().Validate()

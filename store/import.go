@@ -312,7 +312,9 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					CacheReadTokens: rec.CacheReadTokens, CacheWriteTokens: rec.CacheWriteTokens,
 					ReasoningTokens: rec.ReasoningTokens, ApiCallCount: rec.APICalls,
 					EstimatedCostUsd: rec.EstimatedCostUSD, ActualCostUsd: rec.ActualCostUSD,
-					FirstSeenAt: rec.FirstSeenAt, LastSeenAt: rec.LastSeenAt}); err != nil {
+					FirstSeenAt: rec.FirstSeenAt, LastSeenAt: rec.LastSeenAt,
+					BillingProvider: rec.BillingProvider, BillingBaseUrl: rec.BillingBaseURL, BillingMode: rec.BillingMode,
+					CostStatus: rules.Ptr(rec.CostStatus), CostSource: rules.Ptr(rec.CostSource)}); err != nil {
 					return err
 				}
 			}

@@ -28,7 +28,7 @@ type blockState struct {
 	seq   int64
 	keys  map[string]bool // idempotency keys
 	pids  map[string]bool // platform message ids
-	usage map[[2]string]bool
+	usage map[usageKey]bool
 }
 
 func newImportValidator(o ImportOptions, maxBytes int64) *importValidator {
@@ -111,7 +111,7 @@ func (v *importValidator) check(lr *lineReader, line []byte) error {
 			v.titles[key] = rec.ID
 		}
 		v.blocks = append(v.blocks, importBlock{id: rec.ID, start: lr.start})
-		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, pids: map[string]bool{}, usage: map[[2]string]bool{}}
+		v.cur = &blockState{id: rec.ID, keys: map[string]bool{}, pids: map[string]bool{}, usage: map[usageKey]bool{}}
 		return nil
 	case "message":
 		var rec messageRecord
@@ -130,9 +130,10 @@ func (v *importValidator) check(lr *lineReader, line []byte) error {
 		if err := rec.check(); err != nil {
 			return v.fail(lr.line, err)
 		}
-		k := [2]string{rec.Model, rec.Task}
+		k := rec.key()
 		if v.cur.usage[k] {
-			return v.fail(lr.line, invalid("usage for model %q task %q appears twice", rec.Model, rec.Task))
+			return v.fail(lr.line, invalid("usage for model %q task %q billing route %q %q %q appears twice",
+				rec.Model, rec.Task, rec.BillingProvider, rec.BillingBaseURL, rec.BillingMode))
 		}
 		v.cur.usage[k] = true
 		return nil

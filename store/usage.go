@@ -34,25 +34,52 @@ func (u *Usage) Add(v Usage) {
 	u.ActualCostUSD += v.ActualCostUSD
 }
 
-// check refuses negative counts and costs that are negative, NaN or
-// infinite: one bad report would poison every total built on it.
+// The largest figures one report may carry (RecordUsage, and the usage of
+// an imported session or row): larger is not a measurement but a bug
+// upstream (a cost in micro-dollars sent as dollars, an uninitialised
+// float, the reference store's 1e179), and once added it would poison every
+// total built on it, for good. A million dollars is more than any one model
+// call or any one session costs; a trillion tokens (or calls) more than any
+// session holds, and far from where an int64 sum could wrap.
+const (
+	MaxUsageCostUSD = 1e6
+	MaxUsageCount   = 1_000_000_000_000
+)
+
 // Validate reports why RecordUsage would refuse u (an error matching
-// ErrInvalidInput), or nil when it would accept it.
+// ErrInvalidInput), or nil when it would accept it: a count that is
+// negative or above MaxUsageCount, a cost that is negative, NaN, infinite
+// or above MaxUsageCostUSD. The whole report is refused, its clean fields
+// too (the reference store drops the bad field and keeps the rest): the
+// caller learns its figures are wrong instead of a total that quietly
+// misses a part.
 func (u Usage) Validate() error {
-	for what, v := range map[string]int64{"input tokens": u.InputTokens, "output tokens": u.OutputTokens,
-		"cache read tokens": u.CacheReadTokens, "cache write tokens": u.CacheWriteTokens,
-		"reasoning tokens": u.ReasoningTokens, "api calls": u.APICalls} {
-		if v < 0 {
-			return invalid("negative %s (%d)", what, v)
+	for _, c := range []struct {
+		what string
+		v    int64
+	}{{"input tokens", u.InputTokens}, {"output tokens", u.OutputTokens},
+		{"cache read tokens", u.CacheReadTokens}, {"cache write tokens", u.CacheWriteTokens},
+		{"reasoning tokens", u.ReasoningTokens}, {"api calls", u.APICalls}} {
+		if c.v < 0 {
+			return invalid("negative %s (%d)", c.what, c.v)
+		}
+		if c.v > MaxUsageCount {
+			return invalid("%s (%d) above the most one report may carry (%d)", c.what, c.v, int64(MaxUsageCount))
 		}
 	}
-	for what, v := range map[string]float64{"estimated cost": u.EstimatedCostUSD, "actual cost": u.ActualCostUSD} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return invalid("%s must be a finite, non-negative number of dollars, got %v", what, v)
+	for _, c := range []struct {
+		what string
+		v    float64
+	}{{"estimated cost", u.EstimatedCostUSD}, {"actual cost", u.ActualCostUSD}} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 || c.v > MaxUsageCostUSD {
+			return invalid("%s must be a finite number of dollars between 0 and %g, got %v", c.what, float64(MaxUsageCostUSD), c.v)
 		}
 	}
 	return nil
 }
+
+// IsZero reports whether u counts nothing: no token, call or cost.
+func (u Usage) IsZero() bool { return u == Usage{} }
 
 // UsageUpdate is one report of usage for RecordUsage.
 type UsageUpdate struct {
@@ -64,45 +91,62 @@ type UsageUpdate struct {
 	Usage
 	// Absolute: Usage is the session's new main-loop totals, not a delta.
 	Absolute bool
-	// Billing is the route this usage is billed under (provider, base URL,
-	// mode, cost status and source), kept on its (model, task) row so
-	// UsageByProvider can sum by provider. A field left empty keeps what the
-	// row already has. PricingVersion is a session's and is refused here.
+	// Billing is the route this usage is billed under: provider, base URL
+	// and mode name its row (one per model, task and route; all three empty:
+	// the row of no route), so UsageByProvider can sum by provider. Cost
+	// status and source are kept on the row; left empty, the row keeps
+	// what it has. PricingVersion is a session's and is refused here.
 	Billing Billing
 }
 
-// ModelUsage is usage broken down by model and task (Task "" = main loop).
+// ModelUsage is usage broken down by model, task (Task "" = main loop) and
+// billing route.
 type ModelUsage struct {
 	Model string
 	Task  string
 	Usage
 	FirstSeen time.Time
 	LastSeen  time.Time
-	// Billing is the route the row's cost was computed under, when known
-	// (SessionUsage; UsageTotals sums across routes and leaves it empty).
+	// Billing is the route the row's usage was accounted under (provider,
+	// base URL, mode; SessionUsage adds the row's cost status and source).
+	// UsageTotals sums a model's routes into one row and leaves it empty.
 	Billing Billing
+}
+
+// route is b's billing route alone: provider, base URL and mode.
+func (b Billing) route() Billing {
+	return Billing{Provider: b.Provider, BaseURL: b.BaseURL, Mode: b.Mode}
 }
 
 // RecordUsage records token and cost usage on a session, in one
 // transaction:
 //
 //   - a main-loop delta (Task "", Absolute false) is added to the session's
-//     totals and to its (model, task) row;
+//     totals and to its (model, task, billing route) row: one model used
+//     through two routes keeps a row per route, as the reference store
+//     does; a report naming no route is counted under no route, never
+//     under a route it did not name;
 //   - an absolute report (Absolute true) sets the session's totals and
 //     writes no per-model row: the totals of a provider that reports
 //     cumulative figures cannot be split by model;
-//   - an auxiliary task's delta (Task set) is added to its (model, task)
-//     row only — the session's totals count the main loop alone;
+//   - an auxiliary task's delta (Task set) is added to its (model, task,
+//     route) row only — the session's totals count the main loop alone;
 //   - a main-loop report naming a Model gives a session that has no model
-//     yet that model (Session.Model); a set model is never changed here;
-//   - likewise the first main-loop report with a billing route (provider,
-//     base URL, mode) gives a session without one that route
-//     (Session.Billing): the first-accounted rule. SetBillingRoute
-//     changes it explicitly.
+//     yet that model (Session.Model); a set model is never changed here
+//     (SetModel changes it, and records the switch);
+//   - the session's billing route (Session.Billing: provider, base URL,
+//     mode) follows the latest main-loop report that carried usage and
+//     named a route: all three fields replaced together, so a route is
+//     never half one provider's and half another's. A report without
+//     usage (every figure zero), or naming no route, or an auxiliary
+//     task's, leaves it. SetBillingRoute sets it explicitly, until the
+//     next such report. (The 2026-07 reference kept the first route; its
+//     newest version follows the latest, and sessiondb with it.)
 //
-// An absolute report for an auxiliary task, negative counts and costs that
-// are negative, NaN or infinite give ErrInvalidInput; an unknown session
-// gives ErrNotFound and records nothing.
+// An absolute report for an auxiliary task, and implausible figures (see
+// Usage.Validate: negative, NaN or infinite, above MaxUsageCostUSD or
+// MaxUsageCount) give ErrInvalidInput and record nothing; an unknown
+// session gives ErrNotFound and records nothing.
 func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error {
 	const op = "record usage"
 	if err := rules.CheckID("session id", id); err != nil {
@@ -131,9 +175,8 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 				return err
 			}
 		}
-		if b := u.Billing; u.Task == "" && (b.Provider != "" || b.BaseURL != "" || b.Mode != "") {
-			if _, err := tx.SessionBillingRouteFill(ctx, driver.SessionBillingRouteFillParams{ID: id,
-				BillingProvider: rules.Ptr(b.Provider), BillingBaseUrl: rules.Ptr(b.BaseURL), BillingMode: rules.Ptr(b.Mode)}); err != nil {
+		if r := u.Billing.route(); u.Task == "" && r != (Billing{}) && !u.Usage.IsZero() {
+			if _, err := tx.SessionBillingRouteSet(ctx, billingRouteParams(id, r)); err != nil {
 				return err
 			}
 		}
@@ -166,21 +209,27 @@ func (s *Store) RecordUsage(ctx context.Context, id string, u UsageUpdate) error
 		}
 		return tx.ModelUsageAdd(ctx, driver.ModelUsageAddParams{
 			SessionID: id, Model: model, Task: u.Task, SeenAt: now(),
+			BillingProvider: u.Billing.Provider, BillingBaseUrl: u.Billing.BaseURL, BillingMode: u.Billing.Mode,
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 			ReasoningTokens: u.ReasoningTokens, ApiCallCount: u.APICalls,
 			EstimatedCostUsd: u.EstimatedCostUSD, ActualCostUsd: u.ActualCostUSD,
-			BillingProvider: rules.Ptr(u.Billing.Provider), BillingBaseUrl: rules.Ptr(u.Billing.BaseURL),
-			BillingMode: rules.Ptr(u.Billing.Mode), CostStatus: rules.Ptr(u.Billing.CostStatus),
-			CostSource: rules.Ptr(u.Billing.CostSource),
+			CostStatus: rules.Ptr(u.Billing.CostStatus), CostSource: rules.Ptr(u.Billing.CostSource),
 		})
 	})
 }
 
+// billingRouteParams sets a session's route to r (an empty field: none).
+func billingRouteParams(id string, r Billing) driver.SessionBillingRouteSetParams {
+	return driver.SessionBillingRouteSetParams{ID: id, BillingProvider: rules.Ptr(r.Provider),
+		BillingBaseUrl: rules.Ptr(r.BaseURL), BillingMode: rules.Ptr(r.Mode)}
+}
+
 // SetBillingRoute sets the session's billing route — provider, base URL
 // and mode; an empty field clears it — as when the caller switches
-// provider mid-session. Usage rows keep the routes they were accounted
-// under. Cost status, cost source and pricing version are not part of the
+// provider mid-session. The next main-loop report that carries usage and
+// names a route sets it again (RecordUsage). Usage rows keep the routes
+// they were accounted under. Cost status, cost source and pricing version are not part of the
 // route and are refused here (ErrInvalidInput); an unknown session gives
 // ErrNotFound.
 func (s *Store) SetBillingRoute(ctx context.Context, id string, b Billing) error {
@@ -195,8 +244,7 @@ func (s *Store) SetBillingRoute(ctx context.Context, id string, b Billing) error
 		return opErr(op, id, err)
 	}
 	return s.write(ctx, op, id, s.opts.WritePatience, func(ctx context.Context, tx driver.Executor) error {
-		return mustHaveRow(tx.SessionBillingRouteSet(ctx, driver.SessionBillingRouteSetParams{ID: id,
-			BillingProvider: rules.Ptr(b.Provider), BillingBaseUrl: rules.Ptr(b.BaseURL), BillingMode: rules.Ptr(b.Mode)}))
+		return mustHaveRow(tx.SessionBillingRouteSet(ctx, billingRouteParams(id, b)))
 	})
 }
 
@@ -223,9 +271,9 @@ func sessionUsageParams(id string, u Usage) driver.SessionUsageAddParams {
 	}
 }
 
-// SessionUsage returns the session's main-loop totals and its per-(model,
-// task) rows, ordered by model then task. An unknown session gives
-// ErrNotFound.
+// SessionUsage returns the session's main-loop totals and its rows, one
+// per (model, task, billing route), ordered by model, task, then route
+// (provider, base URL, mode). An unknown session gives ErrNotFound.
 func (s *Store) SessionUsage(ctx context.Context, id string) (Usage, []ModelUsage, error) {
 	var total Usage
 	var models []ModelUsage
@@ -239,19 +287,15 @@ func (s *Store) SessionUsage(ctx context.Context, id string) (Usage, []ModelUsag
 		if err != nil {
 			return err
 		}
-		billing, err := q.ModelUsageBillingBySession(ctx, id)
-		if err != nil {
-			return err
-		}
-		route := make(map[[2]string]Billing, len(billing))
-		for _, b := range billing {
-			route[[2]string{b.Model, b.Task}] = Billing{Provider: rules.Str(b.BillingProvider), BaseURL: rules.Str(b.BillingBaseUrl),
-				Mode: rules.Str(b.BillingMode), CostStatus: rules.Str(b.CostStatus), CostSource: rules.Str(b.CostSource)}
-		}
 		models = make([]ModelUsage, len(rows))
 		for i, m := range rows {
-			models[i] = modelUsageFromRow(driver.ModelUsageTotalsRow(m))
-			models[i].Billing = route[[2]string{m.Model, m.Task}]
+			models[i] = modelUsageFromRow(driver.ModelUsageTotalsRow{Model: m.Model, Task: m.Task,
+				InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, CacheReadTokens: m.CacheReadTokens,
+				CacheWriteTokens: m.CacheWriteTokens, ReasoningTokens: m.ReasoningTokens, ApiCallCount: m.ApiCallCount,
+				EstimatedCostUsd: m.EstimatedCostUsd, ActualCostUsd: m.ActualCostUsd,
+				FirstSeenAt: m.FirstSeenAt, LastSeenAt: m.LastSeenAt})
+			models[i].Billing = Billing{Provider: m.BillingProvider, BaseURL: m.BillingBaseUrl, Mode: m.BillingMode,
+				CostStatus: rules.Str(m.CostStatus), CostSource: rules.Str(m.CostSource)}
 		}
 		return nil
 	})
@@ -266,7 +310,8 @@ type UsageFilter struct {
 }
 
 // UsageTotals sums usage across the sessions f selects: the main-loop
-// totals, and one row per (model, task) ordered by model then task.
+// totals, and one row per (model, task) ordered by model then task, each
+// summing the model's billing routes (UsageByProvider splits by provider).
 func (s *Store) UsageTotals(ctx context.Context, f UsageFilter) (Usage, []ModelUsage, error) {
 	const op = "usage totals"
 	if err := rules.CheckLabel("source", f.Source); err != nil {

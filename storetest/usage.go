@@ -282,9 +282,10 @@ func testUsageTotals(t *testing.T, open Opener) {
 	}
 }
 
-// The billing route a report names lands on its (model, task) row; a later
-// report without one keeps it; UsageByProvider sums every row (auxiliary
-// tasks included) by provider, filtered like UsageTotals.
+// The billing route a report names lands on its (model, task, route) row; a
+// later report without one is counted under no route; UsageByProvider sums
+// every row (auxiliary tasks included) by provider, filtered like
+// UsageTotals.
 func testUsageByProvider(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	ctx := t.Context()
@@ -300,7 +301,7 @@ func testUsageByProvider(t *testing.T, open Opener) {
 		up UsageUpdate
 	}{
 		{"cli", UsageUpdate{Model: "gpt-5", Usage: u(10, 1, 1, 0.25), Billing: openrouter}},
-		{"cli", UsageUpdate{Model: "gpt-5", Usage: u(20, 2, 1, 0.25)}}, // keeps the row's route
+		{"cli", UsageUpdate{Model: "gpt-5", Usage: u(20, 2, 1, 0.25)}}, // no route named: the row of none
 		{"cli", UsageUpdate{Model: "haiku", Task: "title", Usage: u(5, 1, 1, 0.25), Billing: anthropic}},
 		{"gw", UsageUpdate{Model: "sonnet", Usage: u(100, 10, 1, 1), Billing: anthropic}},
 		{"gw", UsageUpdate{Model: "local", Usage: u(7, 7, 1, 0)}}, // no route ever
@@ -312,7 +313,7 @@ func testUsageByProvider(t *testing.T, open Opener) {
 		}
 	}
 	_, rows := sessionUsage(t, s, "cli")
-	wantRows := []ModelUsage{{Model: "gpt-5", Usage: u(30, 3, 2, 0.5), Billing: openrouter},
+	wantRows := []ModelUsage{{Model: "gpt-5", Usage: u(20, 2, 1, 0.25)}, {Model: "gpt-5", Usage: u(10, 1, 1, 0.25), Billing: openrouter},
 		{Model: "haiku", Task: "title", Usage: u(5, 1, 1, 0.25), Billing: anthropic}}
 	if diff := cmp.Diff(wantRows, rows, ignoreSeen); diff != "" {
 		t.Errorf("session rows' billing (-want +got):\n%s", diff)
@@ -323,10 +324,10 @@ func testUsageByProvider(t *testing.T, open Opener) {
 		f    UsageFilter
 		want []ProviderUsage
 	}{
-		{"All", UsageFilter{}, []ProviderUsage{{Provider: "", Usage: u(7, 7, 1, 0)},
-			{Provider: "anthropic", Usage: u(105, 11, 2, 1.25)}, {Provider: "openrouter", Usage: u(30, 3, 2, 0.5)}}},
-		{"Source", UsageFilter{Source: "cli"}, []ProviderUsage{
-			{Provider: "anthropic", Usage: u(5, 1, 1, 0.25)}, {Provider: "openrouter", Usage: u(30, 3, 2, 0.5)}}},
+		{"All", UsageFilter{}, []ProviderUsage{{Provider: "", Usage: u(27, 9, 2, 0.25)},
+			{Provider: "anthropic", Usage: u(105, 11, 2, 1.25)}, {Provider: "openrouter", Usage: u(10, 1, 1, 0.25)}}},
+		{"Source", UsageFilter{Source: "cli"}, []ProviderUsage{{Provider: "", Usage: u(20, 2, 1, 0.25)},
+			{Provider: "anthropic", Usage: u(5, 1, 1, 0.25)}, {Provider: "openrouter", Usage: u(10, 1, 1, 0.25)}}},
 		{"SinceFuture", UsageFilter{Since: time.Now().Add(time.Hour)}, []ProviderUsage{}},
 	}
 	for _, tt := range tests {
@@ -379,52 +380,5 @@ func testRecordUsage_FillsTheSessionModel(t *testing.T, open Opener) {
 		if got, err := s.Session(ctx, id); err != nil || got.Model != want {
 			t.Errorf("%s: model %q, %v; want %q", id, got.Model, err, want)
 		}
-	}
-}
-
-// testBillingRoute_FirstAccountedThenExplicit: the first main-loop usage
-// with a billing route gives the session its route, later ones keep it,
-// an auxiliary task's never sets it, and SetBillingRoute changes it
-// (issue 34, "billing route").
-func testBillingRoute_FirstAccountedThenExplicit(t *testing.T, open Opener) {
-	ctx := t.Context()
-	s := open(t, Options{})
-	newTestSession(t, s, "r")
-	route := func() Billing {
-		t.Helper()
-		got, err := s.Session(ctx, "r")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Billing{Provider: got.Billing.Provider, BaseURL: got.Billing.BaseURL, Mode: got.Billing.Mode}
-	}
-	record := func(task string, b Billing) {
-		t.Helper()
-		if err := s.RecordUsage(ctx, "r", UsageUpdate{Model: "m", Task: task, Usage: Usage{InputTokens: 1}, Billing: b}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	record("", Billing{})
-	record("vision", Billing{Provider: "aux-provider"})
-	if got := route(); got != (Billing{}) {
-		t.Errorf("route after usage without one and an aux task's = %+v, want none", got)
-	}
-	first := Billing{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1", Mode: "chat"}
-	record("", first)
-	record("", Billing{Provider: "openai"})
-	if got := route(); got != first {
-		t.Errorf("route = %+v, want the first accounted %+v", got, first)
-	}
-	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "anthropic"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := route(); got != (Billing{Provider: "anthropic"}) {
-		t.Errorf("route after SetBillingRoute = %+v, want anthropic alone", got)
-	}
-	if err := s.SetBillingRoute(ctx, "ghost", Billing{Provider: "x"}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SetBillingRoute(ghost) = %v, want ErrNotFound", err)
-	}
-	if err := s.SetBillingRoute(ctx, "r", Billing{Provider: "x", PricingVersion: "v1"}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("SetBillingRoute with a pricing version = %v, want ErrInvalidInput", err)
 	}
 }

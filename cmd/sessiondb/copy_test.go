@@ -60,10 +60,21 @@ func TestCopy_FileToServerAndBack(t *testing.T) {
 		}
 	}
 	withStore(t, first, func(s *db.Store) error {
-		return s.RecordUsage(t.Context(), "branch", db.UsageUpdate{Model: "m1",
-			Usage: db.Usage{InputTokens: 120, OutputTokens: 40, APICalls: 1, EstimatedCostUSD: 0.25}})
+		// One model through two billing routes: two rows, each copied
+		// with its route, and the session's route (the last one).
+		for _, b := range []db.Billing{{Provider: "anthropic", Mode: "api_key", CostStatus: "actual"},
+			{Provider: "openrouter", BaseURL: "https://openrouter.ai/api/v1"}} {
+			if err := s.RecordUsage(t.Context(), "branch", db.UsageUpdate{Model: "m1", Billing: b,
+				Usage: db.Usage{InputTokens: 120, OutputTokens: 40, APICalls: 1, EstimatedCostUSD: 0.25}}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	want := exportOf(t, first)
+	if strings.Count(want, `"billing_provider":"`) != 3 {
+		t.Fatalf("the fixture's export should name two usage routes and the session's:\n%s", want)
+	}
 	if !strings.Contains(want, `"parent_session_id":"demo-trip"`) {
 		t.Fatalf("the fixture's export has no lineage to copy:\n%s", want)
 	}

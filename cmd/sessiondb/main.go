@@ -60,7 +60,7 @@ func commands() []command {
 		{"delete", "delete SESSION_ID [--yes]", "delete a session and its delegate sessions (other children are kept, unlinked); without --yes only show what would go", runDelete},
 		{"locks", "locks SESSION_ID", "show the session's compression lock and its conversation's turn lease", runLocks},
 		{"title", "title SESSION_ID [TITLE]", "show a session's title, or set it (an empty TITLE clears it)", runTitle},
-		{"usage", "usage [SESSION_ID] [--source S] [--since 24h|DATE] [--by model|provider]", "token and cost usage of one session, or totals per model (or billing provider) across the store", runUsage},
+		{"usage", "usage [SESSION_ID [--tree]] [--source S] [--since 24h|DATE] [--by model|provider]", "token and cost usage of one session (per model, task and billing route; --tree: its whole delegation tree), or totals per model (or billing provider) across the store", runUsage},
 		{"handoff", "handoff SESSION_ID", "show a session's handoff state", runHandoff},
 		{"meta", "meta get KEY | meta set KEY VALUE", "read or write a store-wide key/value", runMeta},
 		{"export", "export [--session ID [--lineage]] [-o FILE]", "write sessions, messages and usage as JSON Lines (stdout, or FILE written whole)", runExport},

@@ -255,19 +255,31 @@ type usageJSON struct {
 	ActualCostUSD    float64 `json:"actual_cost_usd"`
 }
 
+// modelUsageJSON is one row: per (model, task, billing route) for a
+// session or a delegation tree, per (model, task) for store totals (which
+// sum the routes and name none).
 type modelUsageJSON struct {
 	Model string `json:"model"`
 	Task  string `json:"task"` // "" = the main loop
 	usageJSON
-	FirstSeen string `json:"first_seen_at"`
-	LastSeen  string `json:"last_seen_at"`
+	FirstSeen       string `json:"first_seen_at"`
+	LastSeen        string `json:"last_seen_at"`
+	BillingProvider string `json:"billing_provider,omitempty"`
+	BillingBaseURL  string `json:"billing_base_url,omitempty"`
+	BillingMode     string `json:"billing_mode,omitempty"`
+	CostStatus      string `json:"cost_status,omitempty"`
+	CostSource      string `json:"cost_source,omitempty"`
 }
 
-// usageReportJSON is one session's usage (session_id set) or store totals.
+// usageReportJSON is one session's usage (session_id set), a delegation
+// tree's (root_session_id set: usage --tree) or store totals.
 type usageReportJSON struct {
-	SessionID string           `json:"session_id,omitempty"`
-	Total     usageJSON        `json:"total"` // the main loop only
-	Models    []modelUsageJSON `json:"models"`
+	SessionID     string           `json:"session_id,omitempty"`
+	RootSessionID string           `json:"root_session_id,omitempty"`
+	SessionIDs    []string         `json:"session_ids,omitempty"`
+	Total         usageJSON        `json:"total"`               // the main loop only
+	Auxiliary     *usageJSON       `json:"auxiliary,omitempty"` // usage --tree: the auxiliary tasks' sum
+	Models        []modelUsageJSON `json:"models"`
 }
 
 // providerReportJSON is usage --by provider: store totals per billing
@@ -305,7 +317,9 @@ func toUsageJSON(u db.Usage) usageJSON { return usageJSON(u) }
 
 func toModelUsageJSON(m db.ModelUsage) modelUsageJSON {
 	return modelUsageJSON{Model: m.Model, Task: m.Task, usageJSON: toUsageJSON(m.Usage),
-		FirstSeen: stamp(m.FirstSeen), LastSeen: stamp(m.LastSeen)}
+		FirstSeen: stamp(m.FirstSeen), LastSeen: stamp(m.LastSeen),
+		BillingProvider: m.Billing.Provider, BillingBaseURL: m.Billing.BaseURL, BillingMode: m.Billing.Mode,
+		CostStatus: m.Billing.CostStatus, CostSource: m.Billing.CostSource}
 }
 
 func toHandoffJSON(id string, h db.HandoffState) handoffJSON {

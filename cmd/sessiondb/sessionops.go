@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -48,9 +49,13 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Source, "source", "", "store totals: only sessions from this source")
 	since := fs.String("since", "", "store totals: only sessions started since `WHEN` (a duration ago, e.g. 24h, or an RFC 3339 time)")
 	by := fs.String("by", "model", "store totals: break down by `model` (and task) or by billing provider")
+	tree := fs.Bool("tree", false, "one session: its whole delegation tree (the session, its continuations and delegates, recursively, from its top)")
 	pos, err := e.parseArgs(fs, args, 0, 1)
 	if err != nil {
 		return err
+	}
+	if *tree && len(pos) != 1 {
+		return usagef("usage: --tree needs a SESSION_ID")
 	}
 	if len(pos) == 1 && (f.Source != "" || *since != "" || *by != "model") {
 		return usagef("usage: --source, --since and --by shape store totals, not one session (whose rows name their provider in --json)")
@@ -80,10 +85,27 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	var total db.Usage
 	var models []db.ModelUsage
 	report := usageReportJSON{}
-	if len(pos) == 1 {
+	switch {
+	case *tree:
+		t, err := s.DelegationTreeUsage(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		aux := toUsageJSON(t.Auxiliary)
+		report = usageReportJSON{SessionID: pos[0], RootSessionID: t.RootID, SessionIDs: t.SessionIDs,
+			Total: toUsageJSON(t.Usage), Auxiliary: &aux, Models: mapAll(t.Models, toModelUsageJSON)}
+		if e.json {
+			return writeJSON(e.stdout, report)
+		}
+		if _, err := fmt.Fprintf(e.stdout, "delegation tree of %s: %d sessions (%s)\n", oneLine(t.RootID), len(t.SessionIDs),
+			oneLine(strings.Join(t.SessionIDs, ", "))); err != nil {
+			return err
+		}
+		return printUsageTable(e.stdout, t.Usage, t.Models, true, &t.Auxiliary)
+	case len(pos) == 1:
 		report.SessionID = pos[0]
 		total, models, err = s.SessionUsage(ctx, pos[0])
-	} else {
+	default:
 		total, models, err = s.UsageTotals(ctx, f)
 	}
 	if err != nil {
@@ -98,7 +120,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		_, err := fmt.Fprintln(e.stdout, "no usage recorded (agents record it with Store.RecordUsage; nothing here has)")
 		return err
 	}
-	return printUsageTable(e.stdout, total, models)
+	return printUsageTable(e.stdout, total, models, len(pos) == 1, nil)
 }
 
 // parseSince reads --since: a duration before now, or an RFC 3339 time.
@@ -115,20 +137,45 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 	return time.Time{}, usagef("usage: --since %q is neither a duration (24h) nor a time (2026-03-01 or RFC 3339)", v)
 }
 
-// printUsageTable prints one row per model and task, then the main-loop totals
-// (auxiliary tasks are not part of them).
-func printUsageTable(w io.Writer, total db.Usage, models []db.ModelUsage) error {
+// printUsageTable prints one row per model and task — and per billing
+// route when routes is set (one session's rows, a tree's) — then the
+// main-loop totals (auxiliary tasks are not part of them) and, for a tree,
+// the auxiliary tasks' sum.
+func printUsageTable(w io.Writer, total db.Usage, models []db.ModelUsage, routes bool, aux *db.Usage) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tTASK\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCALLS\tEST. USD\tACTUAL USD")
-	row := func(model, task string, u db.Usage) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", oneLine(model), oneLine(task), u.InputTokens, u.OutputTokens,
+	head := "MODEL\tTASK\t"
+	if routes {
+		head += "ROUTE\t"
+	}
+	fmt.Fprintln(tw, head+"INPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tREASONING\tCALLS\tEST. USD\tACTUAL USD")
+	row := func(model, task, route string, u db.Usage) {
+		cols := oneLine(model) + "\t" + oneLine(task) + "\t"
+		if routes {
+			cols += oneLine(route) + "\t"
+		}
+		fmt.Fprintf(tw, "%s%d\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\n", cols, u.InputTokens, u.OutputTokens,
 			u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens, u.APICalls, u.EstimatedCostUSD, u.ActualCostUSD)
 	}
 	for _, m := range models {
-		row(orDash(m.Model), orDash(m.Task), m.Usage)
+		row(orDash(m.Model), orDash(m.Task), routeText(m.Billing), m.Usage)
 	}
-	row("total", "main loop", total)
+	row("total", "main loop", "", total)
+	if aux != nil {
+		row("total", "auxiliary", "", *aux)
+	}
 	return tw.Flush()
+}
+
+// routeText is a billing route in one cell: provider, mode and base URL
+// as far as known, "-" for none.
+func routeText(b db.Billing) string {
+	var parts []string
+	for _, p := range []string{b.Provider, b.Mode, b.BaseURL} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return orDash(strings.Join(parts, " "))
 }
 
 // printProviderTable prints one row per billing provider ("-": recorded

@@ -74,7 +74,8 @@ func TestTitleCommand(t *testing.T) {
 func TestUsageCommand(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	withStore(t, path, func(s *db.Store) error {
-		for _, n := range []db.NewSession{{ID: "s1", Source: "cli"}, {ID: "s2", Source: "gateway"}} {
+		for _, n := range []db.NewSession{{ID: "s1", Source: "cli"}, {ID: "s2", Source: "gateway"},
+			{ID: "s1-sub", Source: "cli", ParentID: "s1", Kind: db.ChildDelegate}} {
 			if _, err := s.CreateSession(t.Context(), n); err != nil {
 				return err
 			}
@@ -86,6 +87,7 @@ func TestUsageCommand(t *testing.T) {
 			{"s1", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 100, OutputTokens: 10, APICalls: 1, EstimatedCostUSD: 0.5}}},
 			{"s1", db.UsageUpdate{Model: "small", Task: "title", Usage: db.Usage{InputTokens: 7, APICalls: 1}, Billing: db.Billing{Provider: "anthropic"}}},
 			{"s2", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 1000, APICalls: 2, ActualCostUSD: 2}, Billing: db.Billing{Provider: "openrouter"}}},
+			{"s1-sub", db.UsageUpdate{Model: "large", Usage: db.Usage{InputTokens: 20, APICalls: 1}, Billing: db.Billing{Provider: "openrouter", Mode: "api_key"}}},
 		} {
 			if err := s.RecordUsage(t.Context(), r.id, r.up); err != nil {
 				return err
@@ -95,12 +97,23 @@ func TestUsageCommand(t *testing.T) {
 	})
 
 	code, stdout, stderr := runCLI(t, path, "usage", "s1")
-	want := "MODEL  TASK       INPUT  OUTPUT  CACHE READ  CACHE WRITE  REASONING  CALLS  EST. USD  ACTUAL USD\n" +
-		"large  -          100    10      0           0            0          1      0.5000    0.0000\n" +
-		"small  title      7      0       0           0            0          1      0.0000    0.0000\n" +
-		"total  main loop  100    10      0           0            0          1      0.5000    0.0000\n"
+	want := "MODEL  TASK       ROUTE      INPUT  OUTPUT  CACHE READ  CACHE WRITE  REASONING  CALLS  EST. USD  ACTUAL USD\n" +
+		"large  -          -          100    10      0           0            0          1      0.5000    0.0000\n" +
+		"small  title      anthropic  7      0       0           0            0          1      0.0000    0.0000\n" +
+		"total  main loop             100    10      0           0            0          1      0.5000    0.0000\n"
 	if code != 0 || stdout != want {
 		t.Errorf("usage s1 = %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
+	}
+	code, stdout, stderr = runCLI(t, path, "usage", "s1-sub", "--tree")
+	want = "delegation tree of s1: 2 sessions (s1, s1-sub)\n" +
+		"MODEL  TASK       ROUTE               INPUT  OUTPUT  CACHE READ  CACHE WRITE  REASONING  CALLS  EST. USD  ACTUAL USD\n" +
+		"large  -          -                   100    10      0           0            0          1      0.5000    0.0000\n" +
+		"large  -          openrouter api_key  20     0       0           0            0          1      0.0000    0.0000\n" +
+		"small  title      anthropic           7      0       0           0            0          1      0.0000    0.0000\n" +
+		"total  main loop                      120    10      0           0            0          2      0.5000    0.0000\n" +
+		"total  auxiliary                      7      0       0           0            0          1      0.0000    0.0000\n"
+	if code != 0 || stdout != want {
+		t.Errorf("usage s1-sub --tree = %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
 	}
 
 	type totals struct {
@@ -113,11 +126,16 @@ func TestUsageCommand(t *testing.T) {
 		Task        string `json:"task"`
 		InputTokens int64  `json:"input_tokens"`
 		FirstSeen   string `json:"first_seen_at"`
+		Provider    string `json:"billing_provider"`
+		Mode        string `json:"billing_mode"`
 	}
 	type report struct {
-		SessionID string     `json:"session_id"`
-		Total     totals     `json:"total"`
-		Models    []modelRow `json:"models"`
+		SessionID  string     `json:"session_id"`
+		RootID     string     `json:"root_session_id"`
+		SessionIDs []string   `json:"session_ids"`
+		Total      totals     `json:"total"`
+		Auxiliary  *totals    `json:"auxiliary"`
+		Models     []modelRow `json:"models"`
 	}
 	decode := func(args ...string) report {
 		t.Helper()
@@ -139,14 +157,18 @@ func TestUsageCommand(t *testing.T) {
 	}
 	large := func(in int64) modelRow { return modelRow{Model: "large", InputTokens: in} }
 	title := modelRow{Model: "small", Task: "title", InputTokens: 7}
+	routed := func(r modelRow, provider, mode string) modelRow { r.Provider, r.Mode = provider, mode; return r }
 	tests := []struct {
 		name string
 		args []string
 		want report // first_seen_at cleared
 	}{
-		{"Store", []string{"usage"}, report{Total: totals{1100, 3, 2}, Models: []modelRow{large(1100), title}}},
-		{"Session", []string{"usage", "s2"}, report{SessionID: "s2", Total: totals{1000, 2, 2}, Models: []modelRow{large(1000)}}},
-		{"Source", []string{"usage", "--source", "cli"}, report{Total: totals{100, 1, 0}, Models: []modelRow{large(100), title}}},
+		{"Store", []string{"usage"}, report{Total: totals{1120, 4, 2}, Models: []modelRow{large(1120), title}}},
+		{"Session", []string{"usage", "s2"}, report{SessionID: "s2", Total: totals{1000, 2, 2}, Models: []modelRow{routed(large(1000), "openrouter", "")}}},
+		{"Tree", []string{"usage", "s1", "--tree"}, report{SessionID: "s1", RootID: "s1", SessionIDs: []string{"s1", "s1-sub"},
+			Total: totals{120, 2, 0}, Auxiliary: &totals{7, 1, 0},
+			Models: []modelRow{large(100), routed(large(20), "openrouter", "api_key"), routed(title, "anthropic", "")}}},
+		{"Source", []string{"usage", "--source", "cli"}, report{Total: totals{120, 2, 0}, Models: []modelRow{large(120), title}}},
 		{"SinceFuture", []string{"usage", "--since", "2999-01-01"}, report{Models: []modelRow{}}},
 		{"SinceHour", []string{"usage", "--since", "1h", "--source", "gateway"}, report{Total: totals{1000, 2, 2}, Models: []modelRow{large(1000)}}},
 	}
@@ -162,7 +184,7 @@ func TestUsageCommand(t *testing.T) {
 	want = "PROVIDER    INPUT  OUTPUT  CACHE READ  CACHE WRITE  REASONING  CALLS  EST. USD  ACTUAL USD\n" +
 		"-           100    10      0           0            0          1      0.5000    0.0000\n" +
 		"anthropic   7      0       0           0            0          1      0.0000    0.0000\n" +
-		"openrouter  1000   0       0           0            0          2      0.0000    2.0000\n"
+		"openrouter  1020   0       0           0            0          3      0.0000    2.0000\n"
 	if code != 0 || stdout != want {
 		t.Errorf("usage --by provider = %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, stdout, want)
 	}
@@ -190,6 +212,8 @@ func TestUsageCommand(t *testing.T) {
 		{[]string{"usage", "s1", "--source", "cli"}, 2},
 		{[]string{"usage", "--since", "yesterday"}, 2},
 		{[]string{"usage", "a", "b"}, 2},
+		{[]string{"usage", "--tree"}, 2},
+		{[]string{"usage", "ghost", "--tree"}, 3},
 	} {
 		if code, _, stderr := runCLI(t, path, bad.args...); code != bad.code {
 			t.Errorf("sessiondb %q = %d (%s), want %d", bad.args, code, stderr, bad.code)

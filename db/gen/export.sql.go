@@ -203,20 +203,26 @@ func (q *Queries) MessageSetOrigin(ctx context.Context, db DBTX, arg MessageSetO
 
 const modelUsageImport = `-- name: ModelUsageImport :exec
 INSERT INTO session_model_usage (
-    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+    session_id, model, task, billing_provider, billing_base_url, billing_mode,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
+    cost_status, cost_source
 ) VALUES (
-    ?1, ?2, ?3, ?4, ?5,
-    ?6, ?7, ?8,
+    ?1, ?2, ?3, ?4,
+    ?5, ?6, ?7, ?8,
     ?9, ?10, ?11,
-    ?12, ?13
-) ON CONFLICT (session_id, model, task) DO NOTHING
+    ?12, ?13, ?14,
+    ?15, ?16, ?17, ?18
+) ON CONFLICT (session_id, model, task, billing_provider, billing_base_url, billing_mode) DO NOTHING
 `
 
 type ModelUsageImportParams struct {
 	SessionID        string
 	Model            string
 	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -227,13 +233,19 @@ type ModelUsageImportParams struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
+	CostStatus       *string
+	CostSource       *string
 }
 
+// One (model, task, billing route) row of an imported session, as exported.
 func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageImportParams) error {
 	_, err := db.ExecContext(ctx, modelUsageImport,
 		arg.SessionID,
 		arg.Model,
 		arg.Task,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
 		arg.InputTokens,
 		arg.OutputTokens,
 		arg.CacheReadTokens,
@@ -244,6 +256,8 @@ func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageI
 		arg.ActualCostUsd,
 		arg.FirstSeenAt,
 		arg.LastSeenAt,
+		arg.CostStatus,
+		arg.CostSource,
 	)
 	return err
 }
@@ -351,7 +365,8 @@ INSERT INTO sessions (
     id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
     cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
-    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8,
@@ -360,7 +375,9 @@ INSERT INTO sessions (
     ?17, ?18, ?19,
     ?20, ?21, ?22,
     ?23, ?24, ?25, ?26,
-    ?27, ?28
+    ?27, ?28, ?29,
+    ?30, ?31, ?32, ?33,
+    ?34
 ) ON CONFLICT (id) DO NOTHING
 `
 
@@ -393,6 +410,12 @@ type SessionImportParams struct {
 	LastReadAt       *int64
 	RewindCount      int64
 	DelegatedFrom    *string
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+	PricingVersion   *string
 }
 
 func (q *Queries) SessionImport(ctx context.Context, db DBTX, arg SessionImportParams) (int64, error) {
@@ -425,6 +448,12 @@ func (q *Queries) SessionImport(ctx context.Context, db DBTX, arg SessionImportP
 		arg.LastReadAt,
 		arg.RewindCount,
 		arg.DelegatedFrom,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.CostStatus,
+		arg.CostSource,
+		arg.PricingVersion,
 	)
 	if err != nil {
 		return 0, err

@@ -90,7 +90,7 @@ INSERT INTO session_model_usage (
     ?11, ?12, ?13,
     ?14, ?15, ?16,
     ?17, ?18
-) ON CONFLICT (session_id, model, task) DO UPDATE SET
+) ON CONFLICT (session_id, model, task, billing_provider, billing_base_url, billing_mode) DO UPDATE SET
     input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens,
     cache_read_tokens = excluded.cache_read_tokens,
@@ -101,9 +101,6 @@ INSERT INTO session_model_usage (
     actual_cost_usd = excluded.actual_cost_usd,
     first_seen_at = MIN(first_seen_at, excluded.first_seen_at),
     last_seen_at = MAX(last_seen_at, excluded.last_seen_at),
-    billing_provider = excluded.billing_provider,
-    billing_base_url = excluded.billing_base_url,
-    billing_mode = excluded.billing_mode,
     cost_status = excluded.cost_status,
     cost_source = excluded.cost_source
 `
@@ -122,15 +119,15 @@ type ForeignModelUsagePutParams struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
-	BillingProvider  *string
-	BillingBaseUrl   *string
-	BillingMode      *string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	CostStatus       *string
 	CostSource       *string
 }
 
-// The source's figures for a (session, model) row are its totals: set, not
-// added, so importing twice counts once.
+// The source's figures for a (session, model, task, billing route) row are
+// its totals: set, not added, so importing twice counts once.
 func (q *Queries) ForeignModelUsagePut(ctx context.Context, db DBTX, arg ForeignModelUsagePutParams) error {
 	_, err := db.ExecContext(ctx, foreignModelUsagePut,
 		arg.SessionID,
@@ -431,51 +428,4 @@ func (q *Queries) MessageStateByKey(ctx context.Context, db DBTX, arg MessageSta
 	var i MessageStateByKeyRow
 	err := row.Scan(&i.ID, &i.State)
 	return i, err
-}
-
-const modelUsageBillingBySession = `-- name: ModelUsageBillingBySession :many
-SELECT model, task, billing_provider, billing_base_url, billing_mode, cost_status, cost_source
-FROM session_model_usage WHERE session_id = ?1 ORDER BY model, task
-`
-
-type ModelUsageBillingBySessionRow struct {
-	Model           string
-	Task            string
-	BillingProvider *string
-	BillingBaseUrl  *string
-	BillingMode     *string
-	CostStatus      *string
-	CostSource      *string
-}
-
-// The billing route of each (model, task) row, in ModelUsageBySession's order.
-func (q *Queries) ModelUsageBillingBySession(ctx context.Context, db DBTX, sessionID string) ([]ModelUsageBillingBySessionRow, error) {
-	rows, err := db.QueryContext(ctx, modelUsageBillingBySession, sessionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ModelUsageBillingBySessionRow{}
-	for rows.Next() {
-		var i ModelUsageBillingBySessionRow
-		if err := rows.Scan(
-			&i.Model,
-			&i.Task,
-			&i.BillingProvider,
-			&i.BillingBaseUrl,
-			&i.BillingMode,
-			&i.CostStatus,
-			&i.CostSource,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

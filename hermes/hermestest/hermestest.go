@@ -54,6 +54,7 @@ func Run(t *testing.T, e Engine) {
 		{"LeavesTheFileAlone", testLeavesTheFileAlone},
 		{"OwnParent", testOwnParent},
 		{"ReferenceFields", testReferenceFields},
+		{"UsagePerRoute", testUsagePerRoute},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, e) })
 	}

@@ -28,7 +28,8 @@ INSERT INTO sessions (
     id, source, parent_session_id, parent_kind, user_id, model, model_config_json, system_prompt,
     cwd, started_at, ended_at, end_reason, title, title_rank, input_tokens, output_tokens,
     cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd,
-    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from
+    actual_cost_usd, archived, pinned, hidden, last_read_at, rewind_count, delegated_from,
+    billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version
 ) VALUES (
     sqlc.arg(id), sqlc.arg(source), sqlc.narg(parent_session_id), sqlc.narg(parent_kind),
     sqlc.narg(user_id), sqlc.narg(model), sqlc.narg(model_config_json), sqlc.narg(system_prompt),
@@ -37,7 +38,9 @@ INSERT INTO sessions (
     sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
     sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
     sqlc.arg(archived), sqlc.arg(pinned), sqlc.arg(hidden), sqlc.narg(last_read_at),
-    sqlc.arg(rewind_count), sqlc.narg(delegated_from)
+    sqlc.arg(rewind_count), sqlc.narg(delegated_from), sqlc.narg(billing_provider),
+    sqlc.narg(billing_base_url), sqlc.narg(billing_mode), sqlc.narg(cost_status), sqlc.narg(cost_source),
+    sqlc.narg(pricing_version)
 ) ON CONFLICT (id) DO NOTHING;
 
 -- name: MessageImport :one
@@ -68,12 +71,16 @@ WHERE id = sqlc.arg(id);
 SELECT parent_session_id FROM sessions WHERE id = sqlc.arg(id);
 
 -- name: ModelUsageImport :exec
+-- One (model, task, billing route) row of an imported session, as exported.
 INSERT INTO session_model_usage (
-    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at
+    session_id, model, task, billing_provider, billing_base_url, billing_mode,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
+    cost_status, cost_source
 ) VALUES (
-    sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
+    sqlc.arg(session_id), sqlc.arg(model), sqlc.arg(task), sqlc.arg(billing_provider),
+    sqlc.arg(billing_base_url), sqlc.arg(billing_mode), sqlc.arg(input_tokens), sqlc.arg(output_tokens),
     sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens), sqlc.arg(reasoning_tokens),
     sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd), sqlc.arg(actual_cost_usd),
-    sqlc.arg(first_seen_at), sqlc.arg(last_seen_at)
-) ON CONFLICT (session_id, model, task) DO NOTHING;
+    sqlc.arg(first_seen_at), sqlc.arg(last_seen_at), sqlc.narg(cost_status), sqlc.narg(cost_source)
+) ON CONFLICT (session_id, model, task, billing_provider, billing_base_url, billing_mode) DO NOTHING;

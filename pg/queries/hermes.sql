@@ -82,8 +82,8 @@ WHERE session_id = sqlc.arg(session_id) AND idempotency_key = sqlc.arg(idempoten
 UPDATE messages SET state = sqlc.arg(state) WHERE id = sqlc.arg(id);
 
 -- name: ForeignModelUsagePut :exec
--- The source's figures for a (session, model) row are its totals: set, not
--- added, so importing twice counts once.
+-- The source's figures for a (session, model, task, billing route) row are
+-- its totals: set, not added, so importing twice counts once.
 INSERT INTO session_model_usage (
     session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
     reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at,
@@ -93,9 +93,9 @@ INSERT INTO session_model_usage (
     sqlc.arg(output_tokens), sqlc.arg(cache_read_tokens), sqlc.arg(cache_write_tokens),
     sqlc.arg(reasoning_tokens), sqlc.arg(api_call_count), sqlc.arg(estimated_cost_usd),
     sqlc.arg(actual_cost_usd), sqlc.arg(first_seen_at), sqlc.arg(last_seen_at),
-    sqlc.narg(billing_provider), sqlc.narg(billing_base_url), sqlc.narg(billing_mode),
+    sqlc.arg(billing_provider), sqlc.arg(billing_base_url), sqlc.arg(billing_mode),
     sqlc.narg(cost_status), sqlc.narg(cost_source)
-) ON CONFLICT (session_id, model, task) DO UPDATE SET
+) ON CONFLICT (session_id, model, task, billing_provider, billing_base_url, billing_mode) DO UPDATE SET
     input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens,
     cache_read_tokens = excluded.cache_read_tokens,
@@ -106,13 +106,5 @@ INSERT INTO session_model_usage (
     actual_cost_usd = excluded.actual_cost_usd,
     first_seen_at = LEAST(session_model_usage.first_seen_at, excluded.first_seen_at),
     last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at),
-    billing_provider = excluded.billing_provider,
-    billing_base_url = excluded.billing_base_url,
-    billing_mode = excluded.billing_mode,
     cost_status = excluded.cost_status,
     cost_source = excluded.cost_source;
-
--- name: ModelUsageBillingBySession :many
--- The billing route of each (model, task) row, in ModelUsageBySession's order.
-SELECT model, task, billing_provider, billing_base_url, billing_mode, cost_status, cost_source
-FROM session_model_usage WHERE session_id = sqlc.arg(session_id) ORDER BY model, task;

@@ -18,6 +18,10 @@ type Queries interface {
 	CompressionLockExtend(ctx context.Context, arg CompressionLockExtendParams) (int64, error)                         // leases.sql
 	CompressionLockGet(ctx context.Context, sessionID string) (CompressionLock, error)                                 // leases.sql
 	CompressionLockInsert(ctx context.Context, arg CompressionLockInsertParams) (int64, error)                         // leases.sql
+	DelegationTreeMembers(ctx context.Context, root string) ([]string, error)                                          // usage.sql
+	DelegationTreeModelUsage(ctx context.Context, root string) ([]DelegationTreeModelUsageRow, error)                  // usage.sql
+	DelegationTreeRoot(ctx context.Context, id string) (string, error)                                                 // usage.sql
+	DelegationTreeUsage(ctx context.Context, root string) (DelegationTreeUsageRow, error)                              // usage.sql
 	ForeignMessageInsert(ctx context.Context, arg ForeignMessageInsertParams) (int64, error)                           // hermes.sql
 	ForeignModelUsagePut(ctx context.Context, arg ForeignModelUsagePutParams) error                                    // hermes.sql
 	ForeignSessionInsert(ctx context.Context, arg ForeignSessionInsertParams) (int64, error)                           // hermes.sql
@@ -59,7 +63,6 @@ type Queries interface {
 	ModelSwitchInsert(ctx context.Context, arg ModelSwitchInsertParams) error                                          // metadata.sql
 	ModelSwitchesBySession(ctx context.Context, sessionID string) ([]ModelSwitch, error)                               // metadata.sql
 	ModelUsageAdd(ctx context.Context, arg ModelUsageAddParams) error                                                  // usage.sql
-	ModelUsageBillingBySession(ctx context.Context, sessionID string) ([]ModelUsageBillingBySessionRow, error)         // hermes.sql
 	ModelUsageBySession(ctx context.Context, sessionID string) ([]ModelUsageBySessionRow, error)                       // usage.sql
 	ModelUsageImport(ctx context.Context, arg ModelUsageImportParams) error                                            // export.sql
 	ModelUsageTotals(ctx context.Context, arg ModelUsageTotalsParams) ([]ModelUsageTotalsRow, error)                   // usage.sql
@@ -67,7 +70,6 @@ type Queries interface {
 	SessionActivityTouch(ctx context.Context, arg SessionActivityTouchParams) (int64, error)                           // activity.sql
 	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) (int64, error)                     // sessions.sql
 	SessionAncestors(ctx context.Context, id string) ([]string, error)                                                 // lineage.sql
-	SessionBillingRouteFill(ctx context.Context, arg SessionBillingRouteFillParams) (int64, error)                     // usage.sql
 	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
@@ -187,6 +189,35 @@ type CompressionLockInsertParams struct {
 	ExpiresAt  int64
 }
 
+type DelegationTreeModelUsageRow struct {
+	Model            string
+	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+}
+
+type DelegationTreeUsageRow struct {
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+}
+
 type ForeignMessageInsertParams struct {
 	SessionID         string
 	Role              string
@@ -225,9 +256,9 @@ type ForeignModelUsagePutParams struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
-	BillingProvider  *string
-	BillingBaseUrl   *string
-	BillingMode      *string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	CostStatus       *string
 	CostSource       *string
 }
@@ -560,6 +591,9 @@ type ModelUsageAddParams struct {
 	SessionID        string
 	Model            string
 	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -569,26 +603,18 @@ type ModelUsageAddParams struct {
 	EstimatedCostUsd float64
 	ActualCostUsd    float64
 	SeenAt           int64
-	BillingProvider  *string
-	BillingBaseUrl   *string
-	BillingMode      *string
 	CostStatus       *string
 	CostSource       *string
-}
-
-type ModelUsageBillingBySessionRow struct {
-	Model           string
-	Task            string
-	BillingProvider *string
-	BillingBaseUrl  *string
-	BillingMode     *string
-	CostStatus      *string
-	CostSource      *string
 }
 
 type ModelUsageBySessionRow struct {
 	Model            string
 	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
+	CostStatus       *string
+	CostSource       *string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -605,6 +631,9 @@ type ModelUsageImportParams struct {
 	SessionID        string
 	Model            string
 	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -615,6 +644,8 @@ type ModelUsageImportParams struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
+	CostStatus       *string
+	CostSource       *string
 }
 
 type ModelUsageTotalsParams struct {
@@ -709,13 +740,6 @@ type SessionAddMessageCountsParams struct {
 	Messages  int64
 	ToolCalls int64
 	ID        string
-}
-
-type SessionBillingRouteFillParams struct {
-	BillingProvider *string
-	BillingBaseUrl  *string
-	BillingMode     *string
-	ID              string
 }
 
 type SessionBillingRouteSetParams struct {
@@ -891,6 +915,12 @@ type SessionImportParams struct {
 	LastReadAt       *int64
 	RewindCount      int64
 	DelegatedFrom    *string
+	BillingProvider  *string
+	BillingBaseUrl   *string
+	BillingMode      *string
+	CostStatus       *string
+	CostSource       *string
+	PricingVersion   *string
 }
 
 type SessionInsertParams struct {

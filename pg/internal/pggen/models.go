@@ -149,9 +149,9 @@ type SessionModelUsage struct {
 	ActualCostUsd    float64
 	FirstSeenAt      int64
 	LastSeenAt       int64
-	BillingProvider  *string
-	BillingBaseUrl   *string
-	BillingMode      *string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	CostStatus       *string
 	CostSource       *string
 }

@@ -9,93 +9,66 @@ import (
 	"context"
 )
 
-const modelUsageAdd = `-- name: ModelUsageAdd :exec
-INSERT INTO session_model_usage (
-    session_id, model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
-    billing_provider, billing_base_url, billing_mode, cost_status, cost_source
-) VALUES (
-    $1, $2, $3, $4, $5,
-    $6, $7, $8,
-    $9, $10, $11,
-    $12, $12, $13, $14,
-    $15, $16, $17
-) ON CONFLICT (session_id, model, task) DO UPDATE SET
-    input_tokens = session_model_usage.input_tokens + excluded.input_tokens,
-    output_tokens = session_model_usage.output_tokens + excluded.output_tokens,
-    cache_read_tokens = session_model_usage.cache_read_tokens + excluded.cache_read_tokens,
-    cache_write_tokens = session_model_usage.cache_write_tokens + excluded.cache_write_tokens,
-    reasoning_tokens = session_model_usage.reasoning_tokens + excluded.reasoning_tokens,
-    api_call_count = session_model_usage.api_call_count + excluded.api_call_count,
-    estimated_cost_usd = session_model_usage.estimated_cost_usd + excluded.estimated_cost_usd,
-    actual_cost_usd = session_model_usage.actual_cost_usd + excluded.actual_cost_usd,
-    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at),
-    billing_provider = COALESCE(excluded.billing_provider, session_model_usage.billing_provider),
-    billing_base_url = COALESCE(excluded.billing_base_url, session_model_usage.billing_base_url),
-    billing_mode = COALESCE(excluded.billing_mode, session_model_usage.billing_mode),
-    cost_status = COALESCE(excluded.cost_status, session_model_usage.cost_status),
-    cost_source = COALESCE(excluded.cost_source, session_model_usage.cost_source)
+const delegationTreeMembers = `-- name: DelegationTreeMembers :many
+WITH RECURSIVE tree (id) AS (
+    SELECT r.id FROM sessions r WHERE r.id = $1
+    UNION
+    SELECT c.id FROM sessions c JOIN tree ON c.parent_session_id = tree.id
+    WHERE c.parent_kind IN ('delegate', 'compression')
+)
+SELECT CAST(id AS TEXT) FROM tree ORDER BY id
 `
 
-type ModelUsageAddParams struct {
-	SessionID        string
-	Model            string
-	Task             string
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-	ReasoningTokens  int64
-	ApiCallCount     int64
-	EstimatedCostUsd float64
-	ActualCostUsd    float64
-	SeenAt           int64
-	BillingProvider  *string
-	BillingBaseUrl   *string
-	BillingMode      *string
-	CostStatus       *string
-	CostSource       *string
+// The sessions of the tree under root (root included), by id.
+func (q *Queries) DelegationTreeMembers(ctx context.Context, db DBTX, root string) ([]string, error) {
+	rows, err := db.Query(ctx, delegationTreeMembers, root)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
-// Adds a delta to the (session, model, task) row, creating it on first use.
-// A report that names no billing route keeps the route the row already has.
-// The existing row's columns are named by table: PostgreSQL's DO UPDATE
-// sees the existing row and excluded side by side.
-func (q *Queries) ModelUsageAdd(ctx context.Context, db DBTX, arg ModelUsageAddParams) error {
-	_, err := db.Exec(ctx, modelUsageAdd,
-		arg.SessionID,
-		arg.Model,
-		arg.Task,
-		arg.InputTokens,
-		arg.OutputTokens,
-		arg.CacheReadTokens,
-		arg.CacheWriteTokens,
-		arg.ReasoningTokens,
-		arg.ApiCallCount,
-		arg.EstimatedCostUsd,
-		arg.ActualCostUsd,
-		arg.SeenAt,
-		arg.BillingProvider,
-		arg.BillingBaseUrl,
-		arg.BillingMode,
-		arg.CostStatus,
-		arg.CostSource,
-	)
-	return err
-}
-
-const modelUsageBySession = `-- name: ModelUsageBySession :many
-SELECT model, task, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-       reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd,
-       first_seen_at, last_seen_at
-FROM session_model_usage
-WHERE session_id = $1
-ORDER BY model, task
+const delegationTreeModelUsage = `-- name: DelegationTreeModelUsage :many
+WITH RECURSIVE tree (id) AS (
+    SELECT r.id FROM sessions r WHERE r.id = $1
+    UNION
+    SELECT c.id FROM sessions c JOIN tree ON c.parent_session_id = tree.id
+    WHERE c.parent_kind IN ('delegate', 'compression')
+)
+SELECT u.model, u.task, u.billing_provider, u.billing_base_url, u.billing_mode,
+       CAST(SUM(u.input_tokens) AS bigint) AS input_tokens,
+       CAST(SUM(u.output_tokens) AS bigint) AS output_tokens,
+       CAST(SUM(u.cache_read_tokens) AS bigint) AS cache_read_tokens,
+       CAST(SUM(u.cache_write_tokens) AS bigint) AS cache_write_tokens,
+       CAST(SUM(u.reasoning_tokens) AS bigint) AS reasoning_tokens,
+       CAST(SUM(u.api_call_count) AS bigint) AS api_call_count,
+       CAST(SUM(u.estimated_cost_usd) AS double precision) AS estimated_cost_usd,
+       CAST(SUM(u.actual_cost_usd) AS double precision) AS actual_cost_usd,
+       CAST(MIN(u.first_seen_at) AS bigint) AS first_seen_at,
+       CAST(MAX(u.last_seen_at) AS bigint) AS last_seen_at
+FROM session_model_usage u JOIN tree ON u.session_id = tree.id
+GROUP BY u.model, u.task, u.billing_provider, u.billing_base_url, u.billing_mode
+ORDER BY u.model, u.task, u.billing_provider, u.billing_base_url, u.billing_mode
 `
 
-type ModelUsageBySessionRow struct {
+type DelegationTreeModelUsageRow struct {
 	Model            string
 	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
 	InputTokens      int64
 	OutputTokens     int64
 	CacheReadTokens  int64
@@ -108,7 +81,222 @@ type ModelUsageBySessionRow struct {
 	LastSeenAt       int64
 }
 
-// The same columns as ModelUsageTotals, so one mapping serves both.
+// The tree's usage rows summed per (model, task, billing route), in key
+// order.
+func (q *Queries) DelegationTreeModelUsage(ctx context.Context, db DBTX, root string) ([]DelegationTreeModelUsageRow, error) {
+	rows, err := db.Query(ctx, delegationTreeModelUsage, root)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DelegationTreeModelUsageRow{}
+	for rows.Next() {
+		var i DelegationTreeModelUsageRow
+		if err := rows.Scan(
+			&i.Model,
+			&i.Task,
+			&i.BillingProvider,
+			&i.BillingBaseUrl,
+			&i.BillingMode,
+			&i.InputTokens,
+			&i.OutputTokens,
+			&i.CacheReadTokens,
+			&i.CacheWriteTokens,
+			&i.ReasoningTokens,
+			&i.ApiCallCount,
+			&i.EstimatedCostUsd,
+			&i.ActualCostUsd,
+			&i.FirstSeenAt,
+			&i.LastSeenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const delegationTreeRoot = `-- name: DelegationTreeRoot :one
+
+WITH RECURSIVE up (id, parent_id, kind, depth) AS (
+    SELECT s.id, s.parent_session_id, s.parent_kind, 0 FROM sessions s WHERE s.id = $1
+    UNION ALL
+    SELECT p.id, p.parent_session_id, p.parent_kind, up.depth + 1
+    FROM sessions p JOIN up ON p.id = up.parent_id
+    WHERE up.kind IN ('delegate', 'compression') AND up.depth < 1000
+)
+SELECT CAST(id AS TEXT) FROM up ORDER BY depth DESC LIMIT 1
+`
+
+// Delegation trees: a session, its compression continuations and its
+// delegates, recursively (a delegate's own continuations and delegates
+// too). Branches, resets and tool sessions are conversations of their own.
+// The walk down is a UNION, so a cycle in the parent links ends it.
+// The top of id's delegation tree: up through delegate and compression
+// links, at most 1000 steps (a cycle cannot loop forever).
+func (q *Queries) DelegationTreeRoot(ctx context.Context, db DBTX, id string) (string, error) {
+	row := db.QueryRow(ctx, delegationTreeRoot, id)
+	var id_2 string
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const delegationTreeUsage = `-- name: DelegationTreeUsage :one
+WITH RECURSIVE tree (id) AS (
+    SELECT r.id FROM sessions r WHERE r.id = $1
+    UNION
+    SELECT c.id FROM sessions c JOIN tree ON c.parent_session_id = tree.id
+    WHERE c.parent_kind IN ('delegate', 'compression')
+)
+SELECT CAST(COALESCE(SUM(s.input_tokens), 0) AS bigint) AS input_tokens,
+       CAST(COALESCE(SUM(s.output_tokens), 0) AS bigint) AS output_tokens,
+       CAST(COALESCE(SUM(s.cache_read_tokens), 0) AS bigint) AS cache_read_tokens,
+       CAST(COALESCE(SUM(s.cache_write_tokens), 0) AS bigint) AS cache_write_tokens,
+       CAST(COALESCE(SUM(s.reasoning_tokens), 0) AS bigint) AS reasoning_tokens,
+       CAST(COALESCE(SUM(s.api_call_count), 0) AS bigint) AS api_call_count,
+       CAST(COALESCE(SUM(s.estimated_cost_usd), 0) AS double precision) AS estimated_cost_usd,
+       CAST(COALESCE(SUM(s.actual_cost_usd), 0) AS double precision) AS actual_cost_usd
+FROM sessions s JOIN tree ON s.id = tree.id
+`
+
+type DelegationTreeUsageRow struct {
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+}
+
+// The main-loop totals of the tree under root, summed; the same columns
+// as SessionUsageGet.
+func (q *Queries) DelegationTreeUsage(ctx context.Context, db DBTX, root string) (DelegationTreeUsageRow, error) {
+	row := db.QueryRow(ctx, delegationTreeUsage, root)
+	var i DelegationTreeUsageRow
+	err := row.Scan(
+		&i.InputTokens,
+		&i.OutputTokens,
+		&i.CacheReadTokens,
+		&i.CacheWriteTokens,
+		&i.ReasoningTokens,
+		&i.ApiCallCount,
+		&i.EstimatedCostUsd,
+		&i.ActualCostUsd,
+	)
+	return i, err
+}
+
+const modelUsageAdd = `-- name: ModelUsageAdd :exec
+INSERT INTO session_model_usage (
+    session_id, model, task, billing_provider, billing_base_url, billing_mode,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, first_seen_at, last_seen_at,
+    cost_status, cost_source
+) VALUES (
+    $1, $2, $3, $4,
+    $5, $6, $7, $8,
+    $9, $10, $11,
+    $12, $13, $14,
+    $15, $15, $16, $17
+) ON CONFLICT (session_id, model, task, billing_provider, billing_base_url, billing_mode) DO UPDATE SET
+    input_tokens = session_model_usage.input_tokens + excluded.input_tokens,
+    output_tokens = session_model_usage.output_tokens + excluded.output_tokens,
+    cache_read_tokens = session_model_usage.cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = session_model_usage.cache_write_tokens + excluded.cache_write_tokens,
+    reasoning_tokens = session_model_usage.reasoning_tokens + excluded.reasoning_tokens,
+    api_call_count = session_model_usage.api_call_count + excluded.api_call_count,
+    estimated_cost_usd = session_model_usage.estimated_cost_usd + excluded.estimated_cost_usd,
+    actual_cost_usd = session_model_usage.actual_cost_usd + excluded.actual_cost_usd,
+    last_seen_at = GREATEST(session_model_usage.last_seen_at, excluded.last_seen_at),
+    cost_status = COALESCE(excluded.cost_status, session_model_usage.cost_status),
+    cost_source = COALESCE(excluded.cost_source, session_model_usage.cost_source)
+`
+
+type ModelUsageAddParams struct {
+	SessionID        string
+	Model            string
+	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	SeenAt           int64
+	CostStatus       *string
+	CostSource       *string
+}
+
+// Adds a delta to the (session, model, task, billing route) row, creating
+// it on first use: one model used through two routes keeps a row per
+// route (” fields: no route named). A report that names no cost status
+// or source keeps the row's.
+// The existing row's columns are named by table: PostgreSQL's DO UPDATE
+// sees the existing row and excluded side by side.
+func (q *Queries) ModelUsageAdd(ctx context.Context, db DBTX, arg ModelUsageAddParams) error {
+	_, err := db.Exec(ctx, modelUsageAdd,
+		arg.SessionID,
+		arg.Model,
+		arg.Task,
+		arg.BillingProvider,
+		arg.BillingBaseUrl,
+		arg.BillingMode,
+		arg.InputTokens,
+		arg.OutputTokens,
+		arg.CacheReadTokens,
+		arg.CacheWriteTokens,
+		arg.ReasoningTokens,
+		arg.ApiCallCount,
+		arg.EstimatedCostUsd,
+		arg.ActualCostUsd,
+		arg.SeenAt,
+		arg.CostStatus,
+		arg.CostSource,
+	)
+	return err
+}
+
+const modelUsageBySession = `-- name: ModelUsageBySession :many
+SELECT model, task, billing_provider, billing_base_url, billing_mode, cost_status, cost_source,
+       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+       reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd,
+       first_seen_at, last_seen_at
+FROM session_model_usage
+WHERE session_id = $1
+ORDER BY model, task, billing_provider, billing_base_url, billing_mode
+`
+
+type ModelUsageBySessionRow struct {
+	Model            string
+	Task             string
+	BillingProvider  string
+	BillingBaseUrl   string
+	BillingMode      string
+	CostStatus       *string
+	CostSource       *string
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	ApiCallCount     int64
+	EstimatedCostUsd float64
+	ActualCostUsd    float64
+	FirstSeenAt      int64
+	LastSeenAt       int64
+}
+
+// A session's rows, one per (model, task, billing route), in key order.
 func (q *Queries) ModelUsageBySession(ctx context.Context, db DBTX, sessionID string) ([]ModelUsageBySessionRow, error) {
 	rows, err := db.Query(ctx, modelUsageBySession, sessionID)
 	if err != nil {
@@ -121,6 +309,11 @@ func (q *Queries) ModelUsageBySession(ctx context.Context, db DBTX, sessionID st
 		if err := rows.Scan(
 			&i.Model,
 			&i.Task,
+			&i.BillingProvider,
+			&i.BillingBaseUrl,
+			&i.BillingMode,
+			&i.CostStatus,
+			&i.CostSource,
 			&i.InputTokens,
 			&i.OutputTokens,
 			&i.CacheReadTokens,
@@ -181,7 +374,8 @@ type ModelUsageTotalsRow struct {
 	LastSeenAt       int64
 }
 
-// Per (model, task) sums over the sessions a filter selects.
+// Per (model, task) sums over the sessions a filter selects, every billing
+// route of a model summed into its row.
 func (q *Queries) ModelUsageTotals(ctx context.Context, db DBTX, arg ModelUsageTotalsParams) ([]ModelUsageTotalsRow, error) {
 	rows, err := db.Query(ctx, modelUsageTotals, arg.Source, arg.Since)
 	if err != nil {
@@ -215,37 +409,6 @@ func (q *Queries) ModelUsageTotals(ctx context.Context, db DBTX, arg ModelUsageT
 	return items, nil
 }
 
-const sessionBillingRouteFill = `-- name: SessionBillingRouteFill :execrows
-UPDATE sessions
-SET billing_provider = $1, billing_base_url = $2,
-    billing_mode = $3
-WHERE id = $4
-  AND billing_provider IS NULL AND billing_base_url IS NULL AND billing_mode IS NULL
-`
-
-type SessionBillingRouteFillParams struct {
-	BillingProvider *string
-	BillingBaseUrl  *string
-	BillingMode     *string
-	ID              string
-}
-
-// The first-accounted rule: a session without a billing route takes the
-// route of the first main-loop usage reported with one; a session that
-// has one keeps it.
-func (q *Queries) SessionBillingRouteFill(ctx context.Context, db DBTX, arg SessionBillingRouteFillParams) (int64, error) {
-	result, err := db.Exec(ctx, sessionBillingRouteFill,
-		arg.BillingProvider,
-		arg.BillingBaseUrl,
-		arg.BillingMode,
-		arg.ID,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const sessionBillingRouteSet = `-- name: SessionBillingRouteSet :execrows
 UPDATE sessions
 SET billing_provider = $1, billing_base_url = $2,
@@ -260,8 +423,10 @@ type SessionBillingRouteSetParams struct {
 	ID              string
 }
 
-// An explicit update of the session's billing route (a switch of
-// provider); its usage rows keep the routes they were accounted under.
+// The session's billing route, all three fields together: the route of the
+// latest main-loop report that carried usage, or an explicit update (a
+// switch of provider). Its usage rows keep the routes they were accounted
+// under.
 func (q *Queries) SessionBillingRouteSet(ctx context.Context, db DBTX, arg SessionBillingRouteSetParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionBillingRouteSet,
 		arg.BillingProvider,
@@ -417,7 +582,7 @@ func (q *Queries) SessionUsageSet(ctx context.Context, db DBTX, arg SessionUsage
 }
 
 const usageByProvider = `-- name: UsageByProvider :many
-SELECT CAST(COALESCE(u.billing_provider, '') AS TEXT) AS provider,
+SELECT CAST(u.billing_provider AS TEXT) AS provider,
        CAST(SUM(u.input_tokens) AS bigint) AS input_tokens,
        CAST(SUM(u.output_tokens) AS bigint) AS output_tokens,
        CAST(SUM(u.cache_read_tokens) AS bigint) AS cache_read_tokens,
@@ -431,7 +596,7 @@ SELECT CAST(COALESCE(u.billing_provider, '') AS TEXT) AS provider,
 FROM session_model_usage u JOIN sessions s ON s.id = u.session_id
 WHERE (CAST($1 AS TEXT) IS NULL OR s.source = $1)
   AND s.started_at >= $2
-GROUP BY COALESCE(u.billing_provider, '')
+GROUP BY u.billing_provider
 ORDER BY provider
 `
 

@@ -70,17 +70,31 @@ func parsePages() (pages, error) {
 }
 
 var funcs = template.FuncMap{
-	"when":     formatTime,
-	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"num":      formatCount,
-	"usd":      func(v float64) string { return fmt.Sprintf("$%.4f", v) },
-	"visible":  visible,
-	"session":  sessionURL,
-	"msgURL":   messageURL,
-	"kindName": kindName,
+	"when":      formatTime,
+	"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"num":       formatCount,
+	"usd":       func(v float64) string { return fmt.Sprintf("$%.4f", v) },
+	"visible":   visible,
+	"session":   sessionURL,
+	"msgURL":    messageURL,
+	"kindName":  kindName,
+	"routeText": routeText,
 	"table": func(caption string, rows []store.ModelUsage) usageTable {
 		return usageTable{Caption: caption, Rows: rows}
 	},
+}
+
+// routeText is a usage row's billing route in one cell: provider, mode and
+// base URL as far as known ("" for none). A session's rows are one per
+// (model, task, route); store totals sum the routes and have none.
+func routeText(b store.Billing) string {
+	var parts []string
+	for _, p := range []string{b.Provider, b.Mode, b.BaseURL} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // usageTable is the "usage-table" template's data.

@@ -57,6 +57,9 @@ func modelChart(title string, rows []store.ModelUsage) chart {
 		if m.Task != "" {
 			label += " · " + m.Task
 		}
+		if m.Billing.Provider != "" { // one model through two routes: two bars, told apart
+			label += " · " + m.Billing.Provider
+		}
 		b := bar{Label: cut(visible(label), 32), Y: i * rowHeight, BarY: i*rowHeight + 4, Cost: m.EstimatedCostUSD}
 		x := labelWidth
 		for _, s := range []seg{
