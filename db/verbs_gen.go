@@ -369,7 +369,9 @@ func (s *Store) Handoff(ctx context.Context, id string) (HandoffState, error) {
 // session of the store already has is dropped (Untitled). Memory stays
 // bounded by one line (plus the ids and titles of the file's sessions);
 // the input is spooled to a private file beside the database, so what is
-// written is exactly what was checked.
+// written is exactly what was checked. The writes are a bulk load
+// (BulkLoad): on SQLite the search index has caught up when Import
+// returns.
 func (s *Store) Import(ctx context.Context, r io.Reader, o ImportOptions) (ImportResult, error) {
 	return s.Store.Import(ctx, r, o)
 }
