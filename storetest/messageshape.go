@@ -82,7 +82,7 @@ func testMessageShape_RoundTripsByteExact(t *testing.T, open Opener) {
 		t.Errorf("content %q, want the one given %q", one.Content, m.Content)
 	}
 	// Tool calls follow from the tool_use parts.
-	if want := []ToolCall{{ID: "toolu_01", Name: "plot", Arguments: m.Parts[3].Input}}; !cmp.Equal(one.ToolCalls, want) {
+	if want := []ToolCall{{ID: "toolu_01", Name: "plot", Arguments: m.Parts[3].Input}}; !cmp.Equal(one.ToolCalls, want, ignoreUIDs) {
 		t.Errorf("tool calls %+v, want %+v", one.ToolCalls, want)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.ToolCallCount != 1 {
@@ -472,7 +472,7 @@ func testExportImport_KeepsTheMessageShape(t *testing.T, open Opener) {
 	}
 	want, _ := a.Messages(ctx, "s", MessageQuery{})
 	got, _ := b.Messages(ctx, "s", MessageQuery{})
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Message{}, "ID")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Message{}, "ID"), ignoreUIDs); diff != "" {
 		t.Errorf("imported messages differ (-exported +imported):\n%s", diff)
 	}
 	// The imported session holds the platform ids as the original did.
@@ -563,7 +563,7 @@ func testImport_PartsFillContentAndToolCalls(t *testing.T, open Opener) {
 		t.Fatalf("messages: %v (%d)", err, len(ms))
 	}
 	want := []ToolCall{{ID: "c1", Name: "grep_repo", Arguments: `{"q":"okapi"}`}}
-	if ms[0].Content != "Looking." || !cmp.Equal(ms[0].ToolCalls, want) {
+	if ms[0].Content != "Looking." || !cmp.Equal(ms[0].ToolCalls, want, ignoreUIDs) {
 		t.Errorf("imported message: content %q, tool calls %+v; want %q and %+v", ms[0].Content, ms[0].ToolCalls, "Looking.", want)
 	}
 	if sess, err := s.Session(ctx, "p"); err != nil || sess.ToolCallCount != 1 {

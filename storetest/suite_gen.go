@@ -34,10 +34,15 @@ var suite = []struct {
 	{"ClaimHandoff_Race", func(t *testing.T, e Engine) { testClaimHandoff_Race(t, e.Open) }},
 	{"ClearConversation", func(t *testing.T, e Engine) { testClearConversation(t, e.Open) }},
 	{"CompactKeepingLast", func(t *testing.T, e Engine) { testCompactKeepingLast(t, e.Open) }},
+	{"CompactKeepingLast_ArchivesOnlyTheRowsItRead", testCompactKeepingLast_ArchivesOnlyTheRowsItRead},
+	{"CompactKeepingLast_CarriesRowsAppendedDuringTheSummary", func(t *testing.T, e Engine) { testCompactKeepingLast_CarriesRowsAppendedDuringTheSummary(t, e.Open) }},
 	{"CompactKeepingLast_KeepsACallersOwnLockAndRefusesAContinuedSession", func(t *testing.T, e Engine) {
 		testCompactKeepingLast_KeepsACallersOwnLockAndRefusesAContinuedSession(t, e.Open)
 	}},
 	{"CompactKeepingLast_WritesNothingWhenItCannot", func(t *testing.T, e Engine) { testCompactKeepingLast_WritesNothingWhenItCannot(t, e.Open) }},
+	{"CompactSession_GuardedCommit", func(t *testing.T, e Engine) { testCompactSession_GuardedCommit(t, e.Open) }},
+	{"CompactSession_HeldRows", func(t *testing.T, e Engine) { testCompactSession_HeldRows(t, e.Open) }},
+	{"CompactSession_OneLiveResultPerToolCall", func(t *testing.T, e Engine) { testCompactSession_OneLiveResultPerToolCall(t, e.Open) }},
 	{"CompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows", func(t *testing.T, e Engine) { testCompactSession_ReplacesUpToTheWatermarkAndCarriesLateRows(t, e.Open) }},
 	{"CompactSession_VerifiesTheLock", func(t *testing.T, e Engine) { testCompactSession_VerifiesTheLock(t, e.Open) }},
 	{"CompressionFailureCooldown", testCompressionFailureCooldown},

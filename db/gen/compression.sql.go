@@ -88,6 +88,54 @@ func (q *Queries) MessageActiveWatermark(ctx context.Context, db DBTX, sessionID
 	return column_1, err
 }
 
+const messageCallsBefore = `-- name: MessageCallsBefore :many
+SELECT m.id, m.origin_id, m.tool_calls_json
+FROM messages o JOIN messages m ON m.session_id = o.session_id
+WHERE o.id = ?1 AND m.id < o.id AND m.role = 'assistant'
+  AND instr(m.tool_calls_json, ?2) > 0
+ORDER BY m.id DESC
+LIMIT 1
+`
+
+type MessageCallsBeforeParams struct {
+	Position int64
+	Needle   string
+}
+
+type MessageCallsBeforeRow struct {
+	ID            int64
+	OriginID      *int64
+	ToolCallsJson *string
+}
+
+// The nearest assistant message before position, in position's session,
+// whose tool calls hold needle (the id of a call as Go writes it, quoted and keyed): where
+// a tool result read without its call (on another page, compacted, or
+// the copy's original in a parent session) finds the call it answers.
+// The caller decodes the calls and checks the id.
+func (q *Queries) MessageCallsBefore(ctx context.Context, db DBTX, arg MessageCallsBeforeParams) ([]MessageCallsBeforeRow, error) {
+	rows, err := db.QueryContext(ctx, messageCallsBefore, arg.Position, arg.Needle)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageCallsBeforeRow{}
+	for rows.Next() {
+		var i MessageCallsBeforeRow
+		if err := rows.Scan(&i.ID, &i.OriginID, &i.ToolCallsJson); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageCompactUpTo = `-- name: MessageCompactUpTo :execrows
 UPDATE messages SET state = 'compacted'
 WHERE session_id = ?1 AND state = 'active' AND id <= ?2

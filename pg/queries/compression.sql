@@ -80,3 +80,16 @@ WHERE sessions.id = sqlc.arg(id);
 -- What an append needs to know: does the session exist, and is it closed
 -- by compression?
 SELECT end_reason FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: MessageCallsBefore :many
+-- The nearest assistant message before position, in position's session,
+-- whose tool calls hold needle (the id of a call as Go writes it, quoted and keyed): where
+-- a tool result read without its call (on another page, compacted, or
+-- the copy's original in a parent session) finds the call it answers.
+-- The caller decodes the calls and checks the id.
+SELECT m.id, m.origin_id, m.tool_calls_json
+FROM messages o JOIN messages m ON m.session_id = o.session_id
+WHERE o.id = sqlc.arg(position) AND m.id < o.id AND m.role = 'assistant'
+  AND strpos(m.tool_calls_json, sqlc.arg(needle)) > 0
+ORDER BY m.id DESC
+LIMIT 1;

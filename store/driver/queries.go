@@ -27,6 +27,7 @@ type Queries interface {
 	MessageActiveAbove(ctx context.Context, arg MessageActiveAboveParams) ([]Message, error)                           // compression.sql
 	MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error)                                           // rewind.sql
 	MessageActiveWatermark(ctx context.Context, sessionID string) (int64, error)                                       // compression.sql
+	MessageCallsBefore(ctx context.Context, arg MessageCallsBeforeParams) ([]MessageCallsBeforeRow, error)             // compression.sql
 	MessageCompactUpTo(ctx context.Context, arg MessageCompactUpToParams) (int64, error)                               // compression.sql
 	MessageContextAfter(ctx context.Context, arg MessageContextAfterParams) ([]MessageContextAfterRow, error)          // search.sql
 	MessageContextBefore(ctx context.Context, arg MessageContextBeforeParams) ([]MessageContextBeforeRow, error)       // search.sql
@@ -346,6 +347,17 @@ type Message struct {
 type MessageActiveAboveParams struct {
 	SessionID string
 	Watermark int64
+}
+
+type MessageCallsBeforeParams struct {
+	Position int64
+	Needle   string
+}
+
+type MessageCallsBeforeRow struct {
+	ID            int64
+	OriginID      *int64
+	ToolCallsJson *string
 }
 
 type MessageCompactUpToParams struct {
