@@ -125,6 +125,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "display kind"
 	case m.UID != "" && stored.UID != m.UID:
 		return "uid"
+	case m.CallUID != "" && stored.CallUID != m.CallUID:
+		return "call uid"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

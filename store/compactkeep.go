@@ -228,7 +228,8 @@ func (m *Message) tokens() int64 {
 // (to keep it across a compaction or a continuation): role, content, parts,
 // tool fields, reasoning and its details, finish reason, token count, the
 // summary mark, model and metadata, display kind, and identity: the
-// message's UID and its calls' UIDs, so the new row is the same turn (a
+// message's UID, its calls' UIDs and a result's CallUID, so the new row is
+// the same turn, still paired with its call (a
 // rebuilt transcript written back by ReplaceMessages keeps them). The
 // idempotency key and the platform
 // message id are left out: the original row keeps answering retries and
@@ -241,6 +242,6 @@ func (m Message) AsNew() NewMessage {
 		TokenCount: m.TokenCount, Summary: m.Summary, Parts: slices.Clone(m.Parts),
 		ReasoningDetails: m.ReasoningDetails, Model: m.Model, Metadata: m.Metadata,
 		Observed: m.Observed, EffectDisposition: m.EffectDisposition, ReasoningContent: m.ReasoningContent,
-		DisplayKind: m.DisplayKind, UID: m.UID,
+		DisplayKind: m.DisplayKind, UID: m.UID, CallUID: m.CallUID,
 	}
 }

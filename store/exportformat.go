@@ -119,6 +119,10 @@ type messageRecord struct {
 	// exported before there were any.
 	DisplayKind string `json:"display_kind,omitempty"`
 	UID         string `json:"uid,omitempty"`
+	// CallUID is a tool result's stored pairing (NewMessage.CallUID), when
+	// it has one; a result paired on read is paired again after import.
+	// Added within version 1, as the tool calls' own "uid".
+	CallUID string `json:"call_uid,omitempty"`
 }
 
 type usageRecord struct {
@@ -215,8 +219,8 @@ func (r *messageRecord) check() error {
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
 		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent,
-		DisplayKind: r.DisplayKind}
-	if err := rules.CheckLabel("uid", r.UID); err != nil {
+		DisplayKind: r.DisplayKind, CallUID: r.CallUID}
+	if err := firstErr(rules.CheckLabel("uid", r.UID), rules.CheckLabel("call uid", r.CallUID)); err != nil {
 		return err
 	}
 	if r.TokenCount != nil {

@@ -151,6 +151,11 @@ type NewMessage struct {
 	// (ReplaceMessages of a rebuilt transcript, Message.AsNew): the new
 	// row is the same turn. "" mints a new one, as for any new message.
 	UID string
+	// CallUID is set only to keep a copied tool result's pairing
+	// (Message.CallUID, carried by AsNew) where the call it answers is not
+	// copied with it. "" pairs the result on read, with the nearest
+	// earlier call of its id.
+	CallUID string
 }
 
 // DisplayHidden is the DisplayKind of a message the model reads and no
@@ -189,6 +194,9 @@ func (m *NewMessage) Validate() error {
 	if err := rules.CheckText("reasoning content", m.ReasoningContent); err != nil {
 		return err
 	}
+	if m.CallUID != "" && m.Role != RoleTool {
+		return invalid("a call uid belongs to a tool result, not a %s message", m.Role)
+	}
 	if m.EffectDisposition != "" && m.Role != RoleTool {
 		return invalid("an effect disposition belongs to a tool result, not a %s message", m.Role)
 	}
@@ -219,6 +227,7 @@ func (m *NewMessage) Validate() error {
 		{Name: "effect disposition", Value: m.EffectDisposition},
 		{Name: "display kind", Value: m.DisplayKind},
 		{Name: "uid", Value: m.UID},
+		{Name: "call uid", Value: m.CallUID},
 	}); err != nil {
 		return err
 	}
@@ -315,8 +324,10 @@ type Message struct {
 	// (ToolCall.UID): the nearest earlier call with its ToolCallID in its
 	// session — for a carried copy, before its original — so a provider
 	// that reuses call ids ("terminal:0") still pairs each result with its
-	// own call. It is derived when read, never stored: the append path
-	// pays nothing for it. "" when no stored call has the id.
+	// own call. It is derived when read: the append path pays nothing for
+	// it. A copy whose call was not copied with it (ReplaceMessages of
+	// AsNew copies, an import) stores it instead (NewMessage.CallUID).
+	// "" when no stored call has the id.
 	CallUID string
 }
 
@@ -548,6 +559,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		Model: rules.Ptr(m.Model), PlatformMessageID: rules.Ptr(m.PlatformMessageID), MetadataJson: rules.Ptr(m.Metadata),
 		Observed: rules.B2I(m.Observed), EffectDisposition: rules.Ptr(m.EffectDisposition), ReasoningContent: rules.Ptr(m.ReasoningContent),
 		DisplayKind: rules.Ptr(m.DisplayKind), Uid: rules.Ptr(orDefault(m.UID, newUID())),
+		CallUid: rules.Ptr(m.CallUID),
 	}
 	if m.Summary {
 		p.IsSummary = 1
@@ -646,7 +658,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
 		Model: rules.Str(r.Model), Metadata: rules.Str(r.MetadataJson),
 		Observed: r.Observed != 0, EffectDisposition: rules.Str(r.EffectDisposition), ReasoningContent: rules.Str(r.ReasoningContent),
-		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid),
+		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid), CallUID: rules.Str(r.CallUid),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID

@@ -28,7 +28,7 @@ func (p *callPairer) see(ctx context.Context, q driver.Executor, m *Message) err
 		for _, c := range m.ToolCalls {
 			p.latest[[2]string{m.SessionID, c.ID}] = c.UID
 		}
-	case m.Role == RoleTool && m.ToolCallID != "":
+	case m.Role == RoleTool && m.ToolCallID != "" && m.CallUID == "": // a stored pairing stands
 		if uid, ok := p.latest[[2]string{m.SessionID, m.ToolCallID}]; ok {
 			m.CallUID = uid
 			return nil

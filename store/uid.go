@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 )
 
@@ -74,4 +75,28 @@ func mintCallUIDs(calls []ToolCall) {
 			calls[i].UID = newUID()
 		}
 	}
+}
+
+// withCallUIDs is stored tool calls as export writes them: as stored when
+// every call has its UID; else with the derived ones (legacyCallUID) a
+// read gives, so an import keeps the identity the source store reads.
+func withCallUIDs(raw string, position int64) json.RawMessage {
+	var calls []ToolCall
+	if json.Unmarshal([]byte(raw), &calls) != nil {
+		return json.RawMessage(raw) // not sessiondb's shape: the import's check decides
+	}
+	missing := false
+	for i := range calls {
+		if calls[i].UID == "" {
+			calls[i].UID, missing = legacyCallUID(position, i), true
+		}
+	}
+	if !missing {
+		return json.RawMessage(raw)
+	}
+	b, err := json.Marshal(calls)
+	if err != nil {
+		return json.RawMessage(raw)
+	}
+	return b
 }

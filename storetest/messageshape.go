@@ -505,7 +505,9 @@ var exportBeforeMessageShape []byte
 
 // An export from before the message shape imports whole, its messages
 // without the new fields, and exports again to the same bytes but for
-// the UID each message was given on import (there were none then).
+// the UID each message was given on import (there were none then) and
+// the UID its tool call reads with (derived from its row: a call stored
+// without one).
 func testImport_ExportFromBeforeTheMessageShape(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
@@ -515,8 +517,9 @@ func testImport_ExportFromBeforeTheMessageShape(t *testing.T, open Opener) {
 	}
 	minted := regexp.MustCompile(`,"uid":"[0-9a-f]{32}"`)
 	got := exportAll(t, s)
-	if n, want := len(minted.FindAll(got, -1)), bytes.Count(exportBeforeMessageShape, []byte(`"type":"message"`)); n != want {
-		t.Errorf("%d messages got a UID, want %d", n, want)
+	if n, want := len(minted.FindAll(got, -1)), bytes.Count(exportBeforeMessageShape, []byte(`"type":"message"`))+
+		bytes.Count(exportBeforeMessageShape, []byte(`{"id":"c1",`)); n != want {
+		t.Errorf("%d messages and calls got a UID, want %d", n, want)
 	}
 	if got := minted.ReplaceAll(got, nil); !bytes.Equal(got, exportBeforeMessageShape) {
 		t.Errorf("export after import differs:\n%s\nwant\n%s", got, exportBeforeMessageShape)

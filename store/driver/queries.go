@@ -342,6 +342,7 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageActiveAboveParams struct {
@@ -445,6 +446,7 @@ type MessageImportParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageInsertParams struct {
@@ -471,6 +473,7 @@ type MessageInsertParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageListAscendingParams struct {
