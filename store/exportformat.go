@@ -26,6 +26,9 @@ import (
 // decoded strictly), so none of them is ever dropped unseen. So was the
 // role "note" (RoleNote): a reader that predates it refuses a file holding
 // a note by its role, so a note is never read as anyone's words.
+// So were a tool call's "uid" (inside "tool_calls") and a tool result's
+// "call_uid" (issue 35): a file without them imports, its calls reading
+// UIDs derived from their row and its results pairing on read.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1
