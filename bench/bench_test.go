@@ -291,3 +291,27 @@ func BenchmarkOpen_Existing(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkAppendMessages_ToolExchange appends a tool exchange per
+// transaction (a user turn, an assistant calling two tools, both results,
+// the answer): the rows whose calls get a UID at insert (issue 35).
+func BenchmarkAppendMessages_ToolExchange(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		batch := []db.NewMessage{
+			benchMessage(i),
+			{Role: db.RoleAssistant, ToolCalls: []db.ToolCall{
+				{ID: fmt.Sprintf("call_%d_a", i), Name: "grep", Arguments: `{"q":"fox"}`},
+				{ID: fmt.Sprintf("call_%d_b", i), Name: "cat", Arguments: `{"path":"dog.txt"}`}}},
+			{Role: db.RoleTool, ToolCallID: fmt.Sprintf("call_%d_a", i), ToolName: "grep", Content: "dog.txt:1: the lazy dog"},
+			{Role: db.RoleTool, ToolCallID: fmt.Sprintf("call_%d_b", i), ToolName: "cat", Content: "the quick brown fox jumps over the lazy dog"},
+			{Role: db.RoleAssistant, Content: "The fox jumps over the dog."},
+		}
+		if _, err := s.AppendMessages(ctx, "bench", batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(5*b.N)/b.Elapsed().Seconds(), "msgs/s")
+}

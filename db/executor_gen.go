@@ -118,6 +118,11 @@ func (e executor) MessageActiveWatermark(ctx context.Context, sessionID string) 
 	return r, mapDriverError(err)
 }
 
+func (e executor) MessageCallsBefore(ctx context.Context, arg driver.MessageCallsBeforeParams) ([]driver.MessageCallsBeforeRow, error) {
+	r, err := queries.MessageCallsBefore(ctx, e.db, gen.MessageCallsBeforeParams(arg))
+	return rowcast.Same[gen.MessageCallsBeforeRow, driver.MessageCallsBeforeRow](r), mapDriverError(err)
+}
+
 func (e executor) MessageCompactUpTo(ctx context.Context, arg driver.MessageCompactUpToParams) (int64, error) {
 	r, err := queries.MessageCompactUpTo(ctx, e.db, gen.MessageCompactUpToParams(arg))
 	return r, mapDriverError(err)
@@ -666,6 +671,7 @@ var (
 	_ = driver.CommandReceipt(gen.CommandReceipt{})
 	_ = driver.DelegationTreeModelUsageRow(gen.DelegationTreeModelUsageRow{})
 	_ = driver.Message(gen.Message{})
+	_ = driver.MessageCallsBeforeRow(gen.MessageCallsBeforeRow{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})
 	_ = driver.MessagesHoldingTextRow(gen.MessagesHoldingTextRow{})

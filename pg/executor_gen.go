@@ -121,6 +121,11 @@ func (e executor) MessageActiveWatermark(ctx context.Context, sessionID string) 
 	return r, mapError(err)
 }
 
+func (e executor) MessageCallsBefore(ctx context.Context, arg driver.MessageCallsBeforeParams) ([]driver.MessageCallsBeforeRow, error) {
+	r, err := e.q.MessageCallsBefore(ctx, e.db, pggen.MessageCallsBeforeParams(arg))
+	return rowcast.Same[pggen.MessageCallsBeforeRow, driver.MessageCallsBeforeRow](r), mapError(err)
+}
+
 func (e executor) MessageCompactUpTo(ctx context.Context, arg driver.MessageCompactUpToParams) (int64, error) {
 	r, err := e.q.MessageCompactUpTo(ctx, e.db, pggen.MessageCompactUpToParams(arg))
 	return r, mapError(err)
@@ -669,6 +674,7 @@ var (
 	_ = driver.CommandReceipt(pggen.CommandReceipt{})
 	_ = driver.DelegationTreeModelUsageRow(pggen.DelegationTreeModelUsageRow{})
 	_ = driver.Message(pggen.Message{})
+	_ = driver.MessageCallsBeforeRow(pggen.MessageCallsBeforeRow{})
 	_ = driver.MessageContextAfterRow(pggen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(pggen.MessageContextBeforeRow{})
 	_ = driver.MessagesHoldingTextRow(pggen.MessagesHoldingTextRow{})

@@ -129,7 +129,8 @@ func (s *Store) ClearConversation(ctx context.Context, sessionID string, o store
 // chosen by keep verbatim, asks summarize for a summary of everything
 // before it, and replaces that with the summary (an assistant message
 // marked Summary) by CompactSession. The kept rows and any appended while
-// summarize ran follow the summary (CompactResult.Carried), in order.
+// summarize ran follow the summary (CompactResult.Carried), in order:
+// only the rows it read and summarised are compacted (Compaction.Held).
 //
 // A cut never falls between an assistant message with tool calls and the
 // tool results that answer them, and the kept tail never starts with a
@@ -151,14 +152,18 @@ func (s *Store) ActiveWatermark(ctx context.Context, sessionID string) (int64, e
 	return s.Store.ActiveWatermark(ctx, sessionID)
 }
 
-// CompactSession replaces the session's active rows up to c.Watermark by
-// c.Messages, in one transaction that first verifies c.Holder's compression
-// lock. The replaced rows become compacted: hidden from the live
-// conversation, still shown in history and found by search. Rows appended
-// after the watermark are copied after the new rows (their originals are
-// retired, and an idempotency key or platform message id moves to its
-// copy; parts, model and metadata are copied whole), so the conversation
-// stays in order and no turn is lost. Counters are recomputed.
+// CompactSession replaces the session's active rows up to c.Watermark (or
+// exactly c.Held) by c.Messages, in one transaction that first verifies
+// c.Holder's compression lock and the guards c sets (Held, ExpectedActiveIDs,
+// TurnHolder). The replaced rows become compacted: hidden from the live
+// conversation, still shown in history and found by search. Every other
+// active row — appended after the watermark, or not held — is copied
+// after the new rows (its original is retired, and an idempotency key or
+// platform message id moves to its copy; parts, model, metadata and UIDs
+// are copied whole), so the conversation stays in order and no turn is
+// lost. A compaction that would leave two live results of one tool call
+// is refused (*DuplicateToolResultError); duplicates the transcript
+// already had are carried as they are. Counters are recomputed.
 func (s *Store) CompactSession(ctx context.Context, sessionID string, c store.Compaction) (store.CompactResult, error) {
 	return s.Store.CompactSession(ctx, sessionID, c)
 }

@@ -97,7 +97,7 @@ func differingField(stored Message, m *NewMessage) string {
 		return "tool name"
 	case stored.ToolCallID != m.ToolCallID:
 		return "tool call id"
-	case !slices.Equal(stored.ToolCalls, m.ToolCalls):
+	case !sameToolCalls(stored.ToolCalls, m.ToolCalls):
 		return "tool calls"
 	case stored.Reasoning != m.Reasoning:
 		return "reasoning"
@@ -123,8 +123,25 @@ func differingField(stored Message, m *NewMessage) string {
 		return "reasoning content"
 	case stored.DisplayKind != m.DisplayKind:
 		return "display kind"
+	case m.UID != "" && stored.UID != m.UID:
+		return "uid"
+	case m.CallUID != "" && stored.CallUID != m.CallUID:
+		return "call uid"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}
 	return ""
+}
+
+// sameToolCalls compares a stored message's tool calls with a retry's:
+// the UIDs the store minted for the first append are not the retry's to
+// repeat, so a call without one matches any; a UID the retry gives must be
+// the stored one.
+func sameToolCalls(stored, retry []ToolCall) bool {
+	return slices.EqualFunc(stored, retry, func(a, b ToolCall) bool {
+		if b.UID == "" {
+			a.UID = ""
+		}
+		return a == b
+	})
 }

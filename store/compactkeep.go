@@ -38,7 +38,8 @@ type Summarizer func(ctx context.Context, replaced []Message) (string, error)
 // chosen by keep verbatim, asks summarize for a summary of everything
 // before it, and replaces that with the summary (an assistant message
 // marked Summary) by CompactSession. The kept rows and any appended while
-// summarize ran follow the summary (CompactResult.Carried), in order.
+// summarize ran follow the summary (CompactResult.Carried), in order:
+// only the rows it read and summarised are compacted (Compaction.Held).
 //
 // A cut never falls between an assistant message with tool calls and the
 // tool results that answer them, and the kept tail never starts with a
@@ -63,15 +64,11 @@ func (s *Store) CompactKeepingLast(ctx context.Context, sessionID, holder string
 	}
 	defer release()
 
-	watermark, err := s.ActiveWatermark(ctx, sessionID)
+	all, err := s.Conversation(ctx, sessionID, ConversationOptions{IncludeNotes: true})
 	if err != nil {
 		return CompactResult{}, err
 	}
-	rows, err := s.Conversation(ctx, sessionID, ConversationOptions{})
-	if err != nil {
-		return CompactResult{}, err
-	}
-	rows = slices.DeleteFunc(rows, func(m Message) bool { return m.ID > watermark })
+	rows := slices.DeleteFunc(slices.Clone(all), func(m Message) bool { return m.Role == RoleNote })
 	cut := keep.cut(rows)
 	if cut == 0 {
 		return CompactResult{}, nil
@@ -83,9 +80,17 @@ func (s *Store) CompactKeepingLast(ctx context.Context, sessionID, holder string
 	if summary == "" {
 		return CompactResult{}, opErr(op, sessionID, invalid("the summarizer returned an empty summary"))
 	}
-	// The rows above the new watermark — the kept tail, then late appends —
-	// are carried after the summary as copies of the same turns.
-	return s.CompactSession(ctx, sessionID, Compaction{Holder: holder, Watermark: rows[cut-1].ID,
+	// Exactly the rows read up to the cut (notes among them) are replaced;
+	// every other active row — the kept tail, rows appended while
+	// summarize ran, a row committed late below the cut — is carried
+	// after the summary as a copy of the same turn (Compaction.Held).
+	var held []int64
+	for _, m := range all {
+		if m.ID <= rows[cut-1].ID {
+			held = append(held, m.ID)
+		}
+	}
+	return s.CompactSession(ctx, sessionID, Compaction{Holder: holder, Held: held,
 		Messages: []NewMessage{{Role: RoleAssistant, Content: summary, Summary: true}}})
 }
 
@@ -222,7 +227,11 @@ func (m *Message) tokens() int64 {
 // AsNew returns the message as a NewMessage that appends it again verbatim
 // (to keep it across a compaction or a continuation): role, content, parts,
 // tool fields, reasoning and its details, finish reason, token count, the
-// summary mark, model and metadata. The idempotency key and the platform
+// summary mark, model and metadata, display kind, and identity: the
+// message's UID, its calls' UIDs and a result's CallUID, so the new row is
+// the same turn, still paired with its call (a
+// rebuilt transcript written back by ReplaceMessages keeps them). The
+// idempotency key and the platform
 // message id are left out: the original row keeps answering retries and
 // re-deliveries of the append it came from, and compaction messages take
 // none. The creation time is the new append's.
@@ -232,5 +241,7 @@ func (m Message) AsNew() NewMessage {
 		ToolCalls: slices.Clone(m.ToolCalls), Reasoning: m.Reasoning, FinishReason: m.FinishReason,
 		TokenCount: m.TokenCount, Summary: m.Summary, Parts: slices.Clone(m.Parts),
 		ReasoningDetails: m.ReasoningDetails, Model: m.Model, Metadata: m.Metadata,
+		Observed: m.Observed, EffectDisposition: m.EffectDisposition, ReasoningContent: m.ReasoningContent,
+		DisplayKind: m.DisplayKind, UID: m.UID, CallUID: m.CallUID,
 	}
 }

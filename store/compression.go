@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -33,11 +34,37 @@ type Compaction struct {
 	// the transaction (ErrLeaseLost when it is not held).
 	Holder string
 	// Watermark is what ActiveWatermark returned before summarising: the
-	// active rows up to it are replaced.
+	// active rows up to it are replaced. Set Watermark or Held, not both.
 	Watermark int64
+	// Held is the ids of the active rows the compressor read and replaces
+	// (what its summary covers); when set, only they become compacted and
+	// every other active row is carried after Messages, in id order: a
+	// row appended while it summarised, and a row it never saw below its
+	// newest — on PostgreSQL an id is taken before its transaction
+	// commits, so a row with a smaller id can become visible after a
+	// larger one was read. A held row that is no longer active (another
+	// writer rewound, replaced or compacted it) refuses the compaction
+	// with ErrConflict, nothing written.
+	Held []int64
+	// ExpectedActiveIDs, when set, is the session's whole active id list
+	// as the compressor read it: any change since (an append, a rewind, a
+	// replace) refuses the compaction with ErrConflict, nothing written —
+	// for a compressor that would rather start again than carry a row
+	// its summary did not see.
+	ExpectedActiveIDs []int64
+	// TurnHolder, when set, refuses the compaction (ErrLeaseHeld, nothing
+	// written) while anyone but TurnHolder holds a live turn lease on the
+	// conversation: another writer is mid-turn. The caller holding the
+	// turn itself passes its own holder. Unset, turns go on during a
+	// compaction and what they append is carried (sessiondb's rule: the
+	// compression lock is the only lock a compaction takes).
+	TurnHolder string
 	// Messages replace them: a summary (Summary set) and any turns kept
 	// verbatim. Idempotency keys and platform message ids are not
-	// allowed here: a kept turn's original keeps its own.
+	// allowed here: a kept turn's original keeps its own. A kept turn
+	// copied with Message.AsNew keeps its UID and its calls' UIDs; a
+	// tool result kept here must not also be carried (at most one live
+	// result per tool call: *DuplicateToolResultError, nothing written).
 	Messages []NewMessage
 }
 
@@ -48,17 +75,24 @@ type CompactResult struct {
 	Carried   []int64 // copies of the active rows above the watermark, after the new rows (for CompactKeepingLast: the kept tail, then rows appended meanwhile)
 }
 
-// CompactSession replaces the session's active rows up to c.Watermark by
-// c.Messages, in one transaction that first verifies c.Holder's compression
-// lock. The replaced rows become compacted: hidden from the live
-// conversation, still shown in history and found by search. Rows appended
-// after the watermark are copied after the new rows (their originals are
-// retired, and an idempotency key or platform message id moves to its
-// copy; parts, model and metadata are copied whole), so the conversation
-// stays in order and no turn is lost. Counters are recomputed.
+// CompactSession replaces the session's active rows up to c.Watermark (or
+// exactly c.Held) by c.Messages, in one transaction that first verifies
+// c.Holder's compression lock and the guards c sets (Held, ExpectedActiveIDs,
+// TurnHolder). The replaced rows become compacted: hidden from the live
+// conversation, still shown in history and found by search. Every other
+// active row — appended after the watermark, or not held — is copied
+// after the new rows (its original is retired, and an idempotency key or
+// platform message id moves to its copy; parts, model, metadata and UIDs
+// are copied whole), so the conversation stays in order and no turn is
+// lost. A compaction that would leave two live results of one tool call
+// is refused (*DuplicateToolResultError); duplicates the transcript
+// already had are carried as they are. Counters are recomputed.
 func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compaction) (CompactResult, error) {
 	const op = "compact session"
 	prepared, err := checkCompression(sessionID, c.Holder, c.Watermark, c.Messages, s.MaxMessageBytes())
+	if err == nil {
+		err = c.checkGuards()
+	}
 	if err != nil {
 		return CompactResult{}, opErr(op, sessionID, err)
 	}
@@ -68,12 +102,26 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 		if err := openForCompression(ctx, tx, sessionID, c.Holder); err != nil {
 			return err
 		}
-		tail, err := tx.MessageActiveAbove(ctx, driver.MessageActiveAboveParams{SessionID: sessionID, Watermark: c.Watermark})
+		if err := guardTurn(ctx, tx, sessionID, c.TurnHolder); err != nil {
+			return err
+		}
+		watermark, tail, err := compactionTail(ctx, tx, sessionID, c.Watermark, c.Held, c.ExpectedActiveIDs)
 		if err != nil {
 			return err
 		}
+		before, _, err := liveResultCounts(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		// The tail's originals go first: what is left active up to the
+		// watermark is exactly what the compressor replaces.
+		for _, m := range tail {
+			if err := tx.MessageRetire(ctx, m.ID); err != nil {
+				return err
+			}
+		}
 		if res.Compacted, err = tx.MessageCompactUpTo(ctx, driver.MessageCompactUpToParams{
-			SessionID: sessionID, Watermark: c.Watermark}); err != nil {
+			SessionID: sessionID, Watermark: watermark}); err != nil {
 			return err
 		}
 		var inserted int64
@@ -81,15 +129,15 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 			return err
 		}
 		for _, m := range tail {
-			if err := tx.MessageRetire(ctx, m.ID); err != nil {
-				return err
-			}
 			id, err := tx.MessageCopy(ctx, driver.MessageCopyParams{SessionID: sessionID,
 				IdempotencyKey: m.IdempotencyKey, PlatformMessageID: m.PlatformMessageID, SourceID: m.ID})
 			if err != nil {
 				return err
 			}
 			res.Carried = append(res.Carried, id)
+		}
+		if err := oneLiveResultPerCall(ctx, tx, sessionID, before); err != nil {
+			return err
 		}
 		if inserted == 0 && (res.Compacted > 0 || len(tail) > 0) { // else the insert's count moved it
 			if err := tx.SessionBumpDisplayRevision(ctx, sessionID); err != nil {
@@ -99,6 +147,86 @@ func (s *Store) CompactSession(ctx context.Context, sessionID string, c Compacti
 		return tx.SessionRecount(ctx, sessionID)
 	})
 	return res, err
+}
+
+// checkGuards checks the guards' shape before any transaction.
+func (c *Compaction) checkGuards() error {
+	if len(c.Held) > 0 && c.Watermark != 0 {
+		return invalid("set Watermark or Held, not both")
+	}
+	for _, id := range c.Held {
+		if id <= 0 {
+			return invalid("held message id %d is not positive", id)
+		}
+	}
+	if c.TurnHolder != "" {
+		return checkLease(c.TurnHolder, 0)
+	}
+	return nil
+}
+
+// guardTurn refuses (ErrLeaseHeld) while anyone but holder holds a live
+// turn lease on sessionID's conversation; holder "" guards nothing.
+func guardTurn(ctx context.Context, tx driver.Executor, sessionID, holder string) error {
+	if holder == "" {
+		return nil
+	}
+	root, err := conversationRoot(ctx, tx, sessionID)
+	if err != nil {
+		return err
+	}
+	if err := turnLeases.blocks(ctx, tx, root, holder); err != nil {
+		return fmt.Errorf("turn lease: %w", err)
+	}
+	return nil
+}
+
+// compactionTail reads, inside a compaction's transaction, the active rows
+// it carries (copies after its new rows) and the watermark up to which the
+// rest is replaced: with held ids, every active row not held, and the
+// newest held id (ErrConflict when a held row is no longer active);
+// else the rows above watermark. expected, when set, must be the whole
+// active id list (ErrConflict otherwise).
+func compactionTail(ctx context.Context, tx driver.Executor, sessionID string, watermark int64, held, expected []int64) (int64, []driver.Message, error) {
+	if len(held) == 0 && expected == nil {
+		tail, err := tx.MessageActiveAbove(ctx, driver.MessageActiveAboveParams{SessionID: sessionID, Watermark: watermark})
+		return watermark, tail, err
+	}
+	active, err := tx.MessageActiveAbove(ctx, driver.MessageActiveAboveParams{SessionID: sessionID, Watermark: 0})
+	if err != nil {
+		return 0, nil, err
+	}
+	if expected != nil {
+		ids := make([]int64, len(active))
+		for i := range active {
+			ids[i] = active[i].ID
+		}
+		if !slices.Equal(ids, expected) {
+			return 0, nil, fmt.Errorf("%w: the active messages changed since the compressor read them", ErrConflict)
+		}
+	}
+	if len(held) == 0 {
+		return watermark, slices.DeleteFunc(active, func(m driver.Message) bool { return m.ID <= watermark }), nil
+	}
+	isHeld := make(map[int64]bool, len(held))
+	for _, id := range held {
+		isHeld[id] = true
+	}
+	var tail []driver.Message
+	for _, m := range active {
+		if isHeld[m.ID] {
+			delete(isHeld, m.ID)
+			watermark = max(watermark, m.ID)
+		} else {
+			tail = append(tail, m)
+		}
+	}
+	for _, id := range held {
+		if isHeld[id] {
+			return 0, nil, fmt.Errorf("%w: held message %d is no longer active (another writer rewound, replaced or compacted it)", ErrConflict, id)
+		}
+	}
+	return watermark, tail, nil
 }
 
 // Continuation is a compressor's result for PublishCompressionChild.

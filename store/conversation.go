@@ -66,7 +66,7 @@ func (s *Store) Conversation(ctx context.Context, sessionID string, o Conversati
 // visibleMessages calls fn for each active or compacted message of a
 // session (rewound ones too with rewound), oldest first, a page at a time.
 func visibleMessages(ctx context.Context, q driver.Executor, sessionID string, rewound bool, fn func(Message)) error {
-	after := int64(0)
+	after, pairer := int64(0), newCallPairer()
 	for {
 		rows, err := q.MessageListAscending(ctx, driver.MessageListAscendingParams{SessionID: sessionID,
 			AfterID: after, BeforeID: math.MaxInt64, IncludeRewound: rules.B2I(rewound), RowLimit: conversationPage})
@@ -77,6 +77,9 @@ func visibleMessages(ctx context.Context, q driver.Executor, sessionID string, r
 			r := &rows[i]
 			m, err := messageFromRow(r)
 			if err != nil {
+				return err
+			}
+			if err := pairer.see(ctx, q, &m); err != nil {
 				return err
 			}
 			fn(m)

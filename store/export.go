@@ -156,7 +156,14 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson),
 					Observed: m.Observed != 0, EffectDisposition: rules.Str(m.EffectDisposition),
 					ReasoningContent: rules.Str(m.ReasoningContent),
-					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid)}
+					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid), CallUID: rules.Str(m.CallUid)}
+				position := m.ID // a row stored without UIDs exports the ones it reads with
+				if m.OriginID != nil {
+					position = *m.OriginID
+				}
+				if rec.UID == "" {
+					rec.UID = legacyUID(position)
+				}
 				// Raw JSON goes out as it is stored: checked here, so a cell
 				// another program broke fails the export with ErrCorrupt
 				// naming the message, not the encoder's error.
@@ -164,7 +171,7 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					if !json.Valid([]byte(*m.ToolCallsJson)) {
 						return fmt.Errorf("message %d: %w", m.ID, badStoredJSON("tool calls", errors.New("does not parse")))
 					}
-					rec.ToolCalls = json.RawMessage(*m.ToolCallsJson)
+					rec.ToolCalls = withCallUIDs(*m.ToolCallsJson, position)
 				}
 				if m.PartsJson != nil {
 					if !json.Valid([]byte(*m.PartsJson)) {

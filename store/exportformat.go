@@ -26,6 +26,9 @@ import (
 // decoded strictly), so none of them is ever dropped unseen. So was the
 // role "note" (RoleNote): a reader that predates it refuses a file holding
 // a note by its role, so a note is never read as anyone's words.
+// So were a tool call's "uid" (inside "tool_calls") and a tool result's
+// "call_uid" (issue 35): a file without them imports, its calls reading
+// UIDs derived from their row and its results pairing on read.
 const (
 	exportFormat  = "sessiondb-export"
 	exportVersion = 1
@@ -128,6 +131,10 @@ type messageRecord struct {
 	// exported before there were any.
 	DisplayKind string `json:"display_kind,omitempty"`
 	UID         string `json:"uid,omitempty"`
+	// CallUID is a tool result's stored pairing (NewMessage.CallUID), when
+	// it has one; a result paired on read is paired again after import.
+	// Added within version 1, as the tool calls' own "uid".
+	CallUID string `json:"call_uid,omitempty"`
 }
 
 // usageRecord is one (model, task, billing route) row of a session. The
@@ -253,8 +260,8 @@ func (r *messageRecord) check() error {
 		Reasoning: r.Reasoning, FinishReason: r.FinishReason, IdempotencyKey: r.IdempotencyKey,
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
 		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent,
-		DisplayKind: r.DisplayKind}
-	if err := rules.CheckLabel("uid", r.UID); err != nil {
+		DisplayKind: r.DisplayKind, CallUID: r.CallUID}
+	if err := firstErr(rules.CheckLabel("uid", r.UID), rules.CheckLabel("call uid", r.CallUID)); err != nil {
 		return err
 	}
 	if r.TokenCount != nil {

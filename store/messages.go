@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
@@ -62,6 +63,14 @@ type ToolCall struct {
 	// ItemID is the provider's own id of the call's item (an OpenAI
 	// Responses function_call's fc_…), when it has one besides ID.
 	ItemID string `json:"item_id,omitempty"`
+	// UID is the call's identity in the store (32 hex digits), minted when
+	// the message is appended and kept inside the stored call by every
+	// copy (compaction's carried tail, a continuation, ReplaceMessages
+	// through AsNew, export and import). The tool result that answers the
+	// call reads it as Message.CallUID. A caller may set it only to keep
+	// the UID of a call it copies. It is sessiondb's, not the provider's:
+	// leave it out of what goes back to a model.
+	UID string `json:"uid,omitempty"`
 }
 
 // NewMessage is a message to append.
@@ -138,6 +147,15 @@ type NewMessage struct {
 	// caller's own (a UI's "command_result", "banner") and kept as given.
 	// Compaction, export and import keep it.
 	DisplayKind string
+	// UID is set only to keep the identity of a message being copied
+	// (ReplaceMessages of a rebuilt transcript, Message.AsNew): the new
+	// row is the same turn. "" mints a new one, as for any new message.
+	UID string
+	// CallUID is set only to keep a copied tool result's pairing
+	// (Message.CallUID, carried by AsNew) where the call it answers is not
+	// copied with it. "" pairs the result on read, with the nearest
+	// earlier call of its id.
+	CallUID string
 }
 
 // DisplayHidden is the DisplayKind of a message the model reads and no
@@ -176,6 +194,9 @@ func (m *NewMessage) Validate() error {
 	if err := rules.CheckText("reasoning content", m.ReasoningContent); err != nil {
 		return err
 	}
+	if m.CallUID != "" && m.Role != RoleTool {
+		return invalid("a call uid belongs to a tool result, not a %s message", m.Role)
+	}
 	if m.EffectDisposition != "" && m.Role != RoleTool {
 		return invalid("an effect disposition belongs to a tool result, not a %s message", m.Role)
 	}
@@ -205,6 +226,8 @@ func (m *NewMessage) Validate() error {
 		{Name: "platform message id", Value: m.PlatformMessageID},
 		{Name: "effect disposition", Value: m.EffectDisposition},
 		{Name: "display kind", Value: m.DisplayKind},
+		{Name: "uid", Value: m.UID},
+		{Name: "call uid", Value: m.CallUID},
 	}); err != nil {
 		return err
 	}
@@ -215,7 +238,8 @@ func (m *NewMessage) Validate() error {
 	}
 	for _, c := range m.ToolCalls {
 		if err := errors.Join(rules.CheckLabel("tool call id", c.ID), rules.CheckLabel("tool call name", c.Name),
-			rules.CheckText("tool call arguments", c.Arguments), rules.CheckLabel("tool call item id", c.ItemID)); err != nil {
+			rules.CheckText("tool call arguments", c.Arguments), rules.CheckLabel("tool call item id", c.ItemID),
+			rules.CheckLabel("tool call uid", c.UID)); err != nil {
 			return err
 		}
 	}
@@ -292,8 +316,19 @@ type Message struct {
 	// every copy of it — a compaction's carried tail and a continuation's
 	// copy (which share their original's UID, as they share its turn),
 	// export and import, `sessiondb copy`. "" for a row written before
-	// schema version 19 (SQLite; 8 on PostgreSQL), which has none.
+	// schema version 19 (SQLite; 8 on PostgreSQL) reads a UID derived
+	// from its original's id (legacyUID): stable, shared by its copies,
+	// and never written back by a read.
 	UID string
+	// CallUID is, for a tool result, the UID of the tool call it answers
+	// (ToolCall.UID): the nearest earlier call with its ToolCallID in its
+	// session — for a carried copy, before its original — so a provider
+	// that reuses call ids ("terminal:0") still pairs each result with its
+	// own call. It is derived when read: the append path pays nothing for
+	// it. A copy whose call was not copied with it (ReplaceMessages of
+	// AsNew copies, an import) stores it instead (NewMessage.CallUID).
+	// "" when no stored call has the id.
+	CallUID string
 }
 
 // AppendMessage appends one message to a session and returns its id. It
@@ -523,7 +558,8 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		ReasoningDetails: rules.Ptr(m.ReasoningDetails), FinishReason: rules.Ptr(m.FinishReason), IdempotencyKey: rules.Ptr(m.IdempotencyKey),
 		Model: rules.Ptr(m.Model), PlatformMessageID: rules.Ptr(m.PlatformMessageID), MetadataJson: rules.Ptr(m.Metadata),
 		Observed: rules.B2I(m.Observed), EffectDisposition: rules.Ptr(m.EffectDisposition), ReasoningContent: rules.Ptr(m.ReasoningContent),
-		DisplayKind: rules.Ptr(m.DisplayKind), Uid: rules.Ptr(newUID()),
+		DisplayKind: rules.Ptr(m.DisplayKind), Uid: rules.Ptr(orDefault(m.UID, newUID())),
+		CallUid: rules.Ptr(m.CallUID),
 	}
 	if m.Summary {
 		p.IsSummary = 1
@@ -532,7 +568,9 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		p.TokenCount = &m.TokenCount
 	}
 	if len(m.ToolCalls) > 0 {
-		b, err := json.Marshal(m.ToolCalls)
+		calls := slices.Clone(m.ToolCalls) // m keeps the caller's, to tell a retry (differingField)
+		mintCallUIDs(calls)
+		b, err := json.Marshal(calls)
 		if err != nil {
 			return p, invalid("tool calls: %v", err)
 		}
@@ -606,7 +644,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, mq MessageQuery)
 				return err
 			}
 		}
-		return nil
+		return newCallPairer().pairAll(ctx, q, out)
 	})
 	return out, err
 }
@@ -620,7 +658,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		ReasoningDetails: rules.Str(r.ReasoningDetails), PlatformMessageID: rules.Str(r.PlatformMessageID),
 		Model: rules.Str(r.Model), Metadata: rules.Str(r.MetadataJson),
 		Observed: r.Observed != 0, EffectDisposition: rules.Str(r.EffectDisposition), ReasoningContent: rules.Str(r.ReasoningContent),
-		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid),
+		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid), CallUID: rules.Str(r.CallUid),
 	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID
@@ -638,6 +676,7 @@ func messageFromRow(r *driver.Message) (Message, error) {
 			return m, fmt.Errorf("message %d: %w", r.ID, badStoredJSON("parts", err))
 		}
 	}
+	m.fillLegacyUIDs()
 	return m, nil
 }
 
@@ -655,8 +694,10 @@ func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
 		if err != nil {
 			return fmt.Errorf("message %d: %w", id, err)
 		}
-		m, err = messageFromRow(&row)
-		return err
+		if m, err = messageFromRow(&row); err != nil {
+			return err
+		}
+		return newCallPairer().see(ctx, q, &m)
 	})
 	return m, err
 }

@@ -184,7 +184,7 @@ func validateParts(m *NewMessage) error {
 			return err
 		}
 	}
-	if calls := partToolCalls(m.Parts); len(calls) > 0 && len(m.ToolCalls) > 0 && !slices.Equal(calls, m.ToolCalls) {
+	if calls := partToolCalls(m.Parts); len(calls) > 0 && len(m.ToolCalls) > 0 && !sameToolCalls(m.ToolCalls, calls) {
 		return invalid("tool calls differ from the tool_use parts (give one, or the same calls in both)")
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,12 @@ func testAsNew_RoundTrips(t *testing.T, open Opener) {
 	}
 	want := in
 	want.IdempotencyKey, want.PlatformMessageID = "", ""
+	// Identity is kept: the message's UID and its calls'.
+	want.UID, want.ToolCalls = ms[0].UID, slices.Clone(in.ToolCalls)
+	want.ToolCalls[0].UID = ms[0].ToolCalls[0].UID
+	if want.UID == "" || want.ToolCalls[0].UID == "" {
+		t.Errorf("stored message lacks its UIDs: %+v", ms[0])
+	}
 	if diff := cmp.Diff(want, ms[0].AsNew()); diff != "" {
 		t.Errorf("AsNew (-want +got):\n%s", diff)
 	}

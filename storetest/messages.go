@@ -13,6 +13,11 @@ import (
 
 var ignoreCreated = cmpopts.IgnoreFields(Message{}, "CreatedAt")
 
+// ignoreUIDs leaves out of a comparison the identities the store mints
+// (a message's UID, its calls' UIDs, a result's CallUID): the tests of
+// identity check them; a round trip of content does not.
+var ignoreUIDs = cmp.Options{cmpopts.IgnoreFields(Message{}, "UID", "CallUID"), cmpopts.IgnoreFields(ToolCall{}, "UID")}
+
 func testAppendMessage_RoundTrip(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	ctx := t.Context()
@@ -42,7 +47,7 @@ func testAppendMessage_RoundTrip(t *testing.T, open Opener) {
 			ToolName: m.ToolName, ToolCallID: m.ToolCallID, ToolCalls: m.ToolCalls, Reasoning: m.Reasoning,
 			FinishReason: m.FinishReason, TokenCount: m.TokenCount, State: StateActive})
 	}
-	if diff := cmp.Diff(want, got, ignoreCreated, cmpopts.IgnoreFields(Message{}, "UID")); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreCreated, ignoreUIDs); diff != "" {
 		t.Errorf("Messages (-want +got):\n%s", diff)
 	}
 	for _, m := range got {

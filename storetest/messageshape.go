@@ -82,7 +82,7 @@ func testMessageShape_RoundTripsByteExact(t *testing.T, open Opener) {
 		t.Errorf("content %q, want the one given %q", one.Content, m.Content)
 	}
 	// Tool calls follow from the tool_use parts.
-	if want := []ToolCall{{ID: "toolu_01", Name: "plot", Arguments: m.Parts[3].Input}}; !cmp.Equal(one.ToolCalls, want) {
+	if want := []ToolCall{{ID: "toolu_01", Name: "plot", Arguments: m.Parts[3].Input}}; !cmp.Equal(one.ToolCalls, want, ignoreUIDs) {
 		t.Errorf("tool calls %+v, want %+v", one.ToolCalls, want)
 	}
 	if sess, _ := s.Session(ctx, "s"); sess.ToolCallCount != 1 {
@@ -472,7 +472,7 @@ func testExportImport_KeepsTheMessageShape(t *testing.T, open Opener) {
 	}
 	want, _ := a.Messages(ctx, "s", MessageQuery{})
 	got, _ := b.Messages(ctx, "s", MessageQuery{})
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Message{}, "ID")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Message{}, "ID"), ignoreUIDs); diff != "" {
 		t.Errorf("imported messages differ (-exported +imported):\n%s", diff)
 	}
 	// The imported session holds the platform ids as the original did.
@@ -505,7 +505,9 @@ var exportBeforeMessageShape []byte
 
 // An export from before the message shape imports whole, its messages
 // without the new fields, and exports again to the same bytes but for
-// the UID each message was given on import (there were none then).
+// the UID each message was given on import (there were none then) and
+// the UID its tool call reads with (derived from its row: a call stored
+// without one).
 func testImport_ExportFromBeforeTheMessageShape(t *testing.T, open Opener) {
 	ctx := t.Context()
 	s := open(t, Options{})
@@ -515,8 +517,9 @@ func testImport_ExportFromBeforeTheMessageShape(t *testing.T, open Opener) {
 	}
 	minted := regexp.MustCompile(`,"uid":"[0-9a-f]{32}"`)
 	got := exportAll(t, s)
-	if n, want := len(minted.FindAll(got, -1)), bytes.Count(exportBeforeMessageShape, []byte(`"type":"message"`)); n != want {
-		t.Errorf("%d messages got a UID, want %d", n, want)
+	if n, want := len(minted.FindAll(got, -1)), bytes.Count(exportBeforeMessageShape, []byte(`"type":"message"`))+
+		bytes.Count(exportBeforeMessageShape, []byte(`{"id":"c1",`)); n != want {
+		t.Errorf("%d messages and calls got a UID, want %d", n, want)
 	}
 	if got := minted.ReplaceAll(got, nil); !bytes.Equal(got, exportBeforeMessageShape) {
 		t.Errorf("export after import differs:\n%s\nwant\n%s", got, exportBeforeMessageShape)
@@ -563,7 +566,7 @@ func testImport_PartsFillContentAndToolCalls(t *testing.T, open Opener) {
 		t.Fatalf("messages: %v (%d)", err, len(ms))
 	}
 	want := []ToolCall{{ID: "c1", Name: "grep_repo", Arguments: `{"q":"okapi"}`}}
-	if ms[0].Content != "Looking." || !cmp.Equal(ms[0].ToolCalls, want) {
+	if ms[0].Content != "Looking." || !cmp.Equal(ms[0].ToolCalls, want, ignoreUIDs) {
 		t.Errorf("imported message: content %q, tool calls %+v; want %q and %+v", ms[0].Content, ms[0].ToolCalls, "Looking.", want)
 	}
 	if sess, err := s.Session(ctx, "p"); err != nil || sess.ToolCallCount != 1 {

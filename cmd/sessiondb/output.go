@@ -99,7 +99,7 @@ func toMessageJSON(m db.Message) messageJSON {
 		ReasoningContent: m.ReasoningContent, Observed: m.Observed, EffectDisposition: m.EffectDisposition,
 	}
 	for _, c := range m.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, toolCallJSON(c))
+		out.ToolCalls = append(out.ToolCalls, toolCallJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments, ItemID: c.ItemID}) // the provider's fields; UIDs are not shown
 	}
 	if m.Metadata != "" {
 		out.Metadata = json.RawMessage(m.Metadata)

@@ -77,6 +77,7 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessagesFt struct {

@@ -34,13 +34,13 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
 )
 SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        sqlc.narg(idempotency_key), sqlc.narg(platform_message_id), m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json,
-       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid
+       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid
 FROM messages m WHERE m.id = sqlc.arg(source_id)
 RETURNING id;
 
@@ -80,3 +80,16 @@ WHERE sessions.id = sqlc.arg(id);
 -- What an append needs to know: does the session exist, and is it closed
 -- by compression?
 SELECT end_reason FROM sessions WHERE id = sqlc.arg(id);
+
+-- name: MessageCallsBefore :many
+-- The nearest assistant message before position, in position's session,
+-- whose tool calls hold needle (the id of a call as Go writes it, quoted and keyed): where
+-- a tool result read without its call (on another page, compacted, or
+-- the copy's original in a parent session) finds the call it answers.
+-- The caller decodes the calls and checks the id.
+SELECT m.id, m.origin_id, m.tool_calls_json
+FROM messages o JOIN messages m ON m.session_id = o.session_id
+WHERE o.id = sqlc.arg(position) AND m.id < o.id AND m.role = 'assistant'
+  AND strpos(m.tool_calls_json, sqlc.arg(needle)) > 0
+ORDER BY m.id DESC
+LIMIT 1;

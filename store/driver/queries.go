@@ -31,6 +31,7 @@ type Queries interface {
 	MessageActiveAbove(ctx context.Context, arg MessageActiveAboveParams) ([]Message, error)                           // compression.sql
 	MessageActiveIDs(ctx context.Context, sessionID string) ([]int64, error)                                           // rewind.sql
 	MessageActiveWatermark(ctx context.Context, sessionID string) (int64, error)                                       // compression.sql
+	MessageCallsBefore(ctx context.Context, arg MessageCallsBeforeParams) ([]MessageCallsBeforeRow, error)             // compression.sql
 	MessageCompactUpTo(ctx context.Context, arg MessageCompactUpToParams) (int64, error)                               // compression.sql
 	MessageContextAfter(ctx context.Context, arg MessageContextAfterParams) ([]MessageContextAfterRow, error)          // search.sql
 	MessageContextBefore(ctx context.Context, arg MessageContextBeforeParams) ([]MessageContextBeforeRow, error)       // search.sql
@@ -372,11 +373,23 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageActiveAboveParams struct {
 	SessionID string
 	Watermark int64
+}
+
+type MessageCallsBeforeParams struct {
+	Position int64
+	Needle   string
+}
+
+type MessageCallsBeforeRow struct {
+	ID            int64
+	OriginID      *int64
+	ToolCallsJson *string
 }
 
 type MessageCompactUpToParams struct {
@@ -464,6 +477,7 @@ type MessageImportParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageInsertParams struct {
@@ -490,6 +504,7 @@ type MessageInsertParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type MessageListAscendingParams struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages
 WHERE session_id = $1 AND state = 'active' AND id > $2
 ORDER BY id
 `
@@ -56,6 +56,7 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.ReasoningContent,
 			&i.DisplayKind,
 			&i.Uid,
+			&i.CallUid,
 		); err != nil {
 			return nil, err
 		}
@@ -85,6 +86,51 @@ func (q *Queries) MessageActiveWatermark(ctx context.Context, db DBTX, sessionID
 	return column_1, err
 }
 
+const messageCallsBefore = `-- name: MessageCallsBefore :many
+SELECT m.id, m.origin_id, m.tool_calls_json
+FROM messages o JOIN messages m ON m.session_id = o.session_id
+WHERE o.id = $1 AND m.id < o.id AND m.role = 'assistant'
+  AND strpos(m.tool_calls_json, $2) > 0
+ORDER BY m.id DESC
+LIMIT 1
+`
+
+type MessageCallsBeforeParams struct {
+	Position int64
+	Needle   string
+}
+
+type MessageCallsBeforeRow struct {
+	ID            int64
+	OriginID      *int64
+	ToolCallsJson *string
+}
+
+// The nearest assistant message before position, in position's session,
+// whose tool calls hold needle (the id of a call as Go writes it, quoted and keyed): where
+// a tool result read without its call (on another page, compacted, or
+// the copy's original in a parent session) finds the call it answers.
+// The caller decodes the calls and checks the id.
+func (q *Queries) MessageCallsBefore(ctx context.Context, db DBTX, arg MessageCallsBeforeParams) ([]MessageCallsBeforeRow, error) {
+	rows, err := db.Query(ctx, messageCallsBefore, arg.Position, arg.Needle)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageCallsBeforeRow{}
+	for rows.Next() {
+		var i MessageCallsBeforeRow
+		if err := rows.Scan(&i.ID, &i.OriginID, &i.ToolCallsJson); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageCompactUpTo = `-- name: MessageCompactUpTo :execrows
 UPDATE messages SET state = 'compacted'
 WHERE session_id = $1 AND state = 'active' AND id <= $2
@@ -108,13 +154,13 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
 )
 SELECT $1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        $2, $3, m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json,
-       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid
+       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid
 FROM messages m WHERE m.id = $4
 RETURNING id
 `

@@ -56,6 +56,7 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	CallUid           *string
 }
 
 type Meta struct {
