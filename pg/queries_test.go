@@ -561,6 +561,11 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "TurnObservationFinish", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("complete"), FinishedAt: p(now + 106), ConversationID: "dr", TurnID: turn})), int64(1))
 	expect(t, "TurnObservationFinish twice", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("error"), FinishedAt: p(now + 107), ConversationID: "dr", TurnID: turn})), int64(0))
 	expect(t, "TurnObservationGet", must(q.TurnObservationGet(ctx, db, "dr")).Result, p("complete"))
+	expect(t, "DelegationTreeRoot", must(q.DelegationTreeRoot(ctx, db, "dr")), "dr")
+	expect(t, "DelegationTreeMembers", must(q.DelegationTreeMembers(ctx, db, "dr")), []string{"dr"})
+	expect(t, "DelegationTreeUsage", must(q.DelegationTreeUsage(ctx, db, "dr")).InputTokens, int64(0))
+	expect(t, "DelegationTreeModelUsage", len(must(q.DelegationTreeModelUsage(ctx, db, "dr"))), 0)
+	expect(t, "MessageCallsBefore (no call holds the id)", len(must(q.MessageCallsBefore(ctx, db, pggen.MessageCallsBeforeParams{Position: m2, Needle: `"id":"none"`}))), 0)
 	expect(t, "MessageRetireActive", must(q.MessageRetireActive(ctx, db, "dr")), int64(2))
 	expect(t, "MessageDeleteSession", must(q.MessageDeleteSession(ctx, db, "dr")), int64(2))
 
