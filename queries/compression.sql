@@ -64,10 +64,11 @@ WHERE id = sqlc.arg(id)
       'tui_shutdown', 'ws_disconnect', 'idle_timeout', 'lru_evict'));
 
 -- name: SessionCopyFlags :exec
--- A continuation keeps its parent's pin, archive and hidden flags.
+-- A continuation keeps its parent's pin, archive and hidden flags, except
+-- an archive the idle sweep made: a continuation is new activity.
 UPDATE sessions
 SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
-    archived = (SELECT p.archived FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
+    archived = (SELECT p.archived * (1 - p.auto_archived) FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
     hidden = (SELECT p.hidden FROM sessions p WHERE p.id = sqlc.arg(parent_id))
 WHERE sessions.id = sqlc.arg(id);
 

@@ -329,7 +329,10 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 		if err := tx.SessionBumpDisplayRevision(ctx, b.id); err != nil {
 			return err
 		}
-		return tx.SessionRecount(ctx, b.id)
+		if err := tx.SessionRecount(ctx, b.id); err != nil {
+			return err
+		}
+		return recomputeConversationActivity(ctx, tx, b.id) // a linked continuation folds in its parent's
 	})
 	if err != nil {
 		return err
@@ -400,7 +403,10 @@ func (w *importWriter) link(ctx context.Context) error {
 				cur = *up
 			}
 			linked = true
-			return tx.SessionLink(ctx, driver.SessionLinkParams{ID: p.child, ParentID: &p.parent, ParentKind: rules.Ptr(p.kind)})
+			if err := tx.SessionLink(ctx, driver.SessionLinkParams{ID: p.child, ParentID: &p.parent, ParentKind: rules.Ptr(p.kind)}); err != nil {
+				return err
+			}
+			return recomputeConversationActivity(ctx, tx, p.child)
 		})
 		if err != nil {
 			return err
@@ -464,7 +470,7 @@ func (w *importWriter) mayLink(ctx context.Context, tx driver.Executor, parent, 
 // compression tip, whose summary shows in the lineage), so the child is
 // imported detached.
 func mayAdopt(ctx context.Context, tx driver.Executor, parent driver.Session, kind string, started int64) (bool, error) {
-	if ChildKind(kind) != ChildCompression || rules.Str(parent.EndReason) != "compression" ||
+	if !ChildKind(kind).Continues() || rules.Str(parent.EndReason) != "compression" ||
 		parent.EndedAt == nil || *parent.EndedAt > started {
 		return false, nil
 	}

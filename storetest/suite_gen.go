@@ -44,6 +44,8 @@ var suite = []struct {
 	{"CompressionFallbackStreak", testCompressionFallbackStreak},
 	{"CompressionLock_Lifecycle", func(t *testing.T, e Engine) { testCompressionLock_Lifecycle(t, e.Open) }},
 	{"Compression_CopiesKeepTheMessageShape", func(t *testing.T, e Engine) { testCompression_CopiesKeepTheMessageShape(t, e.Open) }},
+	{"ConversationActivity_ChainOrdersTheListing", func(t *testing.T, e Engine) { testConversationActivity_ChainOrdersTheListing(t, e.Open) }},
+	{"ConversationActivity_KeysetPagingWhileActive", func(t *testing.T, e Engine) { testConversationActivity_KeysetPagingWhileActive(t, e.Open) }},
 	{"Conversation_LineageFoldsAResentPrompt", func(t *testing.T, e Engine) { testConversation_LineageFoldsAResentPrompt(t, e.Open) }},
 	{"Conversation_LineageShowsEachTurnOnce", func(t *testing.T, e Engine) { testConversation_LineageShowsEachTurnOnce(t, e.Open) }},
 	{"Conversation_RewoundCopyHidesTheTurn", func(t *testing.T, e Engine) { testConversation_RewoundCopyHidesTheTurn(t, e.Open) }},

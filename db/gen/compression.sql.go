@@ -162,7 +162,7 @@ func (q *Queries) MessageRetire(ctx context.Context, db DBTX, id int64) error {
 const sessionCopyFlags = `-- name: SessionCopyFlags :exec
 UPDATE sessions
 SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = ?1),
-    archived = (SELECT p.archived FROM sessions p WHERE p.id = ?1),
+    archived = (SELECT p.archived * (1 - p.auto_archived) FROM sessions p WHERE p.id = ?1),
     hidden = (SELECT p.hidden FROM sessions p WHERE p.id = ?1)
 WHERE sessions.id = ?2
 `
@@ -172,7 +172,8 @@ type SessionCopyFlagsParams struct {
 	ID       string
 }
 
-// A continuation keeps its parent's pin, archive and hidden flags.
+// A continuation keeps its parent's pin, archive and hidden flags, except
+// an archive the idle sweep made: a continuation is new activity.
 func (q *Queries) SessionCopyFlags(ctx context.Context, db DBTX, arg SessionCopyFlagsParams) error {
 	_, err := db.ExecContext(ctx, sessionCopyFlags, arg.ParentID, arg.ID)
 	return err

@@ -250,7 +250,7 @@ func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageI
 
 const sessionExportPage = `-- name: SessionExportPage :many
 
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision FROM sessions
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision, conversation_active_at, auto_archived FROM sessions
 WHERE started_at > ?1 OR (started_at = ?1 AND id > ?2)
 ORDER BY started_at, id
 LIMIT ?3
@@ -332,6 +332,8 @@ func (q *Queries) SessionExportPage(ctx context.Context, db DBTX, arg SessionExp
 			&i.DelegatedFrom,
 			&i.RootStartedAt,
 			&i.DisplayRevision,
+			&i.ConversationActiveAt,
+			&i.AutoArchived,
 		); err != nil {
 			return nil, err
 		}

@@ -159,7 +159,7 @@ func (q *Queries) MessageRetire(ctx context.Context, db DBTX, id int64) error {
 const sessionCopyFlags = `-- name: SessionCopyFlags :exec
 UPDATE sessions
 SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = $1),
-    archived = (SELECT p.archived FROM sessions p WHERE p.id = $1),
+    archived = (SELECT p.archived * (1 - p.auto_archived) FROM sessions p WHERE p.id = $1),
     hidden = (SELECT p.hidden FROM sessions p WHERE p.id = $1)
 WHERE sessions.id = $2
 `
@@ -169,7 +169,8 @@ type SessionCopyFlagsParams struct {
 	ID       string
 }
 
-// A continuation keeps its parent's pin, archive and hidden flags.
+// A continuation keeps its parent's pin, archive and hidden flags, except
+// an archive the idle sweep made: a continuation is new activity.
 func (q *Queries) SessionCopyFlags(ctx context.Context, db DBTX, arg SessionCopyFlagsParams) error {
 	_, err := db.Exec(ctx, sessionCopyFlags, arg.ParentID, arg.ID)
 	return err
@@ -217,9 +218,10 @@ SET message_count = (SELECT COUNT(*) FROM messages m
                      WHERE m.session_id = sessions.id AND m.state = 'active'),
     tool_call_count = (SELECT COALESCE(SUM(json_array_length(CAST(m.tool_calls_json AS json))), 0) FROM messages m
                        WHERE m.session_id = sessions.id AND m.state = 'active'),
-    -- the trigger's work for the rows the caller inserted (migration 6)
-    last_message_at = GREATEST(last_message_at, (SELECT max(m.created_at) FROM messages m
-                                                  WHERE m.session_id = sessions.id))
+    -- the trigger's work for the rows the caller inserted (migrations 6, 12)
+    last_message_at = GREATEST(sessions.last_message_at, newest.at),
+    conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+FROM (SELECT max(m.created_at) AS at FROM messages m WHERE m.session_id = $1) newest
 WHERE sessions.id = $1
 `
 

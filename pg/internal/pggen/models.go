@@ -133,6 +133,8 @@ type Session struct {
 	DelegatedFrom             *string
 	RootStartedAt             *int64
 	DisplayRevision           int64
+	ConversationActiveAt      *int64
+	AutoArchived              int64
 }
 
 type SessionModelUsage struct {
