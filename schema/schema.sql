@@ -70,7 +70,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT, display_kind TEXT, uid TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT, display_kind TEXT, uid TEXT, tool_ended_at INTEGER, tool_duration_ms INTEGER);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 

@@ -123,6 +123,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "reasoning content"
 	case stored.DisplayKind != m.DisplayKind:
 		return "display kind"
+	case !stored.ToolEndedAt.Equal(m.ToolEndedAt.Truncate(time.Millisecond)) || stored.ToolDuration != m.ToolDuration.Truncate(time.Millisecond):
+		return "tool timing"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

@@ -389,9 +389,9 @@ type bulkFacts struct {
 	archived     bool
 	autoArchived bool
 	ended        bool
-	lastAlive   int64
-	hasMessages bool
-	source      string
+	lastAlive    int64
+	hasMessages  bool
+	source       string
 	// matched: the session meets the filter's SessionMatch (true when
 	// none is set).
 	matched bool

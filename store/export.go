@@ -156,7 +156,8 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson),
 					Observed: m.Observed != 0, EffectDisposition: rules.Str(m.EffectDisposition),
 					ReasoningContent: rules.Str(m.ReasoningContent),
-					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid)}
+					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid),
+					ToolEndedAt: m.ToolEndedAt, ToolDurationMs: m.ToolDurationMs}
 				// Raw JSON goes out as it is stored: checked here, so a cell
 				// another program broke fails the export with ErrCorrupt
 				// naming the message, not the encoder's error.

@@ -271,7 +271,8 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					PlatformMessageID: rules.Ptr(rec.PlatformMessageID), MetadataJson: rules.Ptr(rec.Metadata),
 					Observed: rules.B2I(rec.Observed), EffectDisposition: rules.Ptr(rec.EffectDisposition),
 					ReasoningContent: rules.Ptr(rec.ReasoningContent),
-					DisplayKind:      rules.Ptr(rec.DisplayKind), Uid: rules.Ptr(orDefault(rec.UID, newUID()))}
+					DisplayKind:      rules.Ptr(rec.DisplayKind), Uid: rules.Ptr(orDefault(rec.UID, newUID())),
+					ToolEndedAt: rec.ToolEndedAt, ToolDurationMs: rec.ToolDurationMs}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))

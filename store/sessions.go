@@ -373,8 +373,8 @@ func sessionFromRow(r driver.Session) Session {
 		Archived: r.Archived != 0, AutoArchived: r.AutoArchived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
 		Kind: ChildKind(rules.Str(r.ParentKind)), RewindCount: r.RewindCount, DisplayRevision: r.DisplayRevision,
 		Unread: r.LastReadAt != nil && *r.LastReadAt == 0,
-		ConversationActiveAt: fromMillis(r.StartedAt),
 	}
+	s.ConversationActiveAt = s.StartedAt
 	if r.ConversationActiveAt != nil {
 		s.ConversationActiveAt = fromMillis(*r.ConversationActiveAt)
 	}

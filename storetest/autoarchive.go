@@ -124,10 +124,16 @@ func testAutoArchive_Refusals(t *testing.T, e Engine) {
 	s := bulkStore(t, e, []bulkSpec{{id: "idle", messages: 1, ago: 40 * day}})
 	ctx := t.Context()
 	for name, call := range map[string]func() (BulkResult, error){
-		"NoIdleTime":    func() (BulkResult, error) { return s.AutoArchiveSessions(ctx, BulkFilter{}, BulkOptions{}) },
-		"NegativeIdle":  func() (BulkResult, error) { return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: -time.Hour}, BulkOptions{}) },
-		"NegativeBatch": func() (BulkResult, error) { return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: day}, BulkOptions{BatchSize: -1}) },
-		"BadID":         func() (BulkResult, error) { return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: day, IDs: []string{""}}, BulkOptions{}) },
+		"NoIdleTime": func() (BulkResult, error) { return s.AutoArchiveSessions(ctx, BulkFilter{}, BulkOptions{}) },
+		"NegativeIdle": func() (BulkResult, error) {
+			return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: -time.Hour}, BulkOptions{})
+		},
+		"NegativeBatch": func() (BulkResult, error) {
+			return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: day}, BulkOptions{BatchSize: -1})
+		},
+		"BadID": func() (BulkResult, error) {
+			return s.AutoArchiveSessions(ctx, BulkFilter{OlderThan: day, IDs: []string{""}}, BulkOptions{})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if res, err := call(); !errors.Is(err, ErrInvalidInput) || res.Done() != 0 {

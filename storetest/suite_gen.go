@@ -165,6 +165,8 @@ var suite = []struct {
 	{"SetTitle_TakesOverFromCompressionAncestor", testSetTitle_TakesOverFromCompressionAncestor},
 	{"SetTitle_UniquePerUser", func(t *testing.T, e Engine) { testSetTitle_UniquePerUser(t, e.Open) }},
 	{"SetWorkspaceAndSystemPrompt", func(t *testing.T, e Engine) { testSetWorkspaceAndSystemPrompt(t, e.Open) }},
+	{"ToolTiming_KeptByEveryCopy", func(t *testing.T, e Engine) { testToolTiming_KeptByEveryCopy(t, e.Open) }},
+	{"ToolTiming_Refusals", func(t *testing.T, e Engine) { testToolTiming_Refusals(t, e.Open) }},
 	{"TouchActivity", func(t *testing.T, e Engine) { testTouchActivity(t, e.Open) }},
 	{"TouchActivity_Refusals", func(t *testing.T, e Engine) { testTouchActivity_Refusals(t, e.Open) }},
 	{"TurnLease_KeyedByLineageRoot", func(t *testing.T, e Engine) { testTurnLease_KeyedByLineageRoot(t, e.Open) }},

@@ -104,7 +104,9 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 		if f.OlderThan == 0 {
 			return usagef("bulk auto-archive: --older-than is required (how long a conversation must be idle)")
 		}
-		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.AutoArchiveSessions(ctx, f, o) }
+		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) {
+			return s.AutoArchiveSessions(ctx, f, o)
+		}
 	case "ghosts":
 		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly || f.IncludeLive || f.Sessions != (db.SessionMatch{}) {
 			return usagef("bulk ghosts: only --older-than (default 24h), --dry-run and --batch apply")

@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = ?1 AND id > ?2
 ORDER BY id
 LIMIT ?3
@@ -58,6 +58,8 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.ReasoningContent,
 			&i.DisplayKind,
 			&i.Uid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}
@@ -94,7 +96,7 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, tool_ended_at, tool_duration_ms
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, ?7, ?8,
@@ -102,7 +104,8 @@ INSERT INTO messages (
     ?12, ?13, ?14,
     ?15, ?16, ?17,
     ?18, ?19, ?20,
-    ?21, ?22, ?23, ?24, ?25
+    ?21, ?22, ?23, ?24, ?25,
+    ?26, ?27
 )
 RETURNING id
 `
@@ -133,6 +136,8 @@ type MessageImportParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportParams) (int64, error) {
@@ -162,6 +167,8 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.ReasoningContent,
 		arg.DisplayKind,
 		arg.Uid,
+		arg.ToolEndedAt,
+		arg.ToolDurationMs,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -77,6 +77,8 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessagesFt struct {

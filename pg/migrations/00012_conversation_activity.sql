@@ -12,8 +12,13 @@
 --
 -- auto_archived marks an archive the idle sweep made (archived = 1 too):
 -- new activity takes such an archive back, never one a person made.
+--
+-- tool_ended_at and tool_duration_ms: when a tool result's call ended and
+-- how long it ran, NULL when the caller did not say; every copy keeps them.
 
 -- +goose Up
+ALTER TABLE messages ADD COLUMN tool_ended_at bigint;
+ALTER TABLE messages ADD COLUMN tool_duration_ms bigint;
 ALTER TABLE sessions ADD COLUMN conversation_active_at bigint;
 ALTER TABLE sessions ADD COLUMN auto_archived bigint NOT NULL DEFAULT 0 CHECK (auto_archived IN (0, 1));
 
@@ -60,3 +65,5 @@ DROP INDEX sessions_conversation_active;
 CREATE INDEX sessions_last_active ON sessions (COALESCE(last_message_at, started_at) DESC, id DESC);
 ALTER TABLE sessions DROP COLUMN auto_archived;
 ALTER TABLE sessions DROP COLUMN conversation_active_at;
+ALTER TABLE messages DROP COLUMN tool_duration_ms;
+ALTER TABLE messages DROP COLUMN tool_ended_at;

@@ -344,6 +344,8 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageActiveAboveParams struct {
@@ -436,6 +438,8 @@ type MessageImportParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageInsertParams struct {
@@ -462,6 +466,8 @@ type MessageInsertParams struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageListAscendingParams struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = $1 AND state = 'active' AND id > $2
 ORDER BY id
 `
@@ -56,6 +56,8 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.ReasoningContent,
 			&i.DisplayKind,
 			&i.Uid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}
@@ -108,13 +110,13 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, tool_ended_at, tool_duration_ms
 )
 SELECT $1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        $2, $3, m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json,
-       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid
+       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.tool_ended_at, m.tool_duration_ms
 FROM messages m WHERE m.id = $4
 RETURNING id
 `

@@ -56,6 +56,8 @@ type Message struct {
 	ReasoningContent  *string
 	DisplayKind       *string
 	Uid               *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type Meta struct {
