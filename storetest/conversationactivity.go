@@ -135,8 +135,11 @@ func testConversationActivity_KeysetPagingWhileActive(t *testing.T, open Opener)
 		}
 		switch page {
 		case 0: // l k j i: activity on one already read, and on one not yet read
+			Tick()
 			appendAt(t, s, "k", time.Now())
+			Tick()
 			appendAt(t, s, "c", time.Now())
+			Tick()
 			moved["k"], moved["c"] = true, true
 		case 1: // h g f e: a continuation of one not yet read
 			continueAs(t, s, "b", "b2")
