@@ -309,6 +309,11 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapDriverError(err)
 }
 
+func (e executor) SessionAutoArchive(ctx context.Context, id string) (int64, error) {
+	r, err := queries.SessionAutoArchive(ctx, e.db, id)
+	return r, mapDriverError(err)
+}
+
 func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
 	r, err := queries.SessionBillingRouteSet(ctx, e.db, gen.SessionBillingRouteSetParams(arg))
 	return r, mapDriverError(err)
@@ -360,6 +365,10 @@ func (e executor) SessionCompressionStreakReset(ctx context.Context, id string) 
 func (e executor) SessionContinuation(ctx context.Context, id *string) (string, error) {
 	r, err := queries.SessionContinuation(ctx, e.db, id)
 	return r, mapDriverError(err)
+}
+
+func (e executor) SessionConversationActivitySet(ctx context.Context, arg driver.SessionConversationActivitySetParams) error {
+	return mapDriverError(queries.SessionConversationActivitySet(ctx, e.db, gen.SessionConversationActivitySetParams(arg)))
 }
 
 func (e executor) SessionConversationRoot(ctx context.Context, id string) (string, error) {
@@ -516,6 +525,11 @@ func (e executor) SessionParentOf(ctx context.Context, id string) (*string, erro
 func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.SessionPruneCandidatesParams) ([]driver.SessionPruneCandidatesRow, error) {
 	r, err := queries.SessionPruneCandidates(ctx, e.db, gen.SessionPruneCandidatesParams(arg))
 	return rowcast.Same[gen.SessionPruneCandidatesRow, driver.SessionPruneCandidatesRow](r), mapDriverError(err)
+}
+
+func (e executor) SessionReactivate(ctx context.Context, id string) (int64, error) {
+	r, err := queries.SessionReactivate(ctx, e.db, id)
+	return r, mapDriverError(err)
 }
 
 func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentParams) ([]driver.SessionRecentRow, error) {

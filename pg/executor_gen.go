@@ -312,6 +312,11 @@ func (e executor) SessionAncestors(ctx context.Context, id string) ([]string, er
 	return r, mapError(err)
 }
 
+func (e executor) SessionAutoArchive(ctx context.Context, id string) (int64, error) {
+	r, err := e.q.SessionAutoArchive(ctx, e.db, id)
+	return r, mapError(err)
+}
+
 func (e executor) SessionBillingRouteSet(ctx context.Context, arg driver.SessionBillingRouteSetParams) (int64, error) {
 	r, err := e.q.SessionBillingRouteSet(ctx, e.db, pggen.SessionBillingRouteSetParams(arg))
 	return r, mapError(err)
@@ -363,6 +368,10 @@ func (e executor) SessionCompressionStreakReset(ctx context.Context, id string) 
 func (e executor) SessionContinuation(ctx context.Context, id *string) (string, error) {
 	r, err := e.q.SessionContinuation(ctx, e.db, id)
 	return r, mapError(err)
+}
+
+func (e executor) SessionConversationActivitySet(ctx context.Context, arg driver.SessionConversationActivitySetParams) error {
+	return mapError(e.q.SessionConversationActivitySet(ctx, e.db, pggen.SessionConversationActivitySetParams(arg)))
 }
 
 func (e executor) SessionConversationRoot(ctx context.Context, id string) (string, error) {
@@ -519,6 +528,11 @@ func (e executor) SessionParentOf(ctx context.Context, id string) (*string, erro
 func (e executor) SessionPruneCandidates(ctx context.Context, arg driver.SessionPruneCandidatesParams) ([]driver.SessionPruneCandidatesRow, error) {
 	r, err := e.q.SessionPruneCandidates(ctx, e.db, pggen.SessionPruneCandidatesParams(arg))
 	return rowcast.Same[pggen.SessionPruneCandidatesRow, driver.SessionPruneCandidatesRow](r), mapError(err)
+}
+
+func (e executor) SessionReactivate(ctx context.Context, id string) (int64, error) {
+	r, err := e.q.SessionReactivate(ctx, e.db, id)
+	return r, mapError(err)
 }
 
 func (e executor) SessionRecent(ctx context.Context, arg driver.SessionRecentParams) ([]driver.SessionRecentRow, error) {

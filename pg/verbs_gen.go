@@ -87,9 +87,24 @@ func (s *Store) DeleteGhostSessions(ctx context.Context, olderThan time.Duration
 // ArchiveSessions archives the conversations f selects: every session of
 // a compression lineage, when all of them are selected, none is pinned
 // and none is leased (as DeleteSessions). Batched and resumable likewise;
-// a conversation already archived counts in Already.
+// a conversation already archived counts in Already. It is a person's
+// archive, as SetArchived's: one the idle sweep made becomes theirs (new
+// activity no longer takes it back) and is done again.
 func (s *Store) ArchiveSessions(ctx context.Context, f store.BulkFilter, o store.BulkOptions) (store.BulkResult, error) {
 	return s.Store.ArchiveSessions(ctx, f, o)
+}
+
+// AutoArchiveSessions is the idle sweep: it archives the conversations
+// whose every session shows no sign of life for f.OlderThan (required),
+// with ArchiveSessions' rules — a pinned or leased conversation is spared,
+// an archived session left as it is (Already), a lineage archived whole —
+// and marks the archive as the sweep's (Session.AutoArchived). New activity
+// on such a conversation (an append, a batch, a compression continuation)
+// takes the archive back; a person's archive (SetArchived,
+// ArchiveSessions) is never taken back. f narrows it further; o.DryRun
+// lists what it would archive. It records meta "last_auto_archive".
+func (s *Store) AutoArchiveSessions(ctx context.Context, f store.BulkFilter, o store.BulkOptions) (store.BulkResult, error) {
+	return s.Store.AutoArchiveSessions(ctx, f, o)
 }
 
 // BulkLoad runs load, which writes many messages in a row (history

@@ -21,7 +21,7 @@ LIMIT sqlc.arg(row_limit);
 
 -- name: SessionBulkFacts :one
 -- What the sparing rules weigh about one session.
-SELECT s.id, s.source, s.pinned, s.archived, s.ended_at,
+SELECT s.id, s.source, s.pinned, s.archived, s.auto_archived, s.ended_at,
        CAST(MAX(COALESCE(s.ended_at, s.started_at), COALESCE(s.last_activity_at, 0),
            COALESCE((SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1), 0))
            AS INTEGER) AS last_alive,

@@ -31,10 +31,14 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- the caller then refuses the inserts: an append reads nothing of its
 -- session before it (store's insertMessages). The literal is the store's
 -- compressionEndReason.
+-- New activity takes back an archive the idle sweep made (auto_archived),
+-- never one a person made (migration 23).
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
     tool_call_count = tool_call_count + sqlc.arg(tool_calls),
-    display_revision = display_revision + 1
+    display_revision = display_revision + 1,
+    archived = archived * (1 - auto_archived),
+    auto_archived = 0
 WHERE id = sqlc.arg(id) AND end_reason IS NOT 'compression';
 
 -- name: SessionList :many

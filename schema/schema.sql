@@ -45,7 +45,7 @@ CREATE TABLE sessions (
     last_read_at              INTEGER,
     rewind_count              INTEGER NOT NULL DEFAULT 0
 , parent_kind TEXT
-    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER, compression_fallback_streak INTEGER NOT NULL DEFAULT 0, delegated_from TEXT, root_started_at INTEGER, display_revision INTEGER NOT NULL DEFAULT 0);
+    CHECK (parent_kind = 'compression' OR parent_kind = 'branch' OR parent_kind = 'delegate' OR parent_kind = 'reset' OR parent_kind = 'tool'), git_branch TEXT, git_repo_root TEXT, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, cost_status TEXT, cost_source TEXT, pricing_version TEXT, session_key TEXT, chat_id TEXT, chat_type TEXT, thread_id TEXT, display_name TEXT, origin_json TEXT, compression_retry_after INTEGER, compression_error TEXT, last_message_at INTEGER, compression_fallback_streak INTEGER NOT NULL DEFAULT 0, delegated_from TEXT, root_started_at INTEGER, display_revision INTEGER NOT NULL DEFAULT 0, conversation_active_at INTEGER, auto_archived INTEGER NOT NULL DEFAULT 0 CHECK (auto_archived IN (0, 1)));
 
 CREATE INDEX sessions_source_started ON sessions (source, started_at DESC);
 
@@ -70,7 +70,7 @@ CREATE TABLE messages (
     is_summary      INTEGER NOT NULL DEFAULT 0 CHECK (is_summary IN (0, 1)),
     idempotency_key TEXT,
     created_at      INTEGER NOT NULL
-, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT, display_kind TEXT, uid TEXT, call_uid TEXT);
+, origin_id INTEGER, reasoning_details TEXT, platform_message_id TEXT, parts_json TEXT, model TEXT, metadata_json TEXT, tool_text TEXT, observed INTEGER NOT NULL DEFAULT 0 CHECK (observed IN (0, 1)), effect_disposition TEXT, reasoning_content TEXT, display_kind TEXT, uid TEXT, call_uid TEXT, tool_ended_at INTEGER, tool_duration_ms INTEGER);
 
 CREATE INDEX messages_session_id ON messages (session_id, id);
 
@@ -123,14 +123,6 @@ CREATE TABLE imported_sessions (
 );
 
 CREATE UNIQUE INDEX sessions_title_unique ON sessions (COALESCE(user_id, ''), title) WHERE title IS NOT NULL;
-
-CREATE INDEX sessions_last_active ON sessions (COALESCE(last_message_at, started_at) DESC, id DESC);
-
-CREATE TRIGGER messages_last_message_at AFTER INSERT ON messages
-BEGIN
-    UPDATE sessions SET last_message_at = new.created_at
-    WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
-END;
 
 CREATE UNIQUE INDEX messages_platform_id ON messages (session_id, platform_message_id)
 WHERE platform_message_id IS NOT NULL;
@@ -262,3 +254,12 @@ CREATE TABLE session_model_usage (
 );
 
 CREATE INDEX session_model_usage_model ON session_model_usage (model);
+
+CREATE INDEX sessions_conversation_active ON sessions (COALESCE(conversation_active_at, started_at) DESC, id DESC);
+
+CREATE TRIGGER messages_last_message_at AFTER INSERT ON messages
+BEGIN
+    UPDATE sessions SET last_message_at = new.created_at,
+        conversation_active_at = MAX(COALESCE(conversation_active_at, started_at), new.created_at)
+    WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
+END;

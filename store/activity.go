@@ -45,8 +45,11 @@ func (s *Store) TouchActivity(ctx context.Context, id string, at time.Time, desc
 	return s.write(ctx, op, id, s.opts.ActivityPatience, func(ctx context.Context, tx driver.Executor) error {
 		n, err := tx.SessionActivityTouch(ctx, driver.SessionActivityTouchParams{
 			ID: id, At: &ms, Description: rules.Ptr(description), Provenance: rules.Ptr(provenance)})
-		if err != nil || n == 1 {
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			return raiseConversationActivity(ctx, tx, id)
 		}
 		return sessionMustExist(ctx, tx, id) // older than the recorded touch: nothing to do
 	})

@@ -127,6 +127,8 @@ func differingField(stored Message, m *NewMessage) string {
 		return "uid"
 	case m.CallUID != "" && stored.CallUID != m.CallUID:
 		return "call uid"
+	case !stored.ToolEndedAt.Equal(m.ToolEndedAt.Truncate(time.Millisecond)) || stored.ToolDuration != m.ToolDuration.Truncate(time.Millisecond):
+		return "tool timing"
 	case !m.CreatedAt.IsZero() && !stored.CreatedAt.Equal(m.CreatedAt.Truncate(time.Millisecond)):
 		return "creation time"
 	}

@@ -177,7 +177,11 @@ type bulkAction int
 const (
 	bulkDelete bulkAction = iota
 	bulkArchive
+	bulkAutoArchive
 )
+
+// archives reports whether the action archives (a person's or the sweep's).
+func (a bulkAction) archives() bool { return a == bulkArchive || a == bulkAutoArchive }
 
 // DeleteSessions deletes the sessions f selects, a whole conversation at a
 // time, sparing what Prune spares: a conversation goes only when every
@@ -225,9 +229,30 @@ func (s *Store) DeleteGhostSessions(ctx context.Context, olderThan time.Duration
 // ArchiveSessions archives the conversations f selects: every session of
 // a compression lineage, when all of them are selected, none is pinned
 // and none is leased (as DeleteSessions). Batched and resumable likewise;
-// a conversation already archived counts in Already.
+// a conversation already archived counts in Already. It is a person's
+// archive, as SetArchived's: one the idle sweep made becomes theirs (new
+// activity no longer takes it back) and is done again.
 func (s *Store) ArchiveSessions(ctx context.Context, f BulkFilter, o BulkOptions) (BulkResult, error) {
 	return s.bulk(ctx, "archive sessions", bulkArchive, f, o)
+}
+
+// autoArchiveOp names the idle sweep.
+const autoArchiveOp = "auto-archive sessions"
+
+// AutoArchiveSessions is the idle sweep: it archives the conversations
+// whose every session shows no sign of life for f.OlderThan (required),
+// with ArchiveSessions' rules — a pinned or leased conversation is spared,
+// an archived session left as it is (Already), a lineage archived whole —
+// and marks the archive as the sweep's (Session.AutoArchived). New activity
+// on such a conversation (an append, a batch, a compression continuation)
+// takes the archive back; a person's archive (SetArchived,
+// ArchiveSessions) is never taken back. f narrows it further; o.DryRun
+// lists what it would archive. It records meta "last_auto_archive".
+func (s *Store) AutoArchiveSessions(ctx context.Context, f BulkFilter, o BulkOptions) (BulkResult, error) {
+	if f.OlderThan <= 0 {
+		return BulkResult{DryRun: o.DryRun}, opErr(autoArchiveOp, "", invalid("auto-archive idle time must be positive, got %v", f.OlderThan))
+	}
+	return s.bulk(ctx, autoArchiveOp, bulkAutoArchive, f, o)
 }
 
 func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFilter, o BulkOptions) (BulkResult, error) {
@@ -309,6 +334,9 @@ func (s *Store) bulk(ctx context.Context, op string, action bulkAction, f BulkFi
 	if op == pruneOp && !o.DryRun {
 		return res, s.SetMeta(ctx, "last_prune", time.Now().UTC().Format(time.RFC3339))
 	}
+	if op == autoArchiveOp && !o.DryRun {
+		return res, s.SetMeta(ctx, "last_auto_archive", time.Now().UTC().Format(time.RFC3339))
+	}
 	return res, nil
 }
 
@@ -356,13 +384,14 @@ func (b *bulkRun) commit(st bulkStep, res *BulkResult) {
 
 // bulkFacts are what the filter and the sparing rules weigh of a session.
 type bulkFacts struct {
-	id          string
-	pinned      bool
-	archived    bool
-	ended       bool
-	lastAlive   int64
-	hasMessages bool
-	source      string
+	id           string
+	pinned       bool
+	archived     bool
+	autoArchived bool
+	ended        bool
+	lastAlive    int64
+	hasMessages  bool
+	source       string
 	// matched: the session meets the filter's SessionMatch (true when
 	// none is set).
 	matched bool
@@ -394,7 +423,7 @@ func (b *bulkRun) loadBulkFacts(ctx context.Context, q driver.Executor, id strin
 	if err != nil {
 		return bulkFacts{}, err
 	}
-	f := bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, ended: r.EndedAt != nil,
+	f := bulkFacts{id: r.ID, pinned: r.Pinned != 0, archived: r.Archived != 0, autoArchived: r.AutoArchived != 0, ended: r.EndedAt != nil,
 		lastAlive: r.LastAlive, hasMessages: r.HasMessages != 0, source: r.Source, matched: true}
 	if b.f.Sessions.set() {
 		row, err := q.SessionGet(ctx, id)
@@ -500,7 +529,7 @@ func (b *bulkRun) unit(ctx context.Context, tx driver.Executor, id string) ([]st
 				return nil, "", err
 			}
 			for _, c := range children {
-				if rules.Str(c.ParentKind) == string(ChildCompression) && !member[c.ID] && !b.wanted[c.ID] {
+				if ChildKind(rules.Str(c.ParentKind)).Continues() && !member[c.ID] && !b.wanted[c.ID] {
 					return unit, SpareContinued, nil
 				}
 			}
@@ -508,7 +537,7 @@ func (b *bulkRun) unit(ctx context.Context, tx driver.Executor, id string) ([]st
 		}
 		// The rest of the lineage must be selected too; archiving by id
 		// takes the whole conversation, as SetArchived does.
-		if sid != id && !b.matches(f) && !(b.action == bulkArchive && b.wanted != nil && b.matchesBesidesIDs(f)) {
+		if sid != id && !b.matches(f) && !(b.action.archives() && b.wanted != nil && b.matchesBesidesIDs(f)) {
 			return unit, SpareContinued, nil
 		}
 	}
@@ -517,14 +546,16 @@ func (b *bulkRun) unit(ctx context.Context, tx driver.Executor, id string) ([]st
 
 // act deletes or archives a unit; in a dry run it only records it.
 func (b *bulkRun) act(ctx context.Context, tx driver.Executor, unit []string, st *bulkStep) error {
-	if b.action == bulkArchive {
+	if b.action.archives() {
 		var todo []string
 		for _, sid := range unit {
 			f, err := b.loadBulkFacts(ctx, tx, sid)
 			if err != nil {
 				return err
 			}
-			if !f.archived {
+			// The sweep leaves any archive as it is; a person's archive
+			// makes the sweep's theirs.
+			if !f.archived || (b.action == bulkArchive && f.autoArchived) {
 				todo = append(todo, sid)
 			}
 		}
@@ -534,7 +565,13 @@ func (b *bulkRun) act(ctx context.Context, tx driver.Executor, unit []string, st
 		}
 		if !b.dry {
 			for _, sid := range todo {
-				if _, err := tx.SessionSetFlags(ctx, driver.SessionSetFlagsParams{ID: sid, Archived: flag(true)}); err != nil {
+				var err error
+				if b.action == bulkAutoArchive {
+					_, err = tx.SessionAutoArchive(ctx, sid)
+				} else {
+					_, err = tx.SessionSetFlags(ctx, driver.SessionSetFlagsParams{ID: sid, Archived: flag(true)})
+				}
+				if err != nil {
 					return err
 				}
 			}

@@ -332,6 +332,16 @@ func (s *Store) PublishCompressionChild(ctx context.Context, parentID string, c 
 		if err := tx.SessionRecount(ctx, n.ID); err != nil {
 			return err
 		}
+		// The child's last activity folds in its ancestors', and a
+		// continuation is new activity: it takes back the sweep's
+		// archive of the conversation (SessionCopyFlags left the child
+		// out of it), never a person's.
+		if err := recomputeConversationActivity(ctx, tx, n.ID); err != nil {
+			return err
+		}
+		if err := reactivateLineage(ctx, tx, parentID); err != nil {
+			return err
+		}
 		ended, err := tx.SessionEndForCompression(ctx, driver.SessionEndForCompressionParams{ID: parentID, EndedAt: &at})
 		if err != nil {
 			return err

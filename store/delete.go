@@ -79,7 +79,7 @@ func deletionSet(ctx context.Context, q driver.Executor, id string) ([]string, e
 			return nil, err
 		}
 		for _, c := range children {
-			if rules.Str(c.ParentKind) == string(ChildDelegate) && !seen[c.ID] {
+			if ChildKind(rules.Str(c.ParentKind)).DiesWithParent() && !seen[c.ID] {
 				seen[c.ID] = true
 				ids = append(ids, c.ID)
 			}
@@ -98,10 +98,26 @@ func sameSet(a, b []string) bool {
 // removeSession deletes one session row — its messages, usage and lock go
 // with it (ON DELETE CASCADE; the FTS triggers unindex the messages) —
 // after unlinking the children that stay.
+//
+// An unlinked compression continuation becomes its conversation's root:
+// its last activity no longer folds in the deleted session's.
 func removeSession(ctx context.Context, tx driver.Executor, id string) error {
+	children, err := tx.SessionChildren(ctx, &id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
 	if _, err := tx.SessionOrphanChildren(ctx, &id); err != nil {
 		return err
 	}
-	_, err := tx.SessionDelete(ctx, id)
-	return err
+	if _, err := tx.SessionDelete(ctx, id); err != nil {
+		return err
+	}
+	for _, c := range children {
+		if ChildKind(rules.Str(c.ParentKind)).Continues() {
+			if err := recomputeConversationActivity(ctx, tx, c.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

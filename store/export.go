@@ -156,7 +156,8 @@ func (s *Store) exportSession(ctx context.Context, enc *json.Encoder, r driver.S
 					PlatformMessageID: rules.Str(m.PlatformMessageID), Metadata: rules.Str(m.MetadataJson),
 					Observed: m.Observed != 0, EffectDisposition: rules.Str(m.EffectDisposition),
 					ReasoningContent: rules.Str(m.ReasoningContent),
-					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid), CallUID: rules.Str(m.CallUid)}
+					DisplayKind:      rules.Str(m.DisplayKind), UID: rules.Str(m.Uid), CallUID: rules.Str(m.CallUid),
+					ToolEndedAt: m.ToolEndedAt, ToolDurationMs: m.ToolDurationMs}
 				position := m.ID // a row stored without UIDs exports the ones it reads with
 				if m.OriginID != nil {
 					position = *m.OriginID

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -135,6 +136,11 @@ type messageRecord struct {
 	// it has one; a result paired on read is paired again after import.
 	// Added within version 1, as the tool calls' own "uid".
 	CallUID string `json:"call_uid,omitempty"`
+	// ToolEndedAt (Unix milliseconds) and ToolDurationMs are a tool
+	// result's timing (Message.ToolEndedAt, ToolDuration); added within
+	// version 1, absent when not said.
+	ToolEndedAt    *int64 `json:"tool_ended_at,omitempty"`
+	ToolDurationMs *int64 `json:"tool_duration_ms,omitempty"`
 }
 
 // usageRecord is one (model, task, billing route) row of a session. The
@@ -261,6 +267,18 @@ func (r *messageRecord) check() error {
 		ReasoningDetails: r.ReasoningDetails, Model: r.Model, PlatformMessageID: r.PlatformMessageID, Metadata: r.Metadata,
 		Summary: r.Summary, Observed: r.Observed, EffectDisposition: r.EffectDisposition, ReasoningContent: r.ReasoningContent,
 		DisplayKind: r.DisplayKind, CallUID: r.CallUID}
+	if r.ToolEndedAt != nil {
+		m.ToolEndedAt = time.UnixMilli(*r.ToolEndedAt)
+		if *r.ToolEndedAt == 0 {
+			return invalid("tool ended at 0")
+		}
+	}
+	if r.ToolDurationMs != nil {
+		if *r.ToolDurationMs <= 0 {
+			return invalid("tool duration %d ms is not positive", *r.ToolDurationMs)
+		}
+		m.ToolDuration = time.Duration(*r.ToolDurationMs) * time.Millisecond
+	}
 	if err := firstErr(rules.CheckLabel("uid", r.UID), rules.CheckLabel("call uid", r.CallUID)); err != nil {
 		return err
 	}

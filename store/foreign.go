@@ -206,6 +206,9 @@ func (s *Store) WriteForeignBatch(ctx context.Context, b ForeignBatch) (ForeignB
 		if err := tx.SessionRecount(ctx, id); err != nil {
 			return err
 		}
+		if err := recomputeConversationActivity(ctx, tx, id); err != nil {
+			return err
+		}
 		return tx.ImportedSessionPut(ctx, driver.ImportedSessionPutParams{
 			SessionID: id, Origin: b.Origin, Fingerprint: b.Fingerprint, At: at})
 	})
@@ -238,6 +241,9 @@ func (s *Store) LinkForeign(ctx context.Context, origin string, links []ForeignL
 			}
 			if err := tx.SessionLink(ctx, driver.SessionLinkParams{
 				ID: l.Child, ParentID: &l.Parent, ParentKind: rules.Ptr(string(l.Kind))}); err != nil {
+				return err
+			}
+			if err := recomputeConversationActivity(ctx, tx, l.Child); err != nil {
 				return err
 			}
 		}

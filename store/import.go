@@ -274,7 +274,8 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					Observed: rules.B2I(rec.Observed), EffectDisposition: rules.Ptr(rec.EffectDisposition),
 					ReasoningContent: rules.Ptr(rec.ReasoningContent),
 					DisplayKind:      rules.Ptr(rec.DisplayKind), Uid: rules.Ptr(orDefault(rec.UID, newUID())),
-					CallUid: rules.Ptr(rec.CallUID)}
+					CallUid:     rules.Ptr(rec.CallUID),
+					ToolEndedAt: rec.ToolEndedAt, ToolDurationMs: rec.ToolDurationMs}
 				if len(rec.ToolCalls) > 0 {
 					p.ToolCallsJson = rules.Ptr(string(rec.ToolCalls))
 					p.ToolText = searchtext.ToolText(string(rec.ToolCalls))
@@ -334,7 +335,10 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 		if err := tx.SessionBumpDisplayRevision(ctx, b.id); err != nil {
 			return err
 		}
-		return tx.SessionRecount(ctx, b.id)
+		if err := tx.SessionRecount(ctx, b.id); err != nil {
+			return err
+		}
+		return recomputeConversationActivity(ctx, tx, b.id) // a linked continuation folds in its parent's
 	})
 	if err != nil {
 		return err
@@ -405,7 +409,10 @@ func (w *importWriter) link(ctx context.Context) error {
 				cur = *up
 			}
 			linked = true
-			return tx.SessionLink(ctx, driver.SessionLinkParams{ID: p.child, ParentID: &p.parent, ParentKind: rules.Ptr(p.kind)})
+			if err := tx.SessionLink(ctx, driver.SessionLinkParams{ID: p.child, ParentID: &p.parent, ParentKind: rules.Ptr(p.kind)}); err != nil {
+				return err
+			}
+			return recomputeConversationActivity(ctx, tx, p.child)
 		})
 		if err != nil {
 			return err
@@ -469,7 +476,7 @@ func (w *importWriter) mayLink(ctx context.Context, tx driver.Executor, parent, 
 // compression tip, whose summary shows in the lineage), so the child is
 // imported detached.
 func mayAdopt(ctx context.Context, tx driver.Executor, parent driver.Session, kind string, started int64) (bool, error) {
-	if ChildKind(kind) != ChildCompression || rules.Str(parent.EndReason) != "compression" ||
+	if !ChildKind(kind).Continues() || rules.Str(parent.EndReason) != "compression" ||
 		parent.EndedAt == nil || *parent.EndedAt > started {
 		return false, nil
 	}

@@ -101,6 +101,8 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 		return "observed mark, effect disposition or reasoning content differ"
 	case rules.Str(m.DisplayKind) != rec.DisplayKind:
 		return "display kinds differ"
+	case !sameMillis(m.ToolEndedAt, rec.ToolEndedAt) || !sameMillis(m.ToolDurationMs, rec.ToolDurationMs):
+		return "tool timings differ"
 	case rec.UID != "" && m.Uid != nil && *m.Uid != rec.UID:
 		return "uids differ"
 	}
@@ -109,3 +111,6 @@ func sameImportedMessage(m driver.Message, rec messageRecord) string {
 	}
 	return ""
 }
+
+// sameMillis compares two optional stored numbers.
+func sameMillis(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

@@ -156,6 +156,12 @@ type NewMessage struct {
 	// copied with it. "" pairs the result on read, with the nearest
 	// earlier call of its id.
 	CallUID string
+	// ToolEndedAt and ToolDuration say when a tool result's call ended and
+	// how long it ran (zero: not said). Only a RoleTool message has them;
+	// every copy of the row (compaction, a continuation, export and
+	// import) keeps them, to the millisecond.
+	ToolEndedAt  time.Time
+	ToolDuration time.Duration
 }
 
 // DisplayHidden is the DisplayKind of a message the model reads and no
@@ -199,6 +205,15 @@ func (m *NewMessage) Validate() error {
 	}
 	if m.EffectDisposition != "" && m.Role != RoleTool {
 		return invalid("an effect disposition belongs to a tool result, not a %s message", m.Role)
+	}
+	if (!m.ToolEndedAt.IsZero() || m.ToolDuration != 0) && m.Role != RoleTool {
+		return invalid("tool timing belongs to a tool result, not a %s message", m.Role)
+	}
+	if m.ToolDuration < 0 {
+		return invalid("negative tool duration %v", m.ToolDuration)
+	}
+	if !m.ToolEndedAt.IsZero() && m.ToolEndedAt.Before(minCreatedAt) {
+		return invalid("tool ended at %s is before 1970", m.ToolEndedAt.Format(time.RFC3339))
 	}
 	if m.ReasoningDetails != "" && !json.Valid([]byte(m.ReasoningDetails)) {
 		return invalid("reasoning details are not JSON")
@@ -311,6 +326,9 @@ type Message struct {
 	ReasoningContent  string
 	// DisplayKind is how a display transcript shows it (NewMessage.DisplayKind).
 	DisplayKind string
+	// ToolEndedAt and ToolDuration: see NewMessage (zero when not said).
+	ToolEndedAt  time.Time
+	ToolDuration time.Duration
 	// UID is the message's identity, one per occurrence: minted when it
 	// is first appended (two identical messages get two), and kept by
 	// every copy of it — a compaction's carried tail and a continuation's
@@ -561,6 +579,7 @@ func insertParams(sessionID string, m *NewMessage) (driver.MessageInsertParams, 
 		DisplayKind: rules.Ptr(m.DisplayKind), Uid: rules.Ptr(orDefault(m.UID, newUID())),
 		CallUid: rules.Ptr(m.CallUID),
 	}
+	p.ToolEndedAt, p.ToolDurationMs = toolTiming(m.ToolEndedAt, m.ToolDuration)
 	if m.Summary {
 		p.IsSummary = 1
 	}
@@ -660,6 +679,12 @@ func messageFromRow(r *driver.Message) (Message, error) {
 		Observed: r.Observed != 0, EffectDisposition: rules.Str(r.EffectDisposition), ReasoningContent: rules.Str(r.ReasoningContent),
 		DisplayKind: rules.Str(r.DisplayKind), UID: rules.Str(r.Uid), CallUID: rules.Str(r.CallUid),
 	}
+	if r.ToolEndedAt != nil {
+		m.ToolEndedAt = fromMillis(*r.ToolEndedAt)
+	}
+	if r.ToolDurationMs != nil {
+		m.ToolDuration = time.Duration(*r.ToolDurationMs) * time.Millisecond
+	}
 	if r.OriginID != nil {
 		m.OriginID = *r.OriginID
 	}
@@ -700,4 +725,17 @@ func (s *Store) Message(ctx context.Context, id int64) (Message, error) {
 		return newCallPairer().see(ctx, q, &m)
 	})
 	return m, err
+}
+
+// toolTiming is a tool result's timing as stored: milliseconds, NULL when
+// not said.
+func toolTiming(endedAt time.Time, d time.Duration) (ended, durationMs *int64) {
+	if !endedAt.IsZero() {
+		ms := endedAt.UnixMilli()
+		ended = &ms
+	}
+	if ms := d.Milliseconds(); ms != 0 {
+		durationMs = &ms
+	}
+	return ended, durationMs
 }

@@ -35,8 +35,12 @@ type Session struct {
 	MessageCount  int64
 	ToolCallCount int64
 	Archived      bool
-	Pinned        bool
-	Hidden        bool
+	// AutoArchived: the idle sweep archived it (AutoArchiveSessions), not
+	// a person; new activity takes such an archive back. Archived is set
+	// too.
+	AutoArchived bool
+	Pinned       bool
+	Hidden       bool
 	// Unread: explicitly marked unread (MarkUnread) and not read since.
 	Unread bool
 	// RewindCount counts the rewinds done on this session.
@@ -73,6 +77,11 @@ type Session struct {
 	// parent link goes (the parent was deleted, or was not in an import):
 	// a delegate stays out of session lists without its parent too.
 	DelegatedFrom string
+	// ConversationActiveAt is when the conversation was last active up to
+	// this session: the newest message or heartbeat of the session and of
+	// its compression ancestors, never before its start. On a compression
+	// tip it is the conversation's last activity; session lists sort by it.
+	ConversationActiveAt time.Time
 	// RootStartedAt is when the session's conversation began: on a
 	// compression continuation its root's start, else StartedAt.
 	// RecentQuery.ByStart lists conversations in this order.
@@ -218,7 +227,7 @@ func (s *Store) ensureSession(ctx context.Context, op string, n NewSession) (ses
 	if err := n.normalize(); err != nil {
 		return Session{}, false, opErr(op, n.ID, err)
 	}
-	if n.Kind == ChildCompression {
+	if n.Kind.Continues() {
 		// A continuation must end its parent in the same transaction, or the
 		// conversation would have two live tips.
 		return Session{}, false, opErr(op, n.ID, invalid("a compression child is made by PublishCompressionChild"))
@@ -361,9 +370,13 @@ func sessionFromRow(r driver.Session) Session {
 		Model: rules.Str(r.Model), ModelConfig: rules.Str(r.ModelConfigJson), SystemPrompt: rules.Str(r.SystemPrompt),
 		Cwd: rules.Str(r.Cwd), Title: rules.Str(r.Title), StartedAt: fromMillis(r.StartedAt),
 		EndReason: rules.Str(r.EndReason), MessageCount: r.MessageCount, ToolCallCount: r.ToolCallCount,
-		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+		Archived: r.Archived != 0, AutoArchived: r.AutoArchived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
 		Kind: ChildKind(rules.Str(r.ParentKind)), RewindCount: r.RewindCount, DisplayRevision: r.DisplayRevision,
 		Unread: r.LastReadAt != nil && *r.LastReadAt == 0,
+	}
+	s.ConversationActiveAt = s.StartedAt
+	if r.ConversationActiveAt != nil {
+		s.ConversationActiveAt = fromMillis(*r.ConversationActiveAt)
 	}
 	if r.EndedAt != nil {
 		s.EndedAt = fromMillis(*r.EndedAt)

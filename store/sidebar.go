@@ -19,9 +19,12 @@ import (
 const previewLen = 60
 
 // RecentQuery selects sessions for a picker or a sidebar: newest activity
-// first, where a session was last active when its newest message arrived
-// (or, with none, when it started). The zero value lists every visible
-// session, 50 a page.
+// first, where a session was last active at its ConversationActiveAt: the
+// newest message or heartbeat (TouchActivity) of the session and of its
+// compression ancestors, never before it started — so a conversation
+// listed at its tip sorts by the newest activity anywhere in its chain
+// (delegates have conversations of their own and move nothing). The zero
+// value lists every visible session, 50 a page.
 type RecentQuery struct {
 	// UserID keeps one user's sessions ("" = every user's).
 	UserID string
@@ -77,6 +80,7 @@ type SessionSummary struct {
 	EndReason    string
 	MessageCount int64
 	Archived     bool
+	AutoArchived bool // the idle sweep archived it (Session.AutoArchived)
 	Pinned       bool
 	Hidden       bool
 	ParentID     string
@@ -337,7 +341,7 @@ func summaryFromRow(r driver.SessionRecentRow) SessionSummary {
 		ID: r.ID, Source: r.Source, UserID: rules.Str(r.UserID), Model: rules.Str(r.Model), Cwd: rules.Str(r.Cwd),
 		Title: rules.Str(r.Title), Preview: preview(r.Preview), StartedAt: fromMillis(r.StartedAt),
 		LastActiveAt: fromMillis(r.ActiveAt), EndReason: rules.Str(r.EndReason), MessageCount: r.MessageCount,
-		Archived: r.Archived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
+		Archived: r.Archived != 0, AutoArchived: r.AutoArchived != 0, Pinned: r.Pinned != 0, Hidden: r.Hidden != 0,
 		ParentID: rules.Str(r.ParentSessionID), Kind: ChildKind(rules.Str(r.ParentKind)),
 		GitBranch: rules.Str(r.GitBranch), GitRepoRoot: rules.Str(r.GitRepoRoot),
 		RootStartedAt: fromMillis(r.RootStartedAt), DelegatedFrom: rules.Str(r.DelegatedFrom),

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-var ignoreTimes = cmpopts.IgnoreFields(Session{}, "StartedAt", "EndedAt", "RootStartedAt")
+var ignoreTimes = cmpopts.IgnoreFields(Session{}, "StartedAt", "EndedAt", "RootStartedAt", "ConversationActiveAt")
 
 func testCreateSession(t *testing.T, open Opener) {
 	s := open(t, Options{})

@@ -12,11 +12,12 @@ import (
 	"github.com/sessiondb/sessiondb/store"
 )
 
-// runBulk is `bulk prune|archive|delete|ghosts`: operations on many
-// sessions at once, each with --dry-run to list what would be done first.
+// runBulk is `bulk prune|archive|auto-archive|delete|ghosts`: operations
+// on many sessions at once, each with --dry-run to list what would be done
+// first.
 func runBulk(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usagef("bulk: expected prune, archive, delete or ghosts")
+		return usagef("bulk: expected prune, archive, auto-archive, delete or ghosts")
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("bulk "+sub, flag.ContinueOnError)
@@ -98,6 +99,14 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 		verb, op = "delete", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.DeleteSessions(ctx, f, o) }
 	case "archive":
 		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) { return s.ArchiveSessions(ctx, f, o) }
+	case "auto-archive":
+		// The idle sweep: new activity takes its archive back.
+		if f.OlderThan == 0 {
+			return usagef("bulk auto-archive: --older-than is required (how long a conversation must be idle)")
+		}
+		verb, op = "archive", func(ctx context.Context, s *store.Store) (db.BulkResult, error) {
+			return s.AutoArchiveSessions(ctx, f, o)
+		}
 	case "ghosts":
 		if f.IDs != nil || f.Source != "" || f.EndedOnly || f.ArchivedOnly || f.IncludeLive || f.Sessions != (db.SessionMatch{}) {
 			return usagef("bulk ghosts: only --older-than (default 24h), --dry-run and --batch apply")
@@ -106,7 +115,7 @@ func runBulk(ctx context.Context, e *env, args []string) error {
 			return s.DeleteGhostSessions(ctx, f.OlderThan, o)
 		}
 	default:
-		return usagef("bulk: unknown operation %q (expected prune, archive, delete or ghosts)", sub)
+		return usagef("bulk: unknown operation %q (expected prune, archive, auto-archive, delete or ghosts)", sub)
 	}
 	s, err := e.openExisting(ctx)
 	if err != nil {

@@ -85,3 +85,16 @@ func TestBulkPruneSparesLiveSessions(t *testing.T) {
 		t.Errorf("bulk delete --include-live: exit %d, want usage", code)
 	}
 }
+
+// TestBulkAutoArchive: the idle sweep needs its idle time, lists on a dry
+// run, and archives nothing fresh.
+func TestBulkAutoArchive(t *testing.T) {
+	path := searchDB(t)
+	if code, _, _ := cli(t, path, "bulk", "auto-archive"); code != exitUsage {
+		t.Errorf("auto-archive without --older-than: exit %d, want usage", code)
+	}
+	code, out, stderr := cli(t, path, "--json", "bulk", "auto-archive", "--older-than", "30d", "--dry-run")
+	if code != exitOK || !strings.Contains(out, `"dry_run": true`) || !strings.Contains(out, `"matched": 0`) {
+		t.Errorf("dry run over fresh sessions: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -67,7 +67,7 @@ func commands() []command {
 		{"import", "import [--from sessiondb|hermes] FILE|-", "read an export (checked whole first; nothing is written if any line is bad; existing sessions are skipped), or with --from hermes a Hermes state.db, read-only; a second run imports only what is new", runImportFrom},
 		{"copy", "copy --from SRC --to DST", "copy every session, with its messages, usage and lineage, from one store to another (a file or a postgres:// URL, either way); a second run copies only what is new", runCopy},
 		{"prune", "prune [--older-than 90d]", "delete sessions ended long ago (pinned conversations, live continuations and leased sessions are spared)", runPrune},
-		{"bulk", "bulk prune [FLAGS] | bulk archive [FLAGS] | bulk delete [FLAGS] | bulk ghosts [FLAGS]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
+		{"bulk", "bulk prune [FLAGS] | bulk archive [FLAGS] | bulk auto-archive --older-than AGE [FLAGS] | bulk delete [FLAGS] | bulk ghosts [FLAGS]", "act on many sessions at once (pinned, leased and continued conversations are spared); --dry-run lists what would go", runBulk},
 		{"vacuum", "vacuum", "compact the file (refused while other processes have it open)", runVacuum},
 		{"stats", "stats", "what is in the store: sessions, messages, file and WAL size, free pages, index state, schema, last prune/vacuum", runStats},
 		{"migrate", migrateUsage, "the deploy step: migrate the store (a file, created when missing, or a postgres:// schema) to this sessiondb's schema; --status only prints the version (exit 0 current, 1 behind or ahead)", runMigrate},

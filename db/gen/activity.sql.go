@@ -27,6 +27,7 @@ func (q *Queries) SessionActivityClearLabels(ctx context.Context, db DBTX, id st
 const sessionActivityTouch = `-- name: SessionActivityTouch :execrows
 UPDATE sessions
 SET last_activity_at = ?1,
+    conversation_active_at = MAX(COALESCE(conversation_active_at, started_at), ?1),
     last_activity_description = COALESCE(?2, last_activity_description),
     last_activity_provenance = COALESCE(?3, last_activity_provenance)
 WHERE id = ?4 AND (last_activity_at IS NULL OR last_activity_at <= ?1)
@@ -40,7 +41,8 @@ type SessionActivityTouchParams struct {
 }
 
 // Monotonic: an older touch matches no row and changes nothing, labels
-// included. An empty (NULL) label keeps the current one.
+// included. An empty (NULL) label keeps the current one. A heartbeat is
+// activity of the conversation too (conversation_active_at).
 func (q *Queries) SessionActivityTouch(ctx context.Context, db DBTX, arg SessionActivityTouchParams) (int64, error) {
 	result, err := db.ExecContext(ctx, sessionActivityTouch,
 		arg.At,
@@ -52,4 +54,20 @@ func (q *Queries) SessionActivityTouch(ctx context.Context, db DBTX, arg Session
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const sessionConversationActivitySet = `-- name: SessionConversationActivitySet :exec
+UPDATE sessions SET conversation_active_at = ?1 WHERE id = ?2
+`
+
+type SessionConversationActivitySetParams struct {
+	At *int64
+	ID string
+}
+
+// The store's recompute after a compression link changed
+// (store/conversationactivity.go).
+func (q *Queries) SessionConversationActivitySet(ctx context.Context, db DBTX, arg SessionConversationActivitySetParams) error {
+	_, err := db.ExecContext(ctx, sessionConversationActivitySet, arg.At, arg.ID)
+	return err
 }

@@ -91,7 +91,7 @@ func (q *Queries) SessionBulkCandidates(ctx context.Context, db DBTX, arg Sessio
 }
 
 const sessionBulkFacts = `-- name: SessionBulkFacts :one
-SELECT s.id, s.source, s.pinned, s.archived, s.ended_at,
+SELECT s.id, s.source, s.pinned, s.archived, s.auto_archived, s.ended_at,
        CAST(MAX(COALESCE(s.ended_at, s.started_at), COALESCE(s.last_activity_at, 0),
            COALESCE((SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1), 0))
            AS INTEGER) AS last_alive,
@@ -100,13 +100,14 @@ FROM sessions s WHERE s.id = ?1
 `
 
 type SessionBulkFactsRow struct {
-	ID          string
-	Source      string
-	Pinned      int64
-	Archived    int64
-	EndedAt     *int64
-	LastAlive   int64
-	HasMessages int64
+	ID           string
+	Source       string
+	Pinned       int64
+	Archived     int64
+	AutoArchived int64
+	EndedAt      *int64
+	LastAlive    int64
+	HasMessages  int64
 }
 
 // What the sparing rules weigh about one session.
@@ -118,6 +119,7 @@ func (q *Queries) SessionBulkFacts(ctx context.Context, db DBTX, id string) (Ses
 		&i.Source,
 		&i.Pinned,
 		&i.Archived,
+		&i.AutoArchived,
 		&i.EndedAt,
 		&i.LastAlive,
 		&i.HasMessages,

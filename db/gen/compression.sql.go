@@ -10,7 +10,7 @@ import (
 )
 
 const messageActiveAbove = `-- name: MessageActiveAbove :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = ?1 AND state = 'active' AND id > ?2
 ORDER BY id
 `
@@ -57,6 +57,8 @@ func (q *Queries) MessageActiveAbove(ctx context.Context, db DBTX, arg MessageAc
 			&i.DisplayKind,
 			&i.Uid,
 			&i.CallUid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}
@@ -160,13 +162,13 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms
 )
 SELECT ?1, m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        ?2, ?3, m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json,
-       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid
+       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid, m.tool_ended_at, m.tool_duration_ms
 FROM messages m WHERE m.id = ?4
 RETURNING id
 `
@@ -211,7 +213,7 @@ func (q *Queries) MessageRetire(ctx context.Context, db DBTX, id int64) error {
 const sessionCopyFlags = `-- name: SessionCopyFlags :exec
 UPDATE sessions
 SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = ?1),
-    archived = (SELECT p.archived FROM sessions p WHERE p.id = ?1),
+    archived = (SELECT p.archived * (1 - p.auto_archived) FROM sessions p WHERE p.id = ?1),
     hidden = (SELECT p.hidden FROM sessions p WHERE p.id = ?1)
 WHERE sessions.id = ?2
 `
@@ -221,7 +223,8 @@ type SessionCopyFlagsParams struct {
 	ID       string
 }
 
-// A continuation keeps its parent's pin, archive and hidden flags.
+// A continuation keeps its parent's pin, archive and hidden flags, except
+// an archive the idle sweep made: a continuation is new activity.
 func (q *Queries) SessionCopyFlags(ctx context.Context, db DBTX, arg SessionCopyFlagsParams) error {
 	_, err := db.ExecContext(ctx, sessionCopyFlags, arg.ParentID, arg.ID)
 	return err

@@ -9,9 +9,40 @@ import (
 	"context"
 )
 
+const sessionAutoArchive = `-- name: SessionAutoArchive :execrows
+UPDATE sessions SET archived = 1, auto_archived = 1
+WHERE id = ?1 AND archived = 0
+`
+
+// The idle sweep's archive (store/bulk.go): marked auto_archived, so new
+// activity takes it back. An archived session is left as it is.
+func (q *Queries) SessionAutoArchive(ctx context.Context, db DBTX, id string) (int64, error) {
+	result, err := db.ExecContext(ctx, sessionAutoArchive, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const sessionReactivate = `-- name: SessionReactivate :execrows
+UPDATE sessions SET archived = 0, auto_archived = 0
+WHERE id = ?1 AND auto_archived = 1
+`
+
+// New activity takes back an archive the idle sweep made, never one a
+// person made.
+func (q *Queries) SessionReactivate(ctx context.Context, db DBTX, id string) (int64, error) {
+	result, err := db.ExecContext(ctx, sessionReactivate, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const sessionSetFlags = `-- name: SessionSetFlags :execrows
 UPDATE sessions
 SET archived = COALESCE(CAST(?1 AS INTEGER), archived),
+    auto_archived = CASE WHEN CAST(?1 AS INTEGER) IS NULL THEN auto_archived ELSE 0 END,
     pinned = COALESCE(CAST(?2 AS INTEGER), pinned),
     hidden = CASE WHEN CAST(?2 AS INTEGER) = 1 THEN 0
                   ELSE COALESCE(CAST(?3 AS INTEGER), hidden) END,
@@ -30,7 +61,8 @@ type SessionSetFlagsParams struct {
 }
 
 // Sets the given flags (NULL = leave as it is) on one session. Pinning
-// unhides. read: 1 marks read at read_at, 0 marks unread (last_read_at 0).
+// unhides. Setting archived (either way) is a person's choice, never
+// the sweep's: auto_archived goes. read: 1 marks read at read_at, 0 marks unread (last_read_at 0).
 func (q *Queries) SessionSetFlags(ctx context.Context, db DBTX, arg SessionSetFlagsParams) (int64, error) {
 	result, err := db.ExecContext(ctx, sessionSetFlags,
 		arg.Archived,

@@ -78,6 +78,8 @@ type Message struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessagesFt struct {
@@ -166,6 +168,8 @@ type Session struct {
 	DelegatedFrom             *string
 	RootStartedAt             *int64
 	DisplayRevision           int64
+	ConversationActiveAt      *int64
+	AutoArchived              int64
 }
 
 type SessionModelUsage struct {

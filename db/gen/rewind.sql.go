@@ -37,7 +37,7 @@ func (q *Queries) MessageActiveIDs(ctx context.Context, db DBTX, sessionID strin
 }
 
 const messageGet = `-- name: MessageGet :one
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages WHERE id = ?1
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms FROM messages WHERE id = ?1
 `
 
 func (q *Queries) MessageGet(ctx context.Context, db DBTX, id int64) (Message, error) {
@@ -71,6 +71,8 @@ func (q *Queries) MessageGet(ctx context.Context, db DBTX, id int64) (Message, e
 		&i.DisplayKind,
 		&i.Uid,
 		&i.CallUid,
+		&i.ToolEndedAt,
+		&i.ToolDurationMs,
 	)
 	return i, err
 }

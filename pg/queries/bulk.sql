@@ -23,7 +23,7 @@ LIMIT CAST(sqlc.arg(row_limit) AS bigint);
 
 -- name: SessionBulkFacts :one
 -- What the sparing rules weigh about one session.
-SELECT s.id, s.source, s.pinned, s.archived, s.ended_at,
+SELECT s.id, s.source, s.pinned, s.archived, s.auto_archived, s.ended_at,
        CAST(GREATEST(COALESCE(s.ended_at, s.started_at), COALESCE(s.last_activity_at, 0),
            COALESCE((SELECT m.created_at FROM messages m WHERE m.session_id = s.id ORDER BY m.id DESC LIMIT 1), 0))
            AS bigint) AS last_alive,

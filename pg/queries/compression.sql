@@ -34,13 +34,13 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms
 )
 SELECT sqlc.arg(session_id), m.role, m.content, m.tool_name, m.tool_call_id, m.tool_calls_json, m.tool_text,
        m.reasoning, m.reasoning_details, m.finish_reason, m.token_count, 'active', m.is_summary,
        sqlc.narg(idempotency_key), sqlc.narg(platform_message_id), m.created_at,
        COALESCE(m.origin_id, m.id), m.parts_json, m.model, m.metadata_json,
-       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid
+       m.observed, m.effect_disposition, m.reasoning_content, m.display_kind, m.uid, m.call_uid, m.tool_ended_at, m.tool_duration_ms
 FROM messages m WHERE m.id = sqlc.arg(source_id)
 RETURNING id;
 
@@ -54,9 +54,10 @@ SET message_count = (SELECT COUNT(*) FROM messages m
                      WHERE m.session_id = sessions.id AND m.state = 'active'),
     tool_call_count = (SELECT COALESCE(SUM(json_array_length(CAST(m.tool_calls_json AS json))), 0) FROM messages m
                        WHERE m.session_id = sessions.id AND m.state = 'active'),
-    -- the trigger's work for the rows the caller inserted (migration 6)
-    last_message_at = GREATEST(last_message_at, (SELECT max(m.created_at) FROM messages m
-                                                  WHERE m.session_id = sessions.id))
+    -- the trigger's work for the rows the caller inserted (migrations 6, 12)
+    last_message_at = GREATEST(sessions.last_message_at, newest.at),
+    conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+FROM (SELECT max(m.created_at) AS at FROM messages m WHERE m.session_id = sqlc.arg(id)) newest
 WHERE sessions.id = sqlc.arg(id);
 
 -- name: SessionEndForCompression :execrows
@@ -69,10 +70,11 @@ WHERE id = sqlc.arg(id)
       'tui_shutdown', 'ws_disconnect', 'idle_timeout', 'lru_evict'));
 
 -- name: SessionCopyFlags :exec
--- A continuation keeps its parent's pin, archive and hidden flags.
+-- A continuation keeps its parent's pin, archive and hidden flags, except
+-- an archive the idle sweep made: a continuation is new activity.
 UPDATE sessions
 SET pinned = (SELECT p.pinned FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
-    archived = (SELECT p.archived FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
+    archived = (SELECT p.archived * (1 - p.auto_archived) FROM sessions p WHERE p.id = sqlc.arg(parent_id)),
     hidden = (SELECT p.hidden FROM sessions p WHERE p.id = sqlc.arg(parent_id))
 WHERE sessions.id = sqlc.arg(id);
 

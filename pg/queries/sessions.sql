@@ -37,14 +37,20 @@ WHERE id = sqlc.arg(id) AND ended_at IS NULL;
 -- its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
 -- insert into the session fails one of the two. That is the trigger's work
 -- (migration 6) in this statement's one row version. GREATEST skips NULL.
+-- conversation_active_at moves with it (migration 12), and new activity
+-- takes back an archive the idle sweep made (auto_archived), never one a
+-- person made.
 UPDATE sessions
 SET message_count = message_count + sqlc.arg(messages),
     tool_call_count = tool_call_count + sqlc.arg(tool_calls),
     display_revision = display_revision + 1,
-    last_message_at = GREATEST(last_message_at,
-        (SELECT max(newest.created_at) FROM (
-            SELECT m.created_at FROM messages m WHERE m.session_id = sessions.id
-            ORDER BY m.id DESC LIMIT sqlc.arg(messages)) newest))
+    archived = archived * (1 - auto_archived),
+    auto_archived = 0,
+    last_message_at = GREATEST(sessions.last_message_at, newest.at),
+    conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+FROM (SELECT max(n.created_at) AS at FROM (
+        SELECT m.created_at FROM messages m WHERE m.session_id = sqlc.arg(id)
+        ORDER BY m.id DESC LIMIT sqlc.arg(messages)) n) newest
 WHERE sessions.id = sqlc.arg(id) AND sessions.end_reason IS DISTINCT FROM 'compression';
 
 -- name: SessionList :many

@@ -1,6 +1,7 @@
 -- Session lists for a picker or a sidebar: by last activity (the newest
--- message, else the start), newest first, keyset-paged on the
--- sessions_last_active index. Every filter is optional (NULL = any).
+-- message or heartbeat of the session and its compression ancestors, never
+-- before its start: conversation_active_at), newest first, keyset-paged on
+-- the sessions_conversation_active index. Every filter is optional (NULL = any).
 -- The two queries share their filters and must keep them identical.
 -- sources and exclude_sources are JSON arrays of strings, as on SQLite;
 -- json_each becomes jsonb_array_elements_text.
@@ -11,10 +12,10 @@
 -- preview is the first visible user message, cut here so a huge message
 -- never travels whole.
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
-       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.message_count, s.archived, s.auto_archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
        s.git_branch, s.git_repo_root, s.delegated_from,
        CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
-       CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
+       CAST(COALESCE(s.conversation_active_at, s.started_at) AS bigint) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
                       ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
@@ -28,15 +29,15 @@ WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id
   AND (CAST(sqlc.narg(cwd) AS TEXT) IS NULL OR s.cwd = sqlc.narg(cwd)
        OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
   AND (CAST(sqlc.narg(started_since) AS bigint) IS NULL OR s.started_at >= sqlc.narg(started_since))
-  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
+  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= sqlc.narg(active_since))
   AND (CAST(sqlc.arg(include_children) AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST(sqlc.arg(tips_only) AS bigint) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
   AND (CAST(sqlc.narg(after_at) AS bigint) IS NULL
-       OR COALESCE(s.last_message_at, s.started_at) < sqlc.narg(after_at)
-       OR (COALESCE(s.last_message_at, s.started_at) = sqlc.narg(after_at) AND s.id < sqlc.arg(after_id)))
-ORDER BY COALESCE(s.last_message_at, s.started_at) DESC, s.id DESC
+       OR COALESCE(s.conversation_active_at, s.started_at) < sqlc.narg(after_at)
+       OR (COALESCE(s.conversation_active_at, s.started_at) = sqlc.narg(after_at) AND s.id < sqlc.arg(after_id)))
+ORDER BY COALESCE(s.conversation_active_at, s.started_at) DESC, s.id DESC
 LIMIT CAST(sqlc.arg(row_limit) AS bigint);
 
 -- name: SessionRecentByStart :many
@@ -45,10 +46,10 @@ LIMIT CAST(sqlc.arg(row_limit) AS bigint);
 -- sessions_root_started index: after_at/after_id is the last row's
 -- root_started_at and id.
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
-       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.message_count, s.archived, s.auto_archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
        s.git_branch, s.git_repo_root, s.delegated_from,
        CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
-       CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
+       CAST(COALESCE(s.conversation_active_at, s.started_at) AS bigint) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
                       ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
@@ -62,7 +63,7 @@ WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id
   AND (CAST(sqlc.narg(cwd) AS TEXT) IS NULL OR s.cwd = sqlc.narg(cwd)
        OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
   AND (CAST(sqlc.narg(started_since) AS bigint) IS NULL OR s.started_at >= sqlc.narg(started_since))
-  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
+  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= sqlc.narg(active_since))
   AND (CAST(sqlc.arg(include_children) AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST(sqlc.arg(tips_only) AS bigint) = 0 OR NOT EXISTS (
@@ -87,7 +88,7 @@ WHERE (CAST(sqlc.narg(user_id) AS TEXT) IS NULL OR s.user_id = sqlc.narg(user_id
   AND (CAST(sqlc.narg(cwd) AS TEXT) IS NULL OR s.cwd = sqlc.narg(cwd)
        OR substr(s.cwd, 1, length(sqlc.narg(cwd)) + 1) = sqlc.narg(cwd) || '/')
   AND (CAST(sqlc.narg(started_since) AS bigint) IS NULL OR s.started_at >= sqlc.narg(started_since))
-  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= sqlc.narg(active_since))
+  AND (CAST(sqlc.narg(active_since) AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= sqlc.narg(active_since))
   AND (CAST(sqlc.arg(include_children) AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST(sqlc.arg(tips_only) AS bigint) = 0 OR NOT EXISTS (

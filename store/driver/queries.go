@@ -71,6 +71,7 @@ type Queries interface {
 	SessionActivityTouch(ctx context.Context, arg SessionActivityTouchParams) (int64, error)                           // activity.sql
 	SessionAddMessageCounts(ctx context.Context, arg SessionAddMessageCountsParams) (int64, error)                     // sessions.sql
 	SessionAncestors(ctx context.Context, id string) ([]string, error)                                                 // lineage.sql
+	SessionAutoArchive(ctx context.Context, id string) (int64, error)                                                  // flags.sql
 	SessionBillingRouteSet(ctx context.Context, arg SessionBillingRouteSetParams) (int64, error)                       // usage.sql
 	SessionBulkCandidates(ctx context.Context, arg SessionBulkCandidatesParams) ([]SessionBulkCandidatesRow, error)    // bulk.sql
 	SessionBulkFacts(ctx context.Context, id string) (SessionBulkFactsRow, error)                                      // bulk.sql
@@ -82,6 +83,7 @@ type Queries interface {
 	SessionCompressionFellBack(ctx context.Context, id string) (int64, error)                                          // metadata.sql
 	SessionCompressionStreakReset(ctx context.Context, id string) error                                                // metadata.sql
 	SessionContinuation(ctx context.Context, id *string) (string, error)                                               // lineage.sql
+	SessionConversationActivitySet(ctx context.Context, arg SessionConversationActivitySetParams) error                // activity.sql
 	SessionConversationRoot(ctx context.Context, id string) (string, error)                                            // lineage.sql
 	SessionCopyFlags(ctx context.Context, arg SessionCopyFlagsParams) error                                            // compression.sql
 	SessionCount(ctx context.Context) (int64, error)                                                                   // maintenance.sql
@@ -114,6 +116,7 @@ type Queries interface {
 	SessionOrphanChildren(ctx context.Context, id *string) (int64, error)                                              // delete.sql
 	SessionParentOf(ctx context.Context, id string) (*string, error)                                                   // export.sql
 	SessionPruneCandidates(ctx context.Context, arg SessionPruneCandidatesParams) ([]SessionPruneCandidatesRow, error) // maintenance.sql
+	SessionReactivate(ctx context.Context, id string) (int64, error)                                                   // flags.sql
 	SessionRecent(ctx context.Context, arg SessionRecentParams) ([]SessionRecentRow, error)                            // sidebar.sql
 	SessionRecentByStart(ctx context.Context, arg SessionRecentByStartParams) ([]SessionRecentByStartRow, error)       // sidebar.sql
 	SessionRecentCounts(ctx context.Context, arg SessionRecentCountsParams) ([]SessionRecentCountsRow, error)          // sidebar.sql
@@ -374,6 +377,8 @@ type Message struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageActiveAboveParams struct {
@@ -478,6 +483,8 @@ type MessageImportParams struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageInsertParams struct {
@@ -505,6 +512,8 @@ type MessageInsertParams struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type MessageListAscendingParams struct {
@@ -742,6 +751,8 @@ type Session struct {
 	DelegatedFrom             *string
 	RootStartedAt             *int64
 	DisplayRevision           int64
+	ConversationActiveAt      *int64
+	AutoArchived              int64
 }
 
 type SessionActivityTouchParams struct {
@@ -785,13 +796,14 @@ type SessionBulkCandidatesRow struct {
 }
 
 type SessionBulkFactsRow struct {
-	ID          string
-	Source      string
-	Pinned      int64
-	Archived    int64
-	EndedAt     *int64
-	LastAlive   int64
-	HasMessages int64
+	ID           string
+	Source       string
+	Pinned       int64
+	Archived     int64
+	AutoArchived int64
+	EndedAt      *int64
+	LastAlive    int64
+	HasMessages  int64
 }
 
 type SessionChildrenRow struct {
@@ -808,6 +820,11 @@ type SessionCompressionCooldownSetParams struct {
 	RetryAfter int64
 	Error      *string
 	ID         string
+}
+
+type SessionConversationActivitySetParams struct {
+	At *int64
+	ID string
 }
 
 type SessionCopyFlagsParams struct {
@@ -1013,6 +1030,7 @@ type SessionRecentByStartRow struct {
 	EndReason       *string
 	MessageCount    int64
 	Archived        int64
+	AutoArchived    int64
 	Pinned          int64
 	Hidden          int64
 	ParentSessionID *string
@@ -1075,6 +1093,7 @@ type SessionRecentRow struct {
 	EndReason       *string
 	MessageCount    int64
 	Archived        int64
+	AutoArchived    int64
 	Pinned          int64
 	Hidden          int64
 	ParentSessionID *string

@@ -10,7 +10,7 @@ import (
 )
 
 const messageExportPage = `-- name: MessageExportPage :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = $1 AND id > $2
 ORDER BY id
 LIMIT CAST($3 AS bigint)
@@ -59,6 +59,8 @@ func (q *Queries) MessageExportPage(ctx context.Context, db DBTX, arg MessageExp
 			&i.DisplayKind,
 			&i.Uid,
 			&i.CallUid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}
@@ -92,7 +94,7 @@ INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, state, is_summary, idempotency_key,
     platform_message_id, created_at, origin_id, parts_json, model, metadata_json,
-    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
+    observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8,
@@ -100,7 +102,8 @@ INSERT INTO messages (
     $12, $13, $14,
     $15, $16, $17,
     $18, $19, $20,
-    $21, $22, $23, $24, $25, $26
+    $21, $22, $23, $24, $25, $26,
+    $27, $28
 )
 RETURNING id
 `
@@ -132,6 +135,8 @@ type MessageImportParams struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportParams) (int64, error) {
@@ -162,6 +167,8 @@ func (q *Queries) MessageImport(ctx context.Context, db DBTX, arg MessageImportP
 		arg.DisplayKind,
 		arg.Uid,
 		arg.CallUid,
+		arg.ToolEndedAt,
+		arg.ToolDurationMs,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -264,7 +271,7 @@ func (q *Queries) ModelUsageImport(ctx context.Context, db DBTX, arg ModelUsageI
 
 const sessionExportPage = `-- name: SessionExportPage :many
 
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision FROM sessions
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision, conversation_active_at, auto_archived FROM sessions
 WHERE started_at > $1 OR (started_at = $1 AND id > $2)
 ORDER BY started_at, id
 LIMIT CAST($3 AS bigint)
@@ -346,6 +353,8 @@ func (q *Queries) SessionExportPage(ctx context.Context, db DBTX, arg SessionExp
 			&i.DelegatedFrom,
 			&i.RootStartedAt,
 			&i.DisplayRevision,
+			&i.ConversationActiveAt,
+			&i.AutoArchived,
 		); err != nil {
 			return nil, err
 		}

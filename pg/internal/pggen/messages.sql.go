@@ -49,13 +49,15 @@ const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
     reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
-    parts_json, model, platform_message_id, metadata_json, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid
+    parts_json, model, platform_message_id, metadata_json, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid,
+    tool_ended_at, tool_duration_ms
 ) VALUES (
     $1, $2, $3, $4,
     $5, $6, $7, $8, $9,
     $10, $11, $12, $13,
     $14, $15, $16, $17,
-    $18, $19, $20, $21, $22, $23, $24
+    $18, $19, $20, $21, $22, $23, $24,
+    $25, $26
 )
 RETURNING id
 `
@@ -85,6 +87,8 @@ type MessageInsertParams struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertParams) (int64, error) {
@@ -113,6 +117,8 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 		arg.DisplayKind,
 		arg.Uid,
 		arg.CallUid,
+		arg.ToolEndedAt,
+		arg.ToolDurationMs,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -120,7 +126,7 @@ func (q *Queries) MessageInsert(ctx context.Context, db DBTX, arg MessageInsertP
 }
 
 const messageListAscending = `-- name: MessageListAscending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -180,6 +186,8 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 			&i.DisplayKind,
 			&i.Uid,
 			&i.CallUid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}
@@ -192,7 +200,7 @@ func (q *Queries) MessageListAscending(ctx context.Context, db DBTX, arg Message
 }
 
 const messageListDescending = `-- name: MessageListDescending :many
-SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid FROM messages
+SELECT id, session_id, role, content, tool_name, tool_call_id, tool_calls_json, reasoning, finish_reason, token_count, state, is_summary, idempotency_key, created_at, origin_id, reasoning_details, platform_message_id, parts_json, model, metadata_json, tool_text, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid, tool_ended_at, tool_duration_ms FROM messages
 WHERE session_id = $1
   AND id > $2 AND id < $3
   AND (CAST($4 AS bigint) = 1 OR state <> 'rewound')
@@ -252,6 +260,8 @@ func (q *Queries) MessageListDescending(ctx context.Context, db DBTX, arg Messag
 			&i.DisplayKind,
 			&i.Uid,
 			&i.CallUid,
+			&i.ToolEndedAt,
+			&i.ToolDurationMs,
 		); err != nil {
 			return nil, err
 		}

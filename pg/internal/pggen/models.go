@@ -57,6 +57,8 @@ type Message struct {
 	DisplayKind       *string
 	Uid               *string
 	CallUid           *string
+	ToolEndedAt       *int64
+	ToolDurationMs    *int64
 }
 
 type Meta struct {
@@ -134,6 +136,8 @@ type Session struct {
 	DelegatedFrom             *string
 	RootStartedAt             *int64
 	DisplayRevision           int64
+	ConversationActiveAt      *int64
+	AutoArchived              int64
 }
 
 type SessionModelUsage struct {

@@ -14,10 +14,13 @@ UPDATE sessions
 SET message_count = message_count + $1,
     tool_call_count = tool_call_count + $2,
     display_revision = display_revision + 1,
-    last_message_at = GREATEST(last_message_at,
-        (SELECT max(newest.created_at) FROM (
-            SELECT m.created_at FROM messages m WHERE m.session_id = sessions.id
-            ORDER BY m.id DESC LIMIT $1) newest))
+    archived = archived * (1 - auto_archived),
+    auto_archived = 0,
+    last_message_at = GREATEST(sessions.last_message_at, newest.at),
+    conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+FROM (SELECT max(n.created_at) AS at FROM (
+        SELECT m.created_at FROM messages m WHERE m.session_id = $3
+        ORDER BY m.id DESC LIMIT $1) n) newest
 WHERE sessions.id = $3 AND sessions.end_reason IS DISTINCT FROM 'compression'
 `
 
@@ -41,6 +44,9 @@ type SessionAddMessageCountsParams struct {
 // its inserts (pg/tx.go) or, under SERIALIZABLE, a concurrent
 // insert into the session fails one of the two. That is the trigger's work
 // (migration 6) in this statement's one row version. GREATEST skips NULL.
+// conversation_active_at moves with it (migration 12), and new activity
+// takes back an archive the idle sweep made (auto_archived), never one a
+// person made.
 func (q *Queries) SessionAddMessageCounts(ctx context.Context, db DBTX, arg SessionAddMessageCountsParams) (int64, error) {
 	result, err := db.Exec(ctx, sessionAddMessageCounts, arg.Messages, arg.ToolCalls, arg.ID)
 	if err != nil {
@@ -118,7 +124,7 @@ func (q *Queries) SessionFillUnset(ctx context.Context, db DBTX, arg SessionFill
 }
 
 const sessionGet = `-- name: SessionGet :one
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision FROM sessions WHERE id = $1
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision, conversation_active_at, auto_archived FROM sessions WHERE id = $1
 `
 
 func (q *Queries) SessionGet(ctx context.Context, db DBTX, id string) (Session, error) {
@@ -183,6 +189,8 @@ func (q *Queries) SessionGet(ctx context.Context, db DBTX, id string) (Session, 
 		&i.DelegatedFrom,
 		&i.RootStartedAt,
 		&i.DisplayRevision,
+		&i.ConversationActiveAt,
+		&i.AutoArchived,
 	)
 	return i, err
 }
@@ -237,7 +245,7 @@ func (q *Queries) SessionInsert(ctx context.Context, db DBTX, arg SessionInsertP
 }
 
 const sessionList = `-- name: SessionList :many
-SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision FROM sessions
+SELECT id, source, parent_session_id, user_id, model, model_config_json, system_prompt, cwd, started_at, ended_at, end_reason, title, title_rank, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_call_count, estimated_cost_usd, actual_cost_usd, last_activity_at, last_activity_description, last_activity_provenance, handoff_state, handoff_platform, handoff_holder, handoff_error, handoff_updated_at, archived, pinned, hidden, last_read_at, rewind_count, parent_kind, git_branch, git_repo_root, billing_provider, billing_base_url, billing_mode, cost_status, cost_source, pricing_version, session_key, chat_id, chat_type, thread_id, display_name, origin_json, compression_retry_after, compression_error, last_message_at, compression_fallback_streak, delegated_from, root_started_at, display_revision, conversation_active_at, auto_archived FROM sessions
 WHERE (CAST($1 AS TEXT) IS NULL OR source = $1)
   AND (CAST($2 AS TEXT) IS NULL OR parent_session_id = $2)
   AND (CAST($3 AS bigint) IS NULL
@@ -330,6 +338,8 @@ func (q *Queries) SessionList(ctx context.Context, db DBTX, arg SessionListParam
 			&i.DelegatedFrom,
 			&i.RootStartedAt,
 			&i.DisplayRevision,
+			&i.ConversationActiveAt,
+			&i.AutoArchived,
 		); err != nil {
 			return nil, err
 		}

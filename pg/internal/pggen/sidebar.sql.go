@@ -12,10 +12,10 @@ import (
 const sessionRecent = `-- name: SessionRecent :many
 
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
-       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.message_count, s.archived, s.auto_archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
        s.git_branch, s.git_repo_root, s.delegated_from,
        CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
-       CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
+       CAST(COALESCE(s.conversation_active_at, s.started_at) AS bigint) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
                       ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
@@ -29,15 +29,15 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
   AND (CAST($7 AS TEXT) IS NULL OR s.cwd = $7
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
-  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
+  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= $9)
   AND (CAST($10 AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
   AND (CAST($12 AS bigint) IS NULL
-       OR COALESCE(s.last_message_at, s.started_at) < $12
-       OR (COALESCE(s.last_message_at, s.started_at) = $12 AND s.id < $13))
-ORDER BY COALESCE(s.last_message_at, s.started_at) DESC, s.id DESC
+       OR COALESCE(s.conversation_active_at, s.started_at) < $12
+       OR (COALESCE(s.conversation_active_at, s.started_at) = $12 AND s.id < $13))
+ORDER BY COALESCE(s.conversation_active_at, s.started_at) DESC, s.id DESC
 LIMIT CAST($14 AS bigint)
 `
 
@@ -70,6 +70,7 @@ type SessionRecentRow struct {
 	EndReason       *string
 	MessageCount    int64
 	Archived        int64
+	AutoArchived    int64
 	Pinned          int64
 	Hidden          int64
 	ParentSessionID *string
@@ -83,8 +84,9 @@ type SessionRecentRow struct {
 }
 
 // Session lists for a picker or a sidebar: by last activity (the newest
-// message, else the start), newest first, keyset-paged on the
-// sessions_last_active index. Every filter is optional (NULL = any).
+// message or heartbeat of the session and its compression ancestors, never
+// before its start: conversation_active_at), newest first, keyset-paged on
+// the sessions_conversation_active index. Every filter is optional (NULL = any).
 // The two queries share their filters and must keep them identical.
 // sources and exclude_sources are JSON arrays of strings, as on SQLite;
 // json_each becomes jsonb_array_elements_text.
@@ -128,6 +130,7 @@ func (q *Queries) SessionRecent(ctx context.Context, db DBTX, arg SessionRecentP
 			&i.EndReason,
 			&i.MessageCount,
 			&i.Archived,
+			&i.AutoArchived,
 			&i.Pinned,
 			&i.Hidden,
 			&i.ParentSessionID,
@@ -151,10 +154,10 @@ func (q *Queries) SessionRecent(ctx context.Context, db DBTX, arg SessionRecentP
 
 const sessionRecentByStart = `-- name: SessionRecentByStart :many
 SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended_at, s.end_reason,
-       s.message_count, s.archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
+       s.message_count, s.archived, s.auto_archived, s.pinned, s.hidden, s.parent_session_id, s.parent_kind,
        s.git_branch, s.git_repo_root, s.delegated_from,
        CAST(COALESCE(s.root_started_at, s.started_at) AS bigint) AS root_started_at,
-       CAST(COALESCE(s.last_message_at, s.started_at) AS bigint) AS active_at,
+       CAST(COALESCE(s.conversation_active_at, s.started_at) AS bigint) AS active_at,
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
                       ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
@@ -168,7 +171,7 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
   AND (CAST($7 AS TEXT) IS NULL OR s.cwd = $7
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
-  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
+  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= $9)
   AND (CAST($10 AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
@@ -209,6 +212,7 @@ type SessionRecentByStartRow struct {
 	EndReason       *string
 	MessageCount    int64
 	Archived        int64
+	AutoArchived    int64
 	Pinned          int64
 	Hidden          int64
 	ParentSessionID *string
@@ -261,6 +265,7 @@ func (q *Queries) SessionRecentByStart(ctx context.Context, db DBTX, arg Session
 			&i.EndReason,
 			&i.MessageCount,
 			&i.Archived,
+			&i.AutoArchived,
 			&i.Pinned,
 			&i.Hidden,
 			&i.ParentSessionID,
@@ -294,7 +299,7 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
   AND (CAST($7 AS TEXT) IS NULL OR s.cwd = $7
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
-  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.last_message_at, s.started_at) >= $9)
+  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= $9)
   AND (CAST($10 AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
