@@ -28,8 +28,8 @@ func BenchmarkAppendCost(b *testing.B) {
 		{"no-gin", "DROP INDEX messages_words, messages_trigram, messages_tool_trigram"},
 		{"no-words", "DROP INDEX messages_words"},
 		{"no-trigram", "DROP INDEX messages_trigram, messages_tool_trigram"},
-		{"no-last-active", "DROP INDEX sessions_last_active"},
-		{"no-gin-no-last-active", "DROP INDEX messages_words, messages_trigram, messages_tool_trigram, sessions_last_active"},
+		{"no-last-active", "DROP INDEX sessions_conversation_active"},
+		{"no-gin-no-last-active", "DROP INDEX messages_words, messages_trigram, messages_tool_trigram, sessions_conversation_active"},
 		{"fold-plpgsql", `CREATE OR REPLACE FUNCTION sessiondb_fold(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 			AS $$BEGIN RETURN pg_catalog.regexp_replace(public.unaccent('public.unaccent'::regdictionary, t), '[^[:alnum:]]+', ' ', 'g'); END$$`},
 		{"gin-fastupdate-off", "ALTER INDEX messages_words SET (fastupdate = off); ALTER INDEX messages_trigram SET (fastupdate = off); " +
