@@ -380,9 +380,11 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	for _, r := range rows {
 		order = append(order, r.ID)
 	}
-	expect(t, "SessionRecent order (by newest message, else start)", order, []string{"s4", "s3", "s1", "s2"})
-	expect(t, "s2's preview (its copied user turn)", rows[3].Preview, "hello")
-	expect(t, "s1's preview (its user turn was retired)", rows[2].Preview, "")
+	// s2 continues s1 (compression): it carries the conversation's
+	// activity, never behind its parent's, and wins the tie by id.
+	expect(t, "SessionRecent order (by the conversation's activity, else start)", order, []string{"s4", "s3", "s2", "s1"})
+	expect(t, "s2's preview (its copied user turn)", rows[2].Preview, "hello")
+	expect(t, "s1's preview (its user turn was retired)", rows[3].Preview, "")
 	recent.AfterAt, recent.AfterID = p(rows[1].ActiveAt), rows[1].ID
 	expect(t, "SessionRecent second page", len(must(q.SessionRecent(ctx, db, recent))), 2)
 	expect(t, "SessionRecent excluding cli", len(must(q.SessionRecent(ctx, db, pggen.SessionRecentParams{ExcludeSources: p(`["cli"]`), IncludeHidden: 1, IncludeChildren: 1, RowLimit: 10}))), 1)
@@ -561,6 +563,14 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	expect(t, "TurnObservationFinish", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("complete"), FinishedAt: p(now + 106), ConversationID: "dr", TurnID: turn})), int64(1))
 	expect(t, "TurnObservationFinish twice", must(q.TurnObservationFinish(ctx, db, pggen.TurnObservationFinishParams{Result: p("error"), FinishedAt: p(now + 107), ConversationID: "dr", TurnID: turn})), int64(0))
 	expect(t, "TurnObservationGet", must(q.TurnObservationGet(ctx, db, "dr")).Result, p("complete"))
+	expect(t, "SessionAutoArchive", must(q.SessionAutoArchive(ctx, db, "dr")), int64(1))
+	expect(t, "SessionAutoArchive of an archived session", must(q.SessionAutoArchive(ctx, db, "dr")), int64(0))
+	expect(t, "SessionReactivate", must(q.SessionReactivate(ctx, db, "dr")), int64(1))
+	expect(t, "SessionReactivate of a live session", must(q.SessionReactivate(ctx, db, "dr")), int64(0))
+	if err := q.SessionConversationActivitySet(ctx, db, pggen.SessionConversationActivitySetParams{At: p(now + 200), ID: "dr"}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "SessionConversationActivitySet", must(q.SessionGet(ctx, db, "dr")).ConversationActiveAt, p(now+200))
 	expect(t, "DelegationTreeRoot", must(q.DelegationTreeRoot(ctx, db, "dr")), "dr")
 	expect(t, "DelegationTreeMembers", must(q.DelegationTreeMembers(ctx, db, "dr")), []string{"dr"})
 	expect(t, "DelegationTreeUsage", must(q.DelegationTreeUsage(ctx, db, "dr")).InputTokens, int64(0))
