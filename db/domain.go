@@ -28,6 +28,7 @@ type (
 	DisplayItem              = store.DisplayItem
 	DisplayPage              = store.DisplayPage
 	DisplayPageOptions       = store.DisplayPageOptions
+	DuplicateToolResultError = store.DuplicateToolResultError
 	Error                    = store.Error
 	Execution                = store.Execution
 	ExportOptions            = store.ExportOptions

@@ -235,7 +235,10 @@ func TestDiskFull_Append(t *testing.T) {
 func TestDiskFull_Open(t *testing.T) {
 	for _, freeKiB := range []int{0, 48, 96, 160} {
 		t.Run(strconv.Itoa(freeKiB)+"KiB", func(t *testing.T) {
-			dir := mountTmpfs(t, "1m")
+			// Room for a fresh store's migrations and their WAL (23
+			// migrations outgrew 1 MiB), then filled to freeKiB.
+			const size = 4 << 20
+			dir := mountTmpfs(t, "4m")
 			existing := filepath.Join(dir, "existing.db")
 			if freeKiB == 0 {
 				s, err := Open(t.Context(), existing, Options{})
@@ -246,7 +249,7 @@ func TestDiskFull_Open(t *testing.T) {
 				s.Close()
 				fillDisk(t, dir)
 			} else {
-				if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 1<<20-freeKiB<<10), 0o600); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, size-freeKiB<<10), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
