@@ -59,7 +59,7 @@ func main() {
 	}
 	fill := func(ctx context.Context) error { return benchcorpus.FillBatches(ctx, s.Store, *n, *batch) }
 	var lag time.Duration
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), benchcorpus.ProcessCPU()
 	if *importFile != "" {
 		f, ferr := os.Open(*importFile)
 		if ferr != nil {
@@ -89,11 +89,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	filled, cpuFill := time.Since(start), cpuTime()-cpu0
+	filled, cpuFill := time.Since(start), benchcorpus.ProcessCPU()-cpu0
 	if err := s.IndexNow(ctx); err != nil {
 		log.Fatal(err)
 	}
-	caught, cpuAll := time.Since(start), cpuTime()-cpu0
+	caught, cpuAll := time.Since(start), benchcorpus.ProcessCPU()-cpu0
 	if err := s.Close(); err != nil {
 		log.Fatal(err)
 	}

@@ -52,13 +52,13 @@ const CPU = "/cpu"
 // Round searches s once for every class.
 func (l Latencies) Round(ctx context.Context, s *store.Store) error {
 	for _, c := range Classes {
-		cpu := processCPU()
+		cpu := ProcessCPU()
 		t := time.Now()
 		if _, err := s.Search(ctx, c.Query, c.Opts); err != nil {
 			return fmt.Errorf("%s (%q): %w", c.Name, c.Query, err)
 		}
 		l[c.Name] = append(l[c.Name], time.Since(t))
-		l[c.Name+CPU] = append(l[c.Name+CPU], processCPU()-cpu)
+		l[c.Name+CPU] = append(l[c.Name+CPU], ProcessCPU()-cpu)
 	}
 	return nil
 }
