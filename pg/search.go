@@ -112,7 +112,9 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 			query = append(query, "sessiondb_match("+p+")")
 			rankBy = append(rankBy, "sessiondb_phrase("+p+")")
 		}
-		const words = "sessiondb_words(m.content, m.tool_name, m.tool_text)"
+		// messages.words is sessiondb_words(content, tool_name, tool_text),
+		// stored (migration 13): read, never recomputed.
+		const words = "m.words"
 		match = append(match, words+" @@ ("+strings.Join(query, " && ")+")")
 		if ranked {
 			rank = "ts_rank('{0.1,0.1,0.1,0.1}', " + words + ", (" + strings.Join(rankBy, " && ") + "))"
