@@ -147,7 +147,14 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 	var sql string
 	if ranked {
 		// The window is ids and scores only: the content is read for the
-		// page alone.
+		// page alone. Its rows are those from windowStart on.
+		start, err := windowStart(ctx, tx, from, where, args)
+		if err != nil {
+			return nil, err
+		}
+		if start > 0 {
+			where = append(where, "m.id >= "+arg(start))
+		}
 		sql = fmt.Sprintf(`SELECT %s FROM (SELECT m.id, %s AS rank FROM %s WHERE %s ORDER BY m.id DESC LIMIT %d) w
 			JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id
 			ORDER BY w.rank DESC, m.id DESC LIMIT %s OFFSET %s`,
@@ -214,4 +221,44 @@ func snippet(content, toolName, toolText string, terms searchtext.Terms, byWords
 // character is the backslash).
 func likeEscape(term string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(term)
+}
+
+// windowSpan is the first span of newest ids windowStart looks in, in
+// windows: a word in one message in sixteen fills its window there.
+const windowSpan = 16
+
+// windowStart returns the id of the oldest message in the ranked window
+// (the newest rankWindow matches), or 0 when every match is in it, without
+// reading every match: it looks among the newest ids first, widening the
+// span eightfold until the window is full or the span is the whole table.
+// The word index alone cannot say which matches are newest: the plan
+// would read every match's row (a word in one message in ten: a tenth of
+// the table) to sort them, or walk the table newest first testing every
+// row. With an id range beside the index the server combines the two
+// (BitmapAnd) and reads only the matches in the span. The window is the
+// same rows as without the range; where the range ends is only a cost.
+func windowStart(ctx context.Context, tx pgx.Tx, from string, where []string, args []any) (int64, error) {
+	var top int64
+	if err := tx.QueryRow(ctx, "SELECT COALESCE(max(id), 0) FROM messages").Scan(&top); err != nil {
+		return 0, err
+	}
+	args = append(args[:len(args):len(args)], int64(0))
+	floor := "$" + strconv.Itoa(len(args))
+	sql := fmt.Sprintf(`SELECT count(*), COALESCE(min(id), 0) FROM
+		(SELECT m.id FROM %s WHERE %s AND m.id > %s ORDER BY m.id DESC LIMIT %d) w`,
+		from, strings.Join(where, " AND "), floor, rankWindow)
+	for span := int64(windowSpan * rankWindow); ; span *= 8 {
+		after := max(top-span, 0)
+		args[len(args)-1] = after
+		var n, oldest int64
+		if err := tx.QueryRow(ctx, sql, args...).Scan(&n, &oldest); err != nil {
+			return 0, err
+		}
+		switch {
+		case n >= int64(rankWindow):
+			return oldest, nil
+		case after == 0:
+			return 0, nil
+		}
+	}
 }

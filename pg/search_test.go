@@ -59,3 +59,41 @@ func hitIDs(hits []store.SearchHit) []int64 {
 	}
 	return out
 }
+
+// TestSearch_WindowFoundPastTheFirstSpan: the ranked window is the newest
+// rankWindow matches however far back they lie (windowStart widens its
+// span until the window is full): here the word is in the oldest messages
+// only, far past the first span, and in every message past it.
+func TestSearch_WindowFoundPastTheFirstSpan(t *testing.T) {
+	defer func(w int) { rankWindow = w }(rankWindow)
+	rankWindow = 2
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "r", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first: three matches (2, 1, 3 betas), then 200 messages without
+	// the word: the first span (16 windows, 32 ids) holds none.
+	batch := []store.NewMessage{
+		{Role: store.RoleUser, Content: "beta beta and filler"},
+		{Role: store.RoleUser, Content: "beta and filler words"},
+		{Role: store.RoleUser, Content: "beta beta beta filler"},
+	}
+	for range 200 {
+		batch = append(batch, store.NewMessage{Role: store.RoleUser, Content: "nothing to find here"})
+	}
+	ids, err := s.AppendMessages(ctx, "r", batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The window is the newest two matches (3 betas, then 1), then the
+	// oldest, past it.
+	want := []int64{ids[2], ids[1], ids[0]}
+	hits, err := s.Search(ctx, "beta", store.SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, hitIDs(hits)); diff != "" {
+		t.Errorf("relevance order (-want +got):\n%s", diff)
+	}
+}

@@ -33,6 +33,9 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+-- The planner's statistics for the new column (a search's plan depends on
+-- how common its words are), rather than waiting for autovacuum.
+ANALYZE messages;
 
 -- +goose Down
 DROP INDEX messages_words;
