@@ -26,6 +26,15 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 	}
 	terms := searchtext.Terms(req.Terms)
 	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error {
+		// No parallel workers for a search: the planner picks them for a
+		// window's sort, and starting one cost ~90 ms on the 2-core
+		// machine, against ~10 ms of work (a rare word at a million
+		// messages: 118 ms, 26 ms without; docs/PERFORMANCE.md). A search
+		// reads at most a few thousand rows. Hand-written SQL: a setting
+		// of this transaction only (SET LOCAL), which no query file holds.
+		if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
+			return err
+		}
 		var hits []driver.SearchHit
 		var err error
 		if terms.WordMatch() != "" {
@@ -228,37 +237,72 @@ func likeEscape(term string) string {
 const windowSpan = 16
 
 // windowStart returns the id of the oldest message in the ranked window
-// (the newest rankWindow matches), or 0 when every match is in it, without
-// reading every match: it looks among the newest ids first, widening the
-// span eightfold until the window is full or the span is the whole table.
-// The word index alone cannot say which matches are newest: the plan
-// would read every match's row (a word in one message in ten: a tenth of
-// the table) to sort them, or walk the table newest first testing every
-// row. With an id range beside the index the server combines the two
-// (BitmapAnd) and reads only the matches in the span. The window is the
-// same rows as without the range; where the range ends is only a cost.
+// (the newest rankWindow matches), or 0 when the window may be every
+// match, without reading every match. The word index alone cannot say
+// which matches are newest: the plan would read every match's row (a word
+// in one message in ten: a tenth of the table) to sort them, or walk the
+// table newest first testing every row. With an id range beside the index
+// the server combines the two (BitmapAnd) and reads only the matches in
+// the span; but the range's bitmap costs its ids (~40 ms for 256,000), so
+// the span grows only as far as the matches found in it say it must:
+//
+//   - the newest windowSpan windows of ids first (a common word fills its
+//     window there: one probe);
+//   - matches found but too few: at their density the table holds under
+//     half a window of them → 0 (the window is every match, and ranking
+//     them reads no more rows than this search returns); else the span
+//     that density says holds the window, with half again for margin;
+//   - none found: a count of the matches, bounded at a window, without a
+//     range; under a window → 0, else the span grows eightfold.
+//
+// The window is the same rows whatever the span; where it ends is only a
+// cost. The cost a search pays past the first probe is bounded by the
+// matches it returns, except for a word rare among the newest ids and
+// common long before them, whose older matches the density misses: the
+// window is then every match, read once (docs/PERFORMANCE.md).
 func windowStart(ctx context.Context, tx pgx.Tx, from string, where []string, args []any) (int64, error) {
 	var top int64
 	if err := tx.QueryRow(ctx, "SELECT COALESCE(max(id), 0) FROM messages").Scan(&top); err != nil {
 		return 0, err
 	}
+	window := int64(rankWindow)
+	match := strings.Join(where, " AND ")
 	args = append(args[:len(args):len(args)], int64(0))
 	floor := "$" + strconv.Itoa(len(args))
-	sql := fmt.Sprintf(`SELECT count(*), COALESCE(min(id), 0) FROM
+	probe := fmt.Sprintf(`SELECT count(*), COALESCE(min(id), 0) FROM
 		(SELECT m.id FROM %s WHERE %s AND m.id > %s ORDER BY m.id DESC LIMIT %d) w`,
-		from, strings.Join(where, " AND "), floor, rankWindow)
-	for span := int64(windowSpan * rankWindow); ; span *= 8 {
+		from, match, floor, window)
+	counted := false
+	for span := windowSpan * window; ; {
 		after := max(top-span, 0)
 		args[len(args)-1] = after
 		var n, oldest int64
-		if err := tx.QueryRow(ctx, sql, args...).Scan(&n, &oldest); err != nil {
+		if err := tx.QueryRow(ctx, probe, args...).Scan(&n, &oldest); err != nil {
 			return 0, err
 		}
 		switch {
-		case n >= int64(rankWindow):
+		case n >= window:
 			return oldest, nil
 		case after == 0:
 			return 0, nil
+		case n > 0:
+			if n*top/span < window/2 {
+				return 0, nil
+			}
+			span = max(2*span, span*window/n*3/2)
+		case !counted:
+			var total int64
+			count := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s LIMIT %d) w", from, match, window)
+			if err := tx.QueryRow(ctx, count, args[:len(args)-1]...).Scan(&total); err != nil {
+				return 0, err
+			}
+			if total < window {
+				return 0, nil
+			}
+			counted = true
+			span *= 8
+		default:
+			span *= 8
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +96,73 @@ func TestSearch_WindowFoundPastTheFirstSpan(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, hitIDs(hits)); diff != "" {
 		t.Errorf("relevance order (-want +got):\n%s", diff)
+	}
+}
+
+// TestSearch_WindowIsTheNewestMatchesOnEveryRoute: whatever route
+// windowStart takes to find where the ranked window begins (the first
+// span full; matches in it too sparse to fill a window anywhere; sparse
+// but enough further back, found by their density; none in the first
+// span, found by the bounded count; a word rare among the newest ids and
+// common long before them), the window is the newest rankWindow matches
+// and every older match follows it, newest first.
+func TestSearch_WindowIsTheNewestMatchesOnEveryRoute(t *testing.T) {
+	defer func(w int) { rankWindow = w }(rankWindow)
+	rankWindow = 4 // the first span: windowSpan*4 = 64 ids
+	s := openTestStore(t, Options{})
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// 600 messages, oldest first; each word's messages by index.
+	const total = 600
+	words := map[string]func(i int) bool{
+		"dense":  func(i int) bool { return i%3 == 0 },                             // fills the first span
+		"sparse": func(i int) bool { return i%200 == 7 },                           // 3 in all
+		"spread": func(i int) bool { return i%40 == 5 },                            // 1-2 a span, 15 in all
+		"old":    func(i int) bool { return i < 100 && i%10 == 0 },                 // none in the newest 500
+		"skewed": func(i int) bool { return i == total-10 || i < 200 && i%4 == 0 }, // one new, 50 old
+	}
+	batch := make([]store.NewMessage, total)
+	for i := range batch {
+		content := "filler"
+		for w, has := range words {
+			if has(i) {
+				content += " " + w
+			}
+		}
+		batch[i] = store.NewMessage{Role: store.RoleUser, Content: content}
+	}
+	ids, err := s.AppendMessages(ctx, "w", batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w, has := range words {
+		var matches []int64 // newest first
+		for i := total - 1; i >= 0; i-- {
+			if has(i) {
+				matches = append(matches, ids[i])
+			}
+		}
+		hits, err := s.Search(ctx, w, store.SearchOptions{Limit: total})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := hitIDs(hits)
+		if len(got) != len(matches) {
+			t.Errorf("%s: %d hits, want %d", w, len(got), len(matches))
+			continue
+		}
+		n := min(rankWindow, len(matches))
+		window := slices.Clone(got[:n])
+		slices.Sort(window)
+		want := slices.Clone(matches[:n])
+		slices.Sort(want)
+		if diff := cmp.Diff(want, window); diff != "" {
+			t.Errorf("%s: the ranked window is not the newest %d matches (-want +got):\n%s", w, n, diff)
+		}
+		if diff := cmp.Diff(matches[n:], got[n:]); diff != "" {
+			t.Errorf("%s: the matches past the window, newest first (-want +got):\n%s", w, diff)
+		}
 	}
 }
