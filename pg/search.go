@@ -1,8 +1,10 @@
 package pg
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,13 +28,18 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 	}
 	terms := searchtext.Terms(req.Terms)
 	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error {
-		// No parallel workers for a search: the planner picks them for a
-		// window's sort, and starting one cost ~90 ms on the 2-core
-		// machine, against ~10 ms of work (a rare word at a million
-		// messages: 118 ms, 26 ms without; docs/PERFORMANCE.md). A search
-		// reads at most a few thousand rows. Hand-written SQL: a setting
-		// of this transaction only (SET LOCAL), which no query file holds.
-		if _, err := tx.Exec(ctx, "SET LOCAL max_parallel_workers_per_gather = 0"); err != nil {
+		// Two settings of this transaction only (set_config's true: SET
+		// LOCAL), which no query file holds, hence hand-written SQL:
+		//  - no parallel workers: the planner picks them for a window's
+		//    sort, and starting one cost ~90 ms on the 2-core machine
+		//    against ~10 ms of work (a rare word at a million messages:
+		//    118 ms, 8 without); a search reads a few thousand rows;
+		//  - a plan for each statement's values: a span of ids planned
+		//    once for any values (a generic plan) guesses its length, and
+		//    the guess walked the primary key through the whole table for
+		//    a rare word (7 -> 44 ms). Planning costs ~1 ms a statement.
+		if _, err := tx.Exec(ctx, `SELECT set_config('max_parallel_workers_per_gather', '0', true),
+			set_config('plan_cache_mode', 'force_custom_plan', true)`); err != nil {
 			return err
 		}
 		var hits []driver.SearchHit
@@ -154,20 +161,31 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 		s.source, COALESCE(s.model, ''), s.started_at, m.content, COALESCE(m.tool_text, '')`
 	const from = "messages m JOIN sessions s ON s.id = m.session_id"
 	var sql string
+	var place map[int64]int // a ranked page's ids: their place in it
 	if ranked {
-		// The window is ids and scores only: the content is read for the
-		// page alone. Its rows are those from windowStart on.
-		start, err := windowStart(ctx, tx, from, where, args)
+		// The window's ids and scores come first; the content is read for
+		// the page alone.
+		window, err := rankedWindow(ctx, tx, from, strings.Join(where, " AND "), rank, args)
 		if err != nil {
 			return nil, err
 		}
-		if start > 0 {
-			where = append(where, "m.id >= "+arg(start))
+		slices.SortFunc(window, func(a, b scored) int { // best first, ties newest first
+			if c := cmp.Compare(b.rank, a.rank); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.id, a.id)
+		})
+		page := window[min(req.Offset, len(window)):min(req.Offset+req.Limit, len(window))]
+		if len(page) == 0 {
+			return nil, nil
 		}
-		sql = fmt.Sprintf(`SELECT %s FROM (SELECT m.id, %s AS rank FROM %s WHERE %s ORDER BY m.id DESC LIMIT %d) w
-			JOIN messages m ON m.id = w.id JOIN sessions s ON s.id = m.session_id
-			ORDER BY w.rank DESC, m.id DESC LIMIT %s OFFSET %s`,
-			cols, rank, from, strings.Join(where, " AND "), rankWindow, arg(req.Limit), arg(req.Offset))
+		place = make(map[int64]int, len(page))
+		ids := make([]int64, len(page))
+		for i, w := range page {
+			place[w.id], ids[i] = i, w.id
+		}
+		args = []any{ids}
+		sql = fmt.Sprintf("SELECT %s FROM %s WHERE m.id = ANY($1)", cols, from)
 	} else {
 		order := "m.id DESC"
 		if req.Sort == driver.SortOldest {
@@ -192,7 +210,13 @@ func searchQuery(ctx context.Context, tx pgx.Tx, req driver.SearchRequest, byWor
 		h.Snippet, h.Marks = searchtext.PublishSnippet(snippet(content, h.ToolName, toolText, req.Terms, byWords))
 		hits = append(hits, h)
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if place != nil { // the ranked page, in the window's order
+		slices.SortFunc(hits, func(a, b driver.SearchHit) int { return cmp.Compare(place[a.MessageID], place[b.MessageID]) })
+	}
+	return hits, nil
 }
 
 // snippet cuts a hit's snippet as SQLite's engine does: around the first
@@ -232,77 +256,109 @@ func likeEscape(term string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(term)
 }
 
-// windowSpan is the first span of newest ids windowStart looks in, in
+// windowSpan is the first span of newest ids rankedWindow reads, in
 // windows: a word in one message in sixteen fills its window there.
 const windowSpan = 16
 
-// windowStart returns the id of the oldest message in the ranked window
-// (the newest rankWindow matches), or 0 when the window may be every
-// match, without reading every match. The word index alone cannot say
-// which matches are newest: the plan would read every match's row (a word
-// in one message in ten: a tenth of the table) to sort them, or walk the
-// table newest first testing every row. With an id range beside the index
-// the server combines the two (BitmapAnd) and reads only the matches in
-// the span; but the range's bitmap costs its ids (~40 ms for 256,000), so
-// the span grows only as far as the matches found in it say it must:
+// scored is a match of the ranked window: its id and its score.
+type scored struct {
+	id   int64
+	rank float32
+}
+
+// rankedWindow returns the ranked window — the newest rankWindow matches
+// of match, each with its score (rank, an SQL expression) — without
+// reading every match. The word index alone cannot say which matches are
+// newest: the plan would read every match's row (a word in one message in
+// ten: a tenth of the table) to sort them, or walk the table newest first
+// testing every row. So the window is read in spans of ids, newest first,
+// each span's matches newest first up to what the window still lacks
+// (the server combines the id range with the word index, or walks the
+// span newest first); a span is never read twice, and each next span is
+// as long as the matches found so far say it must be:
 //
 //   - the newest windowSpan windows of ids first (a common word fills its
-//     window there: one probe);
+//     window there: one query);
 //   - matches found but too few: at their density the table holds under
-//     half a window of them → 0 (the window is every match, and ranking
-//     them reads no more rows than this search returns); else the span
-//     that density says holds the window, with half again for margin;
-//   - none found: a count of the matches, bounded at a window, without a
-//     range; under a window → 0, else the span grows eightfold.
+//     half a window of them → the rest of the table (ranking them reads
+//     no more rows than there are); else the span that density says
+//     holds the rest of the window, with half again for margin;
+//   - none found: a count of the matches, bounded at a window; under a
+//     window → the rest of the table, else a span seven times all read
+//     so far.
 //
-// The window is the same rows whatever the span; where it ends is only a
-// cost. The cost a search pays past the first probe is bounded by the
-// matches it returns, except for a word rare among the newest ids and
-// common long before them, whose older matches the density misses: the
-// window is then every match, read once (docs/PERFORMANCE.md).
-func windowStart(ctx context.Context, tx pgx.Tx, from string, where []string, args []any) (int64, error) {
+// The window is the same rows whatever the spans; where they end is only
+// a cost. A search's cost is then bounded by the window, except for a word
+// rare among the newest ids and common long before them, whose older
+// matches the density misses: the rest of the table is then read, every
+// one of its matches (docs/PERFORMANCE.md).
+func rankedWindow(ctx context.Context, tx pgx.Tx, from, match, rank string, args []any) ([]scored, error) {
 	var top int64
 	if err := tx.QueryRow(ctx, "SELECT COALESCE(max(id), 0) FROM messages").Scan(&top); err != nil {
-		return 0, err
+		return nil, err
 	}
 	window := int64(rankWindow)
-	match := strings.Join(where, " AND ")
-	args = append(args[:len(args):len(args)], int64(0))
-	floor := "$" + strconv.Itoa(len(args))
-	probe := fmt.Sprintf(`SELECT count(*), COALESCE(min(id), 0) FROM
-		(SELECT m.id FROM %s WHERE %s AND m.id > %s ORDER BY m.id DESC LIMIT %d) w`,
-		from, match, floor, window)
-	counted := false
-	for span := windowSpan * window; ; {
-		after := max(top-span, 0)
-		args[len(args)-1] = after
-		var n, oldest int64
-		if err := tx.QueryRow(ctx, probe, args...).Scan(&n, &oldest); err != nil {
-			return 0, err
+	n := len(args)
+	span := append(args[:n:n], int64(0), int64(0)) // lo, hi
+	// The limit is a literal: bound as a parameter, the planner guesses
+	// it and may walk the primary key newest first through the whole
+	// span for a rare word (measured: 7 -> 44 ms). A later span's matches
+	// past what the window lacks are read and dropped.
+	// The score is computed outside the span's query, for the rows it
+	// returns only: inside, the server computes it for every match the
+	// span's plan reads before the sort (a common word: 2.5 times the
+	// window). The rank expression reads m.words, as the inner query names it.
+	sql := fmt.Sprintf(`SELECT m.id, %s FROM (SELECT m.id, m.words FROM %s
+		WHERE %s AND m.id > $%d AND m.id <= $%d ORDER BY m.id DESC LIMIT %d) m`,
+		rank, from, match, n+1, n+2, window)
+	var out []scored
+	read := func(lo, hi int64) error {
+		span[n], span[n+1] = lo, hi
+		rows, err := tx.Query(ctx, sql, span...)
+		if err != nil {
+			return err
 		}
-		switch {
-		case n >= window:
-			return oldest, nil
-		case after == 0:
-			return 0, nil
-		case n > 0:
-			if n*top/span < window/2 {
-				return 0, nil
+		for rows.Next() && int64(len(out)) < window {
+			var w scored
+			if err := rows.Scan(&w.id, &w.rank); err != nil {
+				rows.Close()
+				return err
 			}
-			span = max(2*span, span*window/n*3/2)
+			out = append(out, w)
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	counted := false
+	for hi, lo := top, max(top-windowSpan*window, 0); ; {
+		if err := read(lo, hi); err != nil {
+			return nil, err
+		}
+		have, looked := int64(len(out)), top-lo
+		if have >= window || lo == 0 {
+			return out, nil
+		}
+		next := int64(-1) // the rest of the table
+		switch {
+		case have > 0:
+			if have*top/looked >= window/2 {
+				next = max(looked, (window-have)*looked/have*3/2)
+			}
 		case !counted:
 			var total int64
 			count := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s LIMIT %d) w", from, match, window)
-			if err := tx.QueryRow(ctx, count, args[:len(args)-1]...).Scan(&total); err != nil {
-				return 0, err
+			if err := tx.QueryRow(ctx, count, args...).Scan(&total); err != nil {
+				return nil, err
 			}
-			if total < window {
-				return 0, nil
+			if total >= window {
+				counted, next = true, 7*looked
 			}
-			counted = true
-			span *= 8
 		default:
-			span *= 8
+			next = 7 * looked
+		}
+		hi, lo = lo, 0
+		if next >= 0 {
+			lo = max(hi-next, 0)
 		}
 	}
 }
