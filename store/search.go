@@ -41,7 +41,9 @@ const (
 	//
 	// What relevance promises at scale: a search's cost is bounded by the
 	// window and the page, not by how many messages match (a word in one
-	// message in ten of a million is ranked as fast as one in a thousand).
+	// message in ten of a million is ranked as fast as one in a thousand;
+	// on PostgreSQL one exception, a word rare among the newest messages
+	// and common long before them, whose older matches are read once).
 	// Within the window the score is bm25 on SQLite; a term's weight
 	// there (its inverse document frequency) is exact for a term found
 	// fewer than 2000 times and, for a commoner one, estimated from how
