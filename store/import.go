@@ -192,10 +192,14 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 	var tu *topUp // the store's rows of an existing session
 	err := w.s.write(ctx, "import session", b.id, w.s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) error {
 		untitled, detached, skip, messages, pend, origins, tu = false, false, "", 0, nil, nil, nil
+		var batch importBatch // the session's new rows, written importBatchRows at a time
 		lr := newLineReader(io.NewSectionReader(w.src, b.start, b.end-b.start), w.maxLine)
 		for {
 			line, err := lr.next()
 			if errors.Is(err, io.EOF) {
+				if err := batch.flush(ctx, tx); err != nil {
+					return err
+				}
 				break
 			}
 			if err != nil {
@@ -286,21 +290,34 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 				var originID *int64
 				if o := rec.Origin; o != nil && (o.SessionID == rec.SessionID || w.fileRows[o.SessionID]) {
 					// Origins are rare (compression copies) and point backwards
-					// into rows already written: look each one up.
+					// into rows already written: look each one up (this
+					// session's batch written first).
+					if err := batch.flush(ctx, tx); err != nil {
+						return err
+					}
 					id, err := tx.MessageIDBySeq(ctx, driver.MessageIDBySeqParams{SessionID: o.SessionID, SeqOffset: o.Seq - 1})
 					if err == nil {
 						originID = &id
 					}
 				}
 				p.OriginID = originID
+				messages++
+				if o := rec.Origin; o == nil || originID != nil || o.SessionID == rec.SessionID {
+					if err := batch.add(ctx, tx, p); err != nil {
+						return err
+					}
+					continue
+				}
+				// Its origin's session may come later: the row's id is kept to
+				// link it then, so it is written alone, in its place.
+				if err := batch.flush(ctx, tx); err != nil {
+					return err
+				}
 				id, err := tx.MessageImport(ctx, p)
 				if err != nil {
 					return err
 				}
-				if o := rec.Origin; o != nil && originID == nil && o.SessionID != rec.SessionID {
-					origins = append(origins, pendingOrigin{id: id, ref: *o}) // its session may come later
-				}
-				messages++
+				origins = append(origins, pendingOrigin{id: id, ref: *rec.Origin})
 			case "usage":
 				if tu != nil {
 					continue // a topped-up session keeps its usage (see ImportOptions)
@@ -485,4 +502,39 @@ func mayAdopt(ctx context.Context, tx driver.Executor, parent driver.Session, ki
 		return true, nil
 	}
 	return false, err
+}
+
+// importBatchRows bounds the rows an import holds before writing them.
+const importBatchRows = 1000
+
+// importBatch holds a session's imported rows until importBatchRows are
+// there or something must read them, then writes them in order in one go
+// where the engine can (driver.MessageImportBatcher: PostgreSQL's COPY),
+// else one MessageImport each. Nothing else changes: the rows go into the
+// same transaction, in the same order, before anything reads them.
+type importBatch []driver.MessageImportParams
+
+func (b *importBatch) add(ctx context.Context, tx driver.Executor, p driver.MessageImportParams) error {
+	*b = append(*b, p)
+	if len(*b) < importBatchRows {
+		return nil
+	}
+	return b.flush(ctx, tx)
+}
+
+func (b *importBatch) flush(ctx context.Context, tx driver.Executor) error {
+	rows := *b
+	*b = rows[:0]
+	if len(rows) == 0 {
+		return nil
+	}
+	if bulk, ok := tx.(driver.MessageImportBatcher); ok {
+		return bulk.MessageImportBatch(ctx, rows)
+	}
+	for _, p := range rows {
+		if _, err := tx.MessageImport(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -389,3 +389,51 @@ func testExportImport_ChildExportedBeforeItsParent(t *testing.T, e Engine) {
 		t.Errorf("round trip differs when a child is exported before its parent:\n%s\n---\n%s", file, again)
 	}
 }
+
+// testExportImport_LargeSessionRoundTrip: a session of thousands of
+// messages (more than an engine writes in one batch, several times over)
+// and the rich fixture's copies and origins come back byte for byte, in
+// order, with the counters right.
+func testExportImport_LargeSessionRoundTrip(t *testing.T, open Opener) {
+	ctx := t.Context()
+	a := open(t, Options{})
+	FillRich(t, a)
+	if _, err := a.CreateSession(ctx, NewSession{ID: "long", Source: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2500
+	batch := make([]NewMessage, 0, 500)
+	for i := range n {
+		m := NewMessage{Role: RoleUser, Content: fmt.Sprintf("turn %d of the long session", i)}
+		if i%7 == 3 {
+			m = NewMessage{Role: RoleAssistant, Content: "calling", ToolCalls: []ToolCall{{ID: fmt.Sprintf("c%d", i), Name: "lookup", Arguments: `{"q":"x"}`}}}
+		}
+		if i%11 == 5 {
+			m.IdempotencyKey = fmt.Sprintf("k%d", i)
+		}
+		batch = append(batch, m)
+		if len(batch) == cap(batch) {
+			if _, err := a.AppendMessages(ctx, "long", batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	first := exportAll(t, a)
+
+	b := open(t, Options{})
+	res, err := b.Import(ctx, bytes.NewReader(first), ImportOptions{})
+	if err != nil {
+		t.Fatalf("import: %v (%+v)", err, res.Errors)
+	}
+	if second := exportAll(t, b); !bytes.Equal(first, second) {
+		t.Fatalf("round trip differs (-first +second):\n%s", cmp.Diff(strings.Split(string(first), "\n"), strings.Split(string(second), "\n")))
+	}
+	got, err := b.Session(ctx, "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MessageCount != n || got.ToolCallCount != (n+3)/7 {
+		t.Errorf("counters after import: %d messages, %d tool calls; want %d, %d", got.MessageCount, got.ToolCallCount, n, (n+3)/7)
+	}
+}

@@ -83,6 +83,7 @@ var suite = []struct {
 	{"ExportBySource", testExportBySource},
 	{"ExportImport_ChildExportedBeforeItsParent", testExportImport_ChildExportedBeforeItsParent},
 	{"ExportImport_KeepsTheMessageShape", func(t *testing.T, e Engine) { testExportImport_KeepsTheMessageShape(t, e.Open) }},
+	{"ExportImport_LargeSessionRoundTrip", func(t *testing.T, e Engine) { testExportImport_LargeSessionRoundTrip(t, e.Open) }},
 	{"ExportImport_OneContinuationAlone", func(t *testing.T, e Engine) { testExportImport_OneContinuationAlone(t, e.Open) }},
 	{"ExportImport_RoundTripIsByteIdentical", func(t *testing.T, e Engine) { testExportImport_RoundTripIsByteIdentical(t, e.Open) }},
 	{"Export_KeepsEverySessionImportAccepts", func(t *testing.T, e Engine) { testExport_KeepsEverySessionImportAccepts(t, e.Open) }},

@@ -15,3 +15,14 @@ import "context"
 type BulkLoader interface {
 	BeginBulk() (end func(ctx context.Context))
 }
+
+// MessageImportBatcher is an executor that writes several imported
+// messages in one exchange with its database (PostgreSQL: the COPY
+// protocol), in order, inside the caller's transaction: what
+// MessageImport would write, row for row, without a round trip and a
+// statement each. It returns nothing: a bulk import reads back no id (an
+// origin that needs one is written by MessageImport). An executor without
+// it is given the rows one MessageImport at a time.
+type MessageImportBatcher interface {
+	MessageImportBatch(ctx context.Context, rows []MessageImportParams) error
+}
