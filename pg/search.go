@@ -300,14 +300,13 @@ func rankedWindow(ctx context.Context, tx pgx.Tx, from, match, rank string, args
 	window := int64(rankWindow)
 	n := len(args)
 	span := append(args[:n:n], int64(0), int64(0)) // lo, hi
-	// The limit is a literal: bound as a parameter, the planner guesses
-	// it and may walk the primary key newest first through the whole
-	// span for a rare word (measured: 7 -> 44 ms). A later span's matches
-	// past what the window lacks are read and dropped.
-	// The score is computed outside the span's query, for the rows it
-	// returns only: inside, the server computes it for every match the
-	// span's plan reads before the sort (a common word: 2.5 times the
-	// window). The rank expression reads m.words, as the inner query names it.
+	// One statement for every span: its limit is the whole window, and a
+	// later span's matches past what the window lacks are read and
+	// dropped. The score is computed outside the span's query, for the
+	// rows it returns only; inside, it would be computed for every match
+	// the plan reads before its sort (for a common word in the first span,
+	// about 2.4 times the window). The rank expression reads m.words, as
+	// the inner query names it.
 	sql := fmt.Sprintf(`SELECT m.id, %s FROM (SELECT m.id, m.words FROM %s
 		WHERE %s AND m.id > $%d AND m.id <= $%d ORDER BY m.id DESC LIMIT %d) m`,
 		rank, from, match, n+1, n+2, window)
