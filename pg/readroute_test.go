@@ -21,7 +21,9 @@ func TestReplicas_ReadsRoutedReadYourWrites(t *testing.T) {
 	standby := standbyDSN(t)
 	ctx := t.Context()
 	schema := freshSchema(t)
-	s, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}})
+	// The open waits for the replica to replay the primary's log: as long
+	// as awaitReplay would (replayPatience).
+	s, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}, OpenPatience: replayPatience})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestReplicas_ReadsRoutedReadYourWrites(t *testing.T) {
 
 	// The replica stops replaying: this store's reads go to the primary
 	// and see its writes; a reader that wrote nothing sees the replica.
-	reader, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}})
+	reader, err := Open(ctx, testDSN(t), Options{Schema: schema, Replicas: []string{standby}, OpenPatience: replayPatience})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -72,7 +73,7 @@ func awaitReplay(t *testing.T, primary, standby string) {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(replayPatience); ; time.Sleep(20 * time.Millisecond) {
 		var done bool
 		if err := s.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", lsn).Scan(&done); err != nil {
 			t.Fatal(err)
@@ -81,9 +82,33 @@ func awaitReplay(t *testing.T, primary, standby string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the standby has not replayed the primary's WAL up to %s in 30 s", lsn)
+			t.Fatalf("the standby has not replayed the primary's WAL up to %s in %v (%s)", lsn, replayPatience, replayState(ctx, s))
 		}
 	}
+}
+
+// replayPatience is how long a test waits for the standby to replay what
+// the primary wrote: seconds on a quiet machine, but the suite's earlier
+// tests write hundreds of MB of WAL, and under the race detector on a
+// loaded 2-core CI machine the standby fell more than 30 s behind
+// (2026-12-06).
+const replayPatience = 2 * time.Minute
+
+// replayState says where the standby's replay stands, for a failure's
+// message: paused or not, received and replayed positions, the WAL
+// receiver's status and the recovery conflicts it has cancelled queries for.
+func replayState(ctx context.Context, standby *pgx.Conn) string {
+	var paused bool
+	var received, replayed, receiver string
+	var conflicts int64
+	err := standby.QueryRow(ctx, `SELECT pg_is_wal_replay_paused(), COALESCE(pg_last_wal_receive_lsn()::text, ''),
+		COALESCE(pg_last_wal_replay_lsn()::text, ''), COALESCE((SELECT status FROM pg_stat_wal_receiver), 'no receiver'),
+		(SELECT COALESCE(sum(confl_tablespace + confl_lock + confl_snapshot + confl_bufferpin + confl_deadlock), 0) FROM pg_stat_database_conflicts)`).
+		Scan(&paused, &received, &replayed, &receiver, &conflicts)
+	if err != nil {
+		return "state unknown: " + err.Error()
+	}
+	return fmt.Sprintf("paused %t, received %s, replayed %s, receiver %s, %d recovery conflicts", paused, received, replayed, receiver, conflicts)
 }
 
 // A store opened on a hot standby is read-only without being asked:
