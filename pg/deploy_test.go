@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -19,12 +17,7 @@ import (
 func schemaAtVersion(t *testing.T, v int64) string {
 	t.Helper()
 	pool := migratedPool(t)
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.DownTo(context.Background(), v); err != nil {
 		t.Fatal(err)
 	}

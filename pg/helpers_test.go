@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 )
 
 // testDSN is the server the tests run on. Without one they skip locally,
@@ -128,4 +130,17 @@ func connectTest(ctx context.Context, dsn string) (*pgx.Conn, error) {
 	}
 	stripPoolerParams(cfg)
 	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// migrationProvider is goose over pool's schema, for a test that moves a
+// store's version down and up (Down, DownTo, Up) around rows it plants.
+func migrationProvider(t *testing.T, pool *pgxpool.Pool) *goose.Provider {
+	t.Helper()
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

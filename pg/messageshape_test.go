@@ -5,8 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -21,12 +19,7 @@ func TestMigrate_DuplicatePlatformIDs(t *testing.T) {
 	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.UpTo(ctx, 2); err != nil {
 		t.Fatalf("migrate up to 2: %v", err)
 	}

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/sessiondb/sessiondb/internal/searchtext"
 )
 
@@ -17,12 +15,7 @@ import (
 func TestMigrate_ToolCallsOfAnOlderStore(t *testing.T) {
 	pool := migratedPool(t)
 	ctx := context.Background()
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.DownTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 )
 
 // As SQLite's version 21: a store from before the billing route joined
@@ -19,12 +17,7 @@ import (
 func TestMigrate_UsagePerRouteOfAnOlderStore(t *testing.T) {
 	pool := migratedPool(t)
 	ctx := context.Background()
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.DownTo(ctx, 9); err != nil {
 		t.Fatal(err)
 	}

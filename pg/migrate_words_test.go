@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -34,12 +32,7 @@ func TestMigrate_StoredWordsOfAnOlderStore(t *testing.T) {
 		t.Errorf("an empty store's messages were analyzed by its migration (reltuples %v); want never (-1)", n)
 	}
 
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.DownTo(ctx, 12); err != nil {
 		t.Fatal(err)
 	}

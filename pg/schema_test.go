@@ -7,8 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 )
 
 // The constraints the SQLite schema enforces hold here too. Hand-written
@@ -143,12 +141,7 @@ func TestLastMessageTriggerKeepsItsSchema(t *testing.T) {
 func TestMigrationDown(t *testing.T) {
 	pool := migratedPool(t)
 	ctx := context.Background()
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrationFS(), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrationProvider(t, pool)
 	if _, err := p.DownTo(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
