@@ -2,6 +2,7 @@ package pg
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -38,8 +39,8 @@ type copier interface {
 // a round trip each, and the server's per-row work only — its indexes and
 // the word vector (docs/PERFORMANCE.md, "Bulk load"). The table is named
 // unqualified: the transaction's search_path is the store's schema, as
-// for every query. Outside a transaction that can copy it writes the rows
-// one MessageImport at a time.
+// for every query. Imports run in write transactions (a pgx.Tx), which
+// can; an append's pipeline lane cannot, and never imports.
 //
 // Not SQL in a query file: COPY takes a table and its columns, which sqlc
 // has no form for besides a generated method whose interface every
@@ -47,12 +48,7 @@ type copier interface {
 func (e pgExecutor) MessageImportBatch(ctx context.Context, rows []driver.MessageImportParams) error {
 	c, ok := e.db.(copier)
 	if !ok {
-		for _, p := range rows {
-			if _, err := e.MessageImport(ctx, p); err != nil {
-				return err
-			}
-		}
-		return nil
+		return fmt.Errorf("pg: a bulk import on a connection that cannot COPY (%T)", e.db)
 	}
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, importColumns,
 		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return messageImportRow(rows[i]), nil }))

@@ -62,9 +62,9 @@ func hitIDs(hits []store.SearchHit) []int64 {
 }
 
 // TestSearch_WindowFoundPastTheFirstSpan: the ranked window is the newest
-// rankWindow matches however far back they lie (windowStart widens its
-// span until the window is full): here the word is in the oldest messages
-// only, far past the first span, and in every message past it.
+// rankWindow matches however far back they lie (rankedWindow reads older
+// spans until the window is full): here the word is in the oldest
+// messages only, far past the first span, and in none after them.
 func TestSearch_WindowFoundPastTheFirstSpan(t *testing.T) {
 	defer func(w int) { rankWindow = w }(rankWindow)
 	rankWindow = 2
@@ -100,7 +100,7 @@ func TestSearch_WindowFoundPastTheFirstSpan(t *testing.T) {
 }
 
 // TestSearch_WindowIsTheNewestMatchesOnEveryRoute: whatever route
-// windowStart takes to find where the ranked window begins (the first
+// rankedWindow takes to read the ranked window (the first
 // span full; matches in it too sparse to fill a window anywhere; sparse
 // but enough further back, found by their density; none in the first
 // span, found by the bounded count; a word rare among the newest ids and
