@@ -108,7 +108,31 @@ func replayState(ctx context.Context, standby *pgx.Conn) string {
 	if err != nil {
 		return "state unknown: " + err.Error()
 	}
-	return fmt.Sprintf("paused %t, received %s, replayed %s, receiver %s, %d recovery conflicts", paused, received, replayed, receiver, conflicts)
+	return fmt.Sprintf("paused %t, received %s, replayed %s, receiver %s, %d recovery conflicts%s", paused, received, replayed, receiver, conflicts, standbyLogErrors())
+}
+
+// standbyLogErrors is the last few FATAL and ERROR lines of the standby's
+// log when scripts/pg-cluster.sh says where it is (SESSIONDB_PG_STANDBY_LOG):
+// why its WAL receiver stopped is written there, not in any view.
+func standbyLogErrors() string {
+	path := os.Getenv("SESSIONDB_PG_STANDBY_LOG")
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "; its log: " + err.Error()
+	}
+	var lines []string
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "FATAL:") || strings.Contains(line, "ERROR:") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; the standby's log's last errors: " + strings.Join(lines, " | ")
 }
 
 // A store opened on a hot standby is read-only without being asked:

@@ -11,8 +11,14 @@
 #
 # Beside it runs a hot standby, made with pg_basebackup -R and streaming
 # from it, for the standby tests (pg/standby_test.go):
-# SESSIONDB_PG_STANDBY_DSN. The primary listens on port
-# $SESSIONDB_TEST_PG_PORT (default 55432), the standby on the next one.
+# SESSIONDB_PG_STANDBY_DSN, and its log, SESSIONDB_PG_STANDBY_LOG, which a
+# failing standby test quotes. It streams through a physical replication
+# slot, so the primary keeps every WAL segment the standby has not
+# received: without one, the restart tests' crashes and checkpoints
+# recycled segments a standby slowed by the race detector still needed,
+# and it stopped replaying for good (CI, 2026-12-06: "no receiver").
+# The primary listens on port $SESSIONDB_TEST_PG_PORT (default 55432),
+# the standby on the next one.
 #
 # Sets pg_ready=1 when a server is there for the tests; otherwise explains
 # why not (the pg tests then skip, or fail under CI=true).
@@ -59,7 +65,7 @@ pg_cluster_start() {
     -o "-c listen_addresses='' -k $PG_TMP -p $port -c max_connections=200" >/dev/null ||
     { cat "$PG_TMP/log" >&2; return 1; }
   # initdb's trust rules let the local postgres role replicate.
-  "${as_pg[@]}" "$pgbin/pg_basebackup" -D "$PG_TMP/standby" -R -X stream -c fast -h "$PG_TMP" -p "$port" -U postgres >"$PG_TMP/basebackup.log" 2>&1 ||
+  "${as_pg[@]}" "$pgbin/pg_basebackup" -D "$PG_TMP/standby" -R -C -S sessiondb_test_standby -X stream -c fast -h "$PG_TMP" -p "$port" -U postgres >"$PG_TMP/basebackup.log" 2>&1 ||
     { cat "$PG_TMP/basebackup.log" >&2; return 1; }
   PG_STOP_STANDBY=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/standby" -m fast -w stop)
   "${as_pg[@]}" "$pgbin/pg_ctl" -D "$PG_TMP/standby" -l "$PG_TMP/standby.log" -w start \
@@ -68,6 +74,7 @@ pg_cluster_start() {
   echo "throwaway PostgreSQL cluster and its hot standby up in $((SECONDS - started)) s at $PG_TMP"
   export SESSIONDB_PG_DSN="host=$PG_TMP port=$port user=postgres dbname=postgres sslmode=disable"
   export SESSIONDB_PG_STANDBY_DSN="host=$PG_TMP port=$((port + 1)) user=postgres dbname=postgres sslmode=disable"
+  export SESSIONDB_PG_STANDBY_LOG="$PG_TMP/standby.log"
   # The server-restart test crashes and restarts this cluster (and only
   # this one: a server named by a caller's SESSIONDB_PG_DSN is never
   # restarted, and that test then skips).
