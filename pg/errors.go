@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -26,6 +29,9 @@ const (
 	stateDeadlock            = "40P01"
 	stateLockNotAvailable    = "55P03"
 	stateQueryCanceled       = "57014"
+	stateAdminShutdown       = "57P01"
+	stateCrashShutdown       = "57P02"
+	stateCannotConnectNow    = "57P03"
 	stateInternal            = "XX000"
 )
 
@@ -119,6 +125,40 @@ func retryable(err error) bool {
 	return false
 }
 
+// unreachable reports an error that says the server went away or could
+// not be reached, not that it refused what was asked: it is shutting down,
+// restarting or starting up (57P01, 57P02, 57P03), the connection broke
+// (class 08, a network error, EOF), or nothing answered at the address.
+// The same call on a new connection may succeed once the server is back.
+// A refusal at connect (a bad password, 28P01; no such database, 3D000) is
+// not, nor is a host name that does not resolve.
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case stateAdminShutdown, stateCrashShutdown, stateCannotConnectNow:
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08")
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) && !errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// reconnectBackoff is how long a rerun waits after attempt found the
+// server unreachable: a restart takes seconds, so the waits grow to half
+// a second instead of hammering it.
+func reconnectBackoff(attempt int) time.Duration {
+	ceiling := 20 * time.Millisecond << min(attempt, 5) // up to 640 ms
+	return ceiling/2 + rand.N(ceiling/2+1)
+}
+
 // gaveUpWaiting reports an error that means the call's patience ran out
 // while another transaction held what it needed: the server's lock or
 // statement timeout (set from the patience), or the patience's own
@@ -131,11 +171,12 @@ func gaveUpWaiting(ctx, patienceCtx context.Context, err error) bool {
 	return ctx.Err() == nil && patienceCtx.Err() != nil && errors.Is(err, context.DeadlineExceeded)
 }
 
-// LockedError reports a write that gave up after waiting its whole patience
-// for locks other transactions held (rows, a table, the pool's
-// connections) or for a server that did not answer. It matches ErrLocked.
-// Nothing of the write was committed: resending it is safe (with its
-// idempotency key, an append is stored once however often it is sent).
+// LockedError reports a write (or an Open) that gave up after waiting its
+// whole patience for locks other transactions held (rows, a table, the
+// pool's connections) or for a server that did not answer — its message
+// says which. It matches ErrLocked. Nothing of the write was committed:
+// resending it is safe (with its idempotency key, an append is stored once
+// however often it is sent).
 type LockedError struct {
 	Schema   string
 	Patience time.Duration
@@ -143,6 +184,10 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
+	if unreachable(e.Err) {
+		return fmt.Sprintf("database is locked: the server for schema %s could not be reached for over %v "+
+			"(restarting, shutting down or down; nothing was written): %v", e.Schema, e.Patience.Round(time.Millisecond), e.Err)
+	}
 	return fmt.Sprintf("database is locked (other transactions held what this call needed in schema %s for over %v — "+
 		"likely a long transaction or a busy pool; the database itself is healthy)", e.Schema, e.Patience.Round(time.Millisecond))
 }

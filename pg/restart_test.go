@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,4 +111,79 @@ func TestServerRestartUnderLoad(t *testing.T) {
 	}
 	t.Logf("restart took %v; %d appends acknowledged, %d ended ErrCommitUnknown and were resent, slowest %v",
 		down.Round(time.Millisecond), total, unknown.Load(), time.Duration(slowest.Load()).Round(time.Millisecond))
+}
+
+// TestOpen_RidesOutAServerRestart: stores opened while the server shuts
+// down and starts again (pg_ctl restart -m fast: every backend ends with
+// 57P01, then connections are refused, then 57P03 while it starts) open,
+// each within its patience: Open runs its steps again on a new
+// connection, as a write does. Before, an open the restart cut answered
+// the server's raw "terminating connection due to administrator command"
+// (the fleet test's gateways, 2026-12-06).
+func TestOpen_RidesOutAServerRestart(t *testing.T) {
+	restart := strings.Replace(restartCommand(t), "-m immediate", "-m fast", 1)
+	schema := freshSchema(t)
+	first, err := Open(t.Context(), testDSN(t), Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	var stop atomic.Bool
+	var opened, retried atomic.Int64
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for !stop.Load() {
+				start := time.Now()
+				s, err := Open(t.Context(), testDSN(t), Options{Schema: schema, OpenPatience: 30 * time.Second})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if time.Since(start) > 200*time.Millisecond {
+					retried.Add(1) // it waited for the server: the case under test
+				}
+				opened.Add(1)
+				s.Close()
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+		stop.Store(true)
+		wg.Wait()
+		t.Fatalf("restart the server: %v\n%s", err, out)
+	}
+	before := opened.Load()
+	for deadline := time.Now().Add(30 * time.Second); opened.Load() < before+8 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Open during the restart: %v (want it to wait for the server)", err)
+	}
+	if opened.Load() < before+8 {
+		t.Errorf("%d opens after the restart, want 8 or more", opened.Load()-before)
+	}
+	t.Logf("%d opens, %d of them waited over 200 ms for the server", opened.Load(), retried.Load())
+}
+
+// An Open with no server at the address keeps trying within its patience,
+// then answers ErrLocked, saying the server could not be reached (a
+// typo'd socket directory costs the patience, a restart nothing).
+func TestOpen_NoServerIsErrLockedAfterPatience(t *testing.T) {
+	dsn := "host=" + t.TempDir() + " port=5432 user=postgres dbname=postgres sslmode=disable"
+	start := time.Now()
+	_, err := Open(t.Context(), dsn, Options{Schema: "nowhere", OpenPatience: 700 * time.Millisecond})
+	took := time.Since(start)
+	var locked *LockedError
+	if !errors.Is(err, store.ErrLocked) || !errors.As(err, &locked) || !strings.Contains(err.Error(), "could not be reached") {
+		t.Fatalf("Open with no server = %v, want a *LockedError saying the server could not be reached", err)
+	}
+	if took < 700*time.Millisecond || took > 10*time.Second {
+		t.Errorf("Open with no server gave up after %v, want its patience (700ms)", took)
+	}
 }

@@ -2,7 +2,11 @@ package pg
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,6 +44,35 @@ func TestRetryable_MappedServerErrors(t *testing.T) {
 		}
 		if got := store.RetryableKeyed(err); got != tc.keyed {
 			t.Errorf("%s: RetryableKeyed(%v) = %v, want %v", tc.name, err, got, tc.keyed)
+		}
+	}
+}
+
+// TestUnreachable_ServerGoneNotRefused: which errors Open (and the
+// message of a *LockedError) read as a server gone or not answering —
+// worth another try on a new connection — and which as a refusal.
+func TestUnreachable_ServerGoneNotRefused(t *testing.T) {
+	fatal := func(code string) error { return &pgconn.PgError{Severity: "FATAL", Code: code} }
+	for _, tc := range []struct {
+		name string
+		in   error
+		want bool
+	}{
+		{"AdminShutdown", fmt.Errorf("read the catalog: %w", fatal(stateAdminShutdown)), true},
+		{"CrashShutdown", fatal(stateCrashShutdown), true},
+		{"StartingUp", fatal(stateCannotConnectNow), true},
+		{"ConnectionFailure", fatal("08006"), true},
+		{"Refused", &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED}, true},
+		{"CutMidReply", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"BadPassword", fatal("28P01"), false},
+		{"NoSuchDatabase", fatal("3D000"), false},
+		{"NoSuchHost", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "pg.example", IsNotFound: true}}, false},
+		{"LockTimeout", &pgconn.PgError{Severity: "ERROR", Code: stateLockNotAvailable}, false},
+		{"Deadline", context.DeadlineExceeded, false},
+		{"Plain", errors.New("something else"), false},
+	} {
+		if got := unreachable(tc.in); got != tc.want {
+			t.Errorf("%s: unreachable(%v) = %v, want %v", tc.name, tc.in, got, tc.want)
 		}
 	}
 }

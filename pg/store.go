@@ -48,8 +48,10 @@ type Options struct {
 	TrustedOwners []string
 	// OpenPatience bounds how long Open waits for what others hold: the
 	// migration lock of a store another process is migrating, and the
-	// server's locks on the store's tables. Default 20 s, as on SQLite.
-	// Past it Open gives up with ErrLocked (a *LockedError).
+	// server's locks on the store's tables; and for a server that is
+	// restarting or not answering, which it tries again meanwhile.
+	// Default 20 s, as on SQLite. Past it Open gives up with ErrLocked
+	// (a *LockedError, whose message says which it waited for).
 	OpenPatience time.Duration
 	// NoMigrate opens the store without migrating it, for fleets that
 	// migrate as a deploy step of their own (MigrateStore, `sessiondb
@@ -188,6 +190,28 @@ func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts 
 	}
 	pctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
+	var eng *engine
+	var err error
+	// Every step is safe to run again (the migrations' transactions roll
+	// back with a lost connection), so a server restarting or shutting
+	// down under the open costs a rerun, as it does a write (tx.go).
+	for attempt := 0; ; attempt++ {
+		eng, err = prepareOnce(pctx, pool, schema, opts)
+		if err == nil || !unreachable(err) || sleep(pctx, reconnectBackoff(attempt)) != nil {
+			break
+		}
+	}
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return nil, &LockedError{Schema: schema, Patience: patience, Err: err}
+	}
+	if err != nil {
+		return nil, mapError(explainTimeout(ctx, pool, err))
+	}
+	return eng, nil
+}
+
+// prepareOnce is one run of prepareWithin's steps.
+func prepareOnce(pctx context.Context, pool *pgxpool.Pool, schema string, opts Options) (*engine, error) {
 	eng := &engine{schema: schema, pin: pinSchema(pool.Config(), schema)}
 	var err error
 	eng.readOnly, eng.standby, err = readOnlyReason(pctx, pool, opts)
@@ -209,11 +233,5 @@ func prepareWithin(ctx context.Context, pool *pgxpool.Pool, schema string, opts 
 	if err == nil {
 		err = checkOpenSchema(pctx, pool, eng.guard)
 	}
-	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
-		return nil, &LockedError{Schema: schema, Patience: patience, Err: err}
-	}
-	if err != nil {
-		return nil, mapError(explainTimeout(ctx, pool, err))
-	}
-	return eng, nil
+	return eng, err
 }

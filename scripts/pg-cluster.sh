@@ -77,8 +77,12 @@ pg_cluster_start() {
   export SESSIONDB_PG_STANDBY_LOG="$PG_TMP/standby.log"
   # The server-restart test crashes and restarts this cluster (and only
   # this one: a server named by a caller's SESSIONDB_PG_DSN is never
-  # restarted, and that test then skips).
-  export SESSIONDB_PG_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/data -l $PG_TMP/log -w -m immediate restart >/dev/null"
+  # restarted, and that test then skips). pg_ctl waits up to 300 s, not
+  # its default 60: the fleet test's `-m fast` restart ends in a shutdown
+  # checkpoint that syncs every file the suite's schemas dirtied (26,000,
+  # 21 s on a busy 2-core machine; over 60 s once, "server does not shut
+  # down").
+  export SESSIONDB_PG_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/data -l $PG_TMP/log -w -t 300 -m immediate restart >/dev/null"
   pg_ready=1
 }
 pg_cluster_stop() {
