@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,9 @@ type engine struct {
 	// (pooler.go).
 	pin     string
 	trusted []string // Options.TrustedOwners, for Verify
+	// readPatience bounds how long a read waits for an unreachable server
+	// to answer again (a restart): the store's write patience.
+	readPatience time.Duration
 	// guard checks every write for objects that run inside it, after its
 	// BEGIN locked the tables (guard.go).
 	guard  *schemaGuard
@@ -87,18 +91,46 @@ func (d pgDriver) Close() error {
 	return nil
 }
 
-// Read runs fn on the pool: each statement sees committed data.
+// Read runs fn on one of the pool's connections: each statement sees
+// committed data.
 func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
-	if pin != "" {
-		return d.cause(ctx, pinnedRead(ctx, pool, pin, func(tx pgx.Tx) error {
-			return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
-		}))
+	// One connection for the whole read, acquired before fn runs, so a
+	// server restarting under it costs a wait, not an error (reconnecting),
+	// and so does a connection the restart broke, found at the read's
+	// first statement (readConn).
+	deadline := time.Now().Add(d.readPatience)
+	for {
+		var conn *pgxpool.Conn
+		var tx pgx.Tx
+		err := d.reconnecting(ctx, deadline, func(pool *pgxpool.Pool, pin string) (err error) {
+			if pin != "" { // behind a transaction-pooling proxy (pooler.go)
+				tx, err = beginPinned(ctx, pool, pin)
+				return err
+			}
+			conn, err = pool.Acquire(ctx)
+			return err
+		})
+		switch {
+		case err != nil:
+			return d.cause(ctx, err)
+		case tx != nil:
+			return d.cause(ctx, runReadTx(ctx, tx, func(tx pgx.Tx) error {
+				return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
+			}))
+		}
+		rc := &readConn{conn: conn}
+		err = fn(ctx, pgExecutor{executor{q: queries, db: rc}})
+		conn.Release()
+		if err == nil || rc.answered || !unreachable(err) || ctx.Err() != nil || d.closed.Load() {
+			return d.cause(ctx, err)
+		}
+		if time.Now().After(deadline) {
+			return &LockedError{Schema: d.schema, Patience: d.readPatience, Err: err}
+		}
 	}
-	return d.cause(ctx, fn(ctx, pgExecutor{executor{q: queries, db: pool}}))
 }
 
 // cause maps a read's error, reporting ErrClosed for one Close cut short

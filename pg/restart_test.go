@@ -187,3 +187,91 @@ func TestOpen_NoServerIsErrLockedAfterPatience(t *testing.T) {
 		t.Errorf("Open with no server gave up after %v, want its patience (700ms)", took)
 	}
 }
+
+// TestRead_WaitsForAServerThatIsDown: a read begun while the server is
+// down (a restart's gap) waits for it and answers, within the store's
+// write patience; past that patience it answers ErrLocked saying the
+// server could not be reached, never the driver's connection error. (A
+// read a shutdown cuts mid-statement answers the server's error:
+// docs/RELIABILITY.md, PostgreSQL's known limits.)
+func TestRead_WaitsForAServerThatIsDown(t *testing.T) {
+	restart := restartCommand(t)
+	// pg_ctl restart starts a stopped server with the options it last ran with.
+	stop, start := strings.Replace(restart, " restart", " stop", 1), restart
+	s := openTestStore(t, Options{WritePatience: 30 * time.Second})
+	impatient, err := Open(t.Context(), testDSN(t), Options{Schema: s.Schema(), WritePatience: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer impatient.Close()
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"where is the walrus", "under the pier"} {
+		if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: store.RoleUser, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("sh", "-c", stop).CombinedOutput(); err != nil {
+		t.Fatalf("stop the server: %v\n%s", err, out)
+	}
+	up := false
+	t.Cleanup(func() {
+		if !up {
+			_ = exec.Command("sh", "-c", start).Run()
+		}
+	})
+
+	// The impatient store gives up after its patience, typed.
+	began := time.Now()
+	_, err = impatient.Messages(ctx, "s", store.MessageQuery{})
+	var locked *LockedError
+	if !errors.Is(err, store.ErrLocked) || !errors.As(err, &locked) || !strings.Contains(err.Error(), "could not be reached") {
+		t.Errorf("a read with the server down past its patience = %v, want a *LockedError saying the server could not be reached", err)
+	}
+	if took := time.Since(began); took < 500*time.Millisecond || took > 10*time.Second {
+		t.Errorf("it gave up after %v, want its patience (500ms)", took)
+	}
+
+	// Reads of every kind begun while it is down answer once it is back.
+	reads := map[string]func() error{
+		"Messages (a read)": func() error {
+			msgs, err := s.Messages(ctx, "s", store.MessageQuery{})
+			if err == nil && len(msgs) != 2 {
+				return fmt.Errorf("%d messages, want 2", len(msgs))
+			}
+			return err
+		},
+		"Session": func() error { _, err := s.Session(ctx, "s"); return err },
+		"Search (a snapshot)": func() error {
+			hits, err := s.Search(ctx, "walrus", store.SearchOptions{})
+			if err == nil && len(hits) != 1 {
+				return fmt.Errorf("%d hits, want 1", len(hits))
+			}
+			return err
+		},
+	}
+	errs := make(map[string]error)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, read := range reads {
+		wg.Go(func() {
+			err := read()
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		})
+	}
+	time.Sleep(time.Second) // the reads are waiting for the server
+	if out, err := exec.Command("sh", "-c", start).CombinedOutput(); err != nil {
+		t.Fatalf("start the server: %v\n%s", err, out)
+	}
+	up = true
+	wg.Wait()
+	for name, err := range errs {
+		if err != nil {
+			t.Errorf("%s begun with the server down: %v (want it to wait and answer)", name, err)
+		}
+	}
+}

@@ -35,7 +35,9 @@ type Options struct {
 	Schema string
 	// WritePatience, TranscriptPatience and ActivityPatience are the
 	// domain's patience budgets (see store.Options). Here patience bounds
-	// the wait for a pool connection and for other transactions' locks.
+	// the wait for a pool connection and for other transactions' locks;
+	// WritePatience also bounds how long a read waits for a server that is
+	// restarting or not answering.
 	WritePatience      time.Duration
 	TranscriptPatience time.Duration
 	ActivityPatience   time.Duration
@@ -160,6 +162,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, own bool, opts Options) (*Sto
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	eng.pool, eng.ownPool, eng.trusted = pool, own, opts.TrustedOwners
+	eng.readPatience = cmp.Or(opts.WritePatience, store.DefaultWritePatience)
 	if eng.readOnly != nil {
 		cmp.Or(opts.Logger, slog.Default()).Info("sessiondb: opened read-only, without migrating",
 			"schema", schema, "standby", eng.standby, "reason", eng.readOnly)

@@ -192,20 +192,52 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
-	pool, pin := d.readPool(ctx) // the primary, or a replica (readroute.go)
-	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	if pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
-		opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + pin}
-	}
-	return readTx(ctx, pool, opts, fn)
-}
-
-// readTx runs fn in one read transaction of pool, begun with opts.
-func readTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
-	tx, err := pool.BeginTx(ctx, opts)
+	var tx pgx.Tx
+	err := d.reconnecting(ctx, time.Now().Add(d.readPatience), func(pool *pgxpool.Pool, pin string) (err error) {
+		opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+		if pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
+			opts = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " + pin}
+		}
+		tx, err = pool.BeginTx(ctx, opts)
+		return err
+	})
 	if err != nil {
 		return err
 	}
+	return runReadTx(ctx, tx, fn)
+}
+
+// reconnecting runs begin on the read's pool (the primary, or a replica:
+// readroute.go) until it gets a connection, again while the server is
+// unreachable (restarting, shutting down: unreachable) until deadline (the
+// store's write patience from the read's start); past it, a *LockedError
+// saying so. begin only
+// acquires a connection (and begins a transaction on it), so nothing of
+// the read has run yet and running it again repeats nothing. A replica
+// that is unreachable hands the read to the primary, which has every
+// write.
+func (d pgDriver) reconnecting(ctx context.Context, deadline time.Time, begin func(pool *pgxpool.Pool, pin string) error) error {
+	pool, pin := d.readPool(ctx)
+	for attempt := 0; ; attempt++ {
+		err := begin(pool, pin)
+		if err == nil || !unreachable(err) || ctx.Err() != nil || d.closed.Load() {
+			return err
+		}
+		if pool != d.pool {
+			pool, pin = d.pool, d.pin
+			continue
+		}
+		if time.Now().After(deadline) {
+			return &LockedError{Schema: d.schema, Patience: d.readPatience, Err: err}
+		}
+		if sleep(ctx, reconnectBackoff(attempt)) != nil {
+			return err
+		}
+	}
+}
+
+// runReadTx runs fn in tx, a read transaction, and ends it.
+func runReadTx(ctx context.Context, tx pgx.Tx, fn func(pgx.Tx) error) error {
 	defer rollback(ctx, tx)
 	if err := fn(tx); err != nil {
 		return err
@@ -562,7 +594,15 @@ func currentSchema(ctx context.Context, pool *pgxpool.Pool, pin string) (*string
 // up for anyone. Each statement still sees what is committed when it
 // starts, as a Read on the pool does.
 func pinnedRead(ctx context.Context, pool *pgxpool.Pool, pin string, fn func(pgx.Tx) error) error {
-	return readTx(ctx, pool, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin}, fn)
+	tx, err := beginPinned(ctx, pool, pin)
+	if err != nil {
+		return err
+	}
+	return runReadTx(ctx, tx, fn)
+}
+
+func beginPinned(ctx context.Context, pool *pgxpool.Pool, pin string) (pgx.Tx, error) {
+	return pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + pin})
 }
 
 // keepHolders begins the transaction a keeper's connection holds open
