@@ -128,18 +128,21 @@ func retryable(err error) bool {
 // unreachable reports an error that says the server went away or could
 // not be reached, not that it refused what was asked: it is shutting down,
 // restarting or starting up (57P01, 57P02, 57P03), the connection broke
-// (class 08, a network error, EOF), or nothing answered at the address.
+// (08000, 08001, 08003, 08006, a network error, EOF), or nothing answered
+// at the address.
 // The same call on a new connection may succeed once the server is back.
-// A refusal at connect (a bad password, 28P01; no such database, 3D000) is
-// not, nor is a host name that does not resolve.
+// A refusal is not: at connect (a bad password, 28P01; no such database,
+// 3D000), of a message (08P01: a NUL byte behind a transaction-pooling
+// proxy, ErrInvalidInput), nor is a host name that does not resolve.
 func unreachable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
-		case stateAdminShutdown, stateCrashShutdown, stateCannotConnectNow:
+		case stateAdminShutdown, stateCrashShutdown, stateCannotConnectNow,
+			"08000", "08001", "08003", "08006": // connection exceptions, not 08P01: a refused message
 			return true
 		}
-		return strings.HasPrefix(pgErr.Code, "08")
+		return false
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {

@@ -64,6 +64,7 @@ func TestUnreachable_ServerGoneNotRefused(t *testing.T) {
 		{"ConnectionFailure", fatal("08006"), true},
 		{"Refused", &net.OpError{Op: "dial", Net: "unix", Err: syscall.ECONNREFUSED}, true},
 		{"CutMidReply", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{"ProtocolViolation", &pgconn.PgError{Severity: "ERROR", Code: stateProtocolViolation, Message: "invalid message format"}, false},
 		{"BadPassword", fatal("28P01"), false},
 		{"NoSuchDatabase", fatal("3D000"), false},
 		{"NoSuchHost", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "pg.example", IsNotFound: true}}, false},
