@@ -174,12 +174,13 @@ func gaveUpWaiting(ctx, patienceCtx context.Context, err error) bool {
 	return ctx.Err() == nil && patienceCtx.Err() != nil && errors.Is(err, context.DeadlineExceeded)
 }
 
-// LockedError reports a write (or an Open) that gave up after waiting its
-// whole patience for locks other transactions held (rows, a table, the
-// pool's connections) or for a server that did not answer — its message
-// says which. It matches ErrLocked. Nothing of the write was committed:
-// resending it is safe (with its idempotency key, an append is stored once
-// however often it is sent).
+// LockedError reports a write that gave up after waiting its whole
+// patience for locks other transactions held (rows, a table, the pool's
+// connections) or for a server that did not answer — its message says
+// which; or an Open or a read that gave up waiting for either. It matches
+// ErrLocked. Nothing of the write was committed: resending it is safe
+// (with its idempotency key, an append is stored once however often it is
+// sent).
 type LockedError struct {
 	Schema   string
 	Patience time.Duration

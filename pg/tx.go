@@ -211,11 +211,10 @@ func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
 // readroute.go) until it gets a connection, again while the server is
 // unreachable (restarting, shutting down: unreachable) until deadline (the
 // store's write patience from the read's start); past it, a *LockedError
-// saying so. begin only
-// acquires a connection (and begins a transaction on it), so nothing of
-// the read has run yet and running it again repeats nothing. A replica
-// that is unreachable hands the read to the primary, which has every
-// write.
+// saying so. begin only acquires a connection (and begins a transaction on
+// it), so nothing of the read has run yet and running it again repeats
+// nothing. A replica that is unreachable hands the read to the primary,
+// which has every write.
 func (d pgDriver) reconnecting(ctx context.Context, deadline time.Time, begin func(pool *pgxpool.Pool, pin string) error) error {
 	pool, pin := d.readPool(ctx)
 	for attempt := 0; ; attempt++ {
