@@ -3,6 +3,9 @@ package pg
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +124,69 @@ func mustPosition(t *testing.T, s *Store) Position {
 		t.Fatal(err)
 	}
 	return pos
+}
+
+// TestReplicas_ReplicaDownReadsGoToThePrimary: with the store's replica
+// stopped, reads routed to it (it had caught up, so the route picks it
+// without asking) answer from the primary instead, the plain read and
+// the snapshot alike: a replica that cannot be reached hands the read to
+// the primary, which has every write (reconnecting, tx.go).
+func TestReplicas_ReplicaDownReadsGoToThePrimary(t *testing.T) {
+	standby := standbyDSN(t)
+	restart := os.Getenv("SESSIONDB_PG_STANDBY_RESTART")
+	if restart == "" {
+		const how = "SESSIONDB_PG_STANDBY_RESTART is not set: `bash scripts/test.sh` sets it for its throwaway standby"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(how)
+		}
+		t.Skip(how)
+	}
+	ctx := t.Context()
+	s, err := Open(ctx, testDSN(t), Options{Schema: freshSchema(t), Replicas: []string{standby}, OpenPatience: replayPatience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: store.RoleUser, Content: "where is the walrus"}); err != nil {
+		t.Fatal(err)
+	}
+	route := &s.eng.route
+	for deadline := time.Now().Add(replayPatience); ; time.Sleep(5 * time.Millisecond) {
+		before := route.onReplica.Load()
+		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
+			t.Fatal(err)
+		}
+		if route.onReplica.Load() > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no read went to the replica")
+		}
+	}
+
+	if out, err := exec.Command("sh", "-c", strings.Replace(restart, " restart", " stop", 1)).CombinedOutput(); err != nil {
+		t.Fatalf("stop the standby: %v\n%s", err, out)
+	}
+	defer func() {
+		if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+			t.Errorf("start the standby again: %v\n%s", err, out)
+		}
+	}()
+	before := route.onReplica.Load()
+	for range 3 {
+		msgs, err := s.Messages(ctx, "s", store.MessageQuery{})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("Messages with the replica down: %d messages, %v; want 1 from the primary", len(msgs), err)
+		}
+		hits, err := s.Search(ctx, "walrus", store.SearchOptions{})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("Search with the replica down: %d hits, %v; want 1 from the primary", len(hits), err)
+		}
+	}
+	if route.onReplica.Load() == before {
+		t.Error("no read was routed to the replica while it was down: the fallback went untested")
+	}
 }

@@ -83,6 +83,9 @@ pg_cluster_start() {
   # 21 s on a busy 2-core machine; over 60 s once, "server does not shut
   # down").
   export SESSIONDB_PG_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/data -l $PG_TMP/log -w -t 300 -m immediate restart >/dev/null"
+  # The replica test stops the standby (this restart command with stop)
+  # and starts it again (pg_ctl restart starts a stopped server).
+  export SESSIONDB_PG_STANDBY_RESTART="cd / && ${as_pg[*]} $pgbin/pg_ctl -D $PG_TMP/standby -l $PG_TMP/standby.log -w -t 300 -m fast restart >/dev/null"
   pg_ready=1
 }
 pg_cluster_stop() {
