@@ -47,18 +47,7 @@ func TestReplicas_ReadsRoutedReadYourWrites(t *testing.T) {
 	// Once the replica has replayed the writes (it streams asynchronously:
 	// until then reads go to the primary), reads go there.
 	route := &s.eng.route
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		before := route.onReplica.Load()
-		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
-			t.Fatal(err)
-		}
-		if route.onReplica.Load() > before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no read went to the replica within 10 s of the last write")
-		}
-	}
+	awaitReadOnReplica(t, s, 10*time.Second)
 	primaryBefore := route.onPrimary.Load()
 	for range 5 {
 		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
@@ -154,18 +143,7 @@ func TestReplicas_ReplicaDownReadsGoToThePrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 	route := &s.eng.route
-	for deadline := time.Now().Add(replayPatience); ; time.Sleep(5 * time.Millisecond) {
-		before := route.onReplica.Load()
-		if _, err := s.Messages(ctx, "s", store.MessageQuery{}); err != nil {
-			t.Fatal(err)
-		}
-		if route.onReplica.Load() > before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no read went to the replica")
-		}
-	}
+	awaitReadOnReplica(t, s, replayPatience)
 
 	if out, err := exec.Command("sh", "-c", strings.Replace(restart, " restart", " stop", 1)).CombinedOutput(); err != nil {
 		t.Fatalf("stop the standby: %v\n%s", err, out)
@@ -188,5 +166,25 @@ func TestReplicas_ReplicaDownReadsGoToThePrimary(t *testing.T) {
 	}
 	if route.onReplica.Load() == before {
 		t.Error("no read was routed to the replica while it was down: the fallback went untested")
+	}
+}
+
+// awaitReadOnReplica reads session "s" until a read goes to the store's
+// replica (it streams asynchronously: until it has replayed the store's
+// writes, reads go to the primary), failing the test after within.
+func awaitReadOnReplica(t *testing.T, s *Store, within time.Duration) {
+	t.Helper()
+	route := &s.eng.route
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
+		before := route.onReplica.Load()
+		if _, err := s.Messages(t.Context(), "s", store.MessageQuery{}); err != nil {
+			t.Fatal(err)
+		}
+		if route.onReplica.Load() > before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no read went to the replica within %v of the last write", within)
+		}
 	}
 }
