@@ -439,7 +439,7 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 	runs := make([]func(*pipeline), len(lanes))
 	for i, reqs := range lanes {
 		runs[i] = func(p *pipeline) {
-			ex := pgExecutor{executor{q: queries, db: p}}
+			ex := pgExecutor{executor: executor{q: queries, db: p}}
 			for _, r := range reqs {
 				ferr, panicked := runAppend(ctx, r, ex)
 				if panicked != nil {

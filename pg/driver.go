@@ -44,6 +44,9 @@ type engine struct {
 	keeper keeper // the advisory locks of the holders NewHolder made
 	// appends is the group commit of plain appends (appendbatch.go).
 	appends *appender
+	// bulk is the bulk loads under way and their pending-list cleaner
+	// (bulk.go).
+	bulk bulkLoads
 	// changes wakes the store's watchers; notify announces a write's
 	// commit to every other handle's (watch.go).
 	changes        *changefeed.Hub
@@ -81,6 +84,7 @@ func (d pgDriver) Close() error {
 	}
 	d.changes.Close(driver.ErrClosed)
 	d.appends.close()
+	d.bulk.close()
 	d.keeper.close()
 	if d.ownPool {
 		d.pool.Close()
@@ -118,11 +122,11 @@ func (d pgDriver) Read(ctx context.Context, fn func(context.Context, driver.Exec
 			return d.cause(ctx, err)
 		case tx != nil:
 			return d.cause(ctx, runReadTx(ctx, tx, func(tx pgx.Tx) error {
-				return fn(ctx, pgExecutor{executor{q: queries, db: tx}})
+				return fn(ctx, pgExecutor{executor: executor{q: queries, db: tx}})
 			}))
 		}
 		rc := &readConn{conn: conn}
-		err = fn(ctx, pgExecutor{executor{q: queries, db: rc}})
+		err = fn(ctx, pgExecutor{executor: executor{q: queries, db: rc}})
 		conn.Release()
 		if err == nil || rc.answered || !unreachable(err) || ctx.Err() != nil || d.closed.Load() {
 			return d.cause(ctx, err)
@@ -143,5 +147,10 @@ func (d pgDriver) cause(ctx context.Context, err error) error {
 }
 
 // pgExecutor is the engine's driver.Executor: the generated queries plus
-// the engine's answer to whether a lease holder is gone (holder.go).
-type pgExecutor struct{ executor }
+// the engine's answer to whether a lease holder is gone (holder.go) and
+// its bulk import (importbatch.go). bulk is set on write transactions:
+// their COPYs wake a bulk load's cleaner (bulk.go).
+type pgExecutor struct {
+	executor
+	bulk *bulkLoads
+}

@@ -50,6 +50,9 @@ func (e pgExecutor) MessageImportBatch(ctx context.Context, rows []driver.Messag
 	if !ok {
 		return fmt.Errorf("pg: a bulk import on a connection that cannot COPY (%T)", e.db)
 	}
+	if e.bulk != nil {
+		e.bulk.copied.Add(int64(len(rows)))
+	}
 	_, err := c.CopyFrom(ctx, pgx.Identifier{"messages"}, importColumns,
 		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return messageImportRow(rows[i]), nil }))
 	return mapError(err)

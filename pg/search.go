@@ -62,7 +62,7 @@ func (d pgDriver) Search(ctx context.Context, req driver.SearchRequest, withHits
 				return err
 			}
 		}
-		return withHits(ctx, pgExecutor{executor{q: queries, db: tx}}, hits)
+		return withHits(ctx, pgExecutor{executor: executor{q: queries, db: tx}}, hits)
 	}))
 }
 

@@ -107,6 +107,9 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	if d.pin != "" { // behind a transaction-pooling proxy (pooler.go); SET takes no snapshot
 		begin += "; " + d.pin
 	}
+	if limit := d.pendingLimit(); limit != "" { // a bulk load's cleaner merges the search indexes (bulk.go)
+		begin += "; " + limit
+	}
 	if exclusive {
 		begin += "; LOCK TABLE sessions IN EXCLUSIVE MODE" // takes no snapshot: the next statement does
 	}
@@ -116,7 +119,7 @@ func (d pgDriver) writeOnce(ctx, pctx context.Context, deadline time.Time, exclu
 	}
 	err = d.guard.check(pctx, tx)
 	if err == nil {
-		err = fn(pctx, pgExecutor{executor{q: queries, db: tx}})
+		err = fn(pctx, pgExecutor{executor: executor{q: queries, db: tx}, bulk: &d.bulk})
 	}
 	if err != nil {
 		rollback(ctx, tx) // the error that made fn fail is the one to report
@@ -188,7 +191,7 @@ func (d pgDriver) Snapshot(ctx context.Context, fn func(context.Context, driver.
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
-	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor{q: queries, db: tx}}) }))
+	return d.cause(ctx, d.snapshot(ctx, func(tx pgx.Tx) error { return fn(ctx, pgExecutor{executor: executor{q: queries, db: tx}}) }))
 }
 
 func (d pgDriver) snapshot(ctx context.Context, fn func(pgx.Tx) error) error {
@@ -270,7 +273,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
-	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, batch, first, last, aside, careful)
+	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, a.eng.pendingLimit(), batch, first, last, aside, careful)
 	if err != nil {
 		rollbackConn(c)
 		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
@@ -319,7 +322,7 @@ func aborted(c *pgx.Conn) bool { return c.PgConn().TxStatus() == 'E' }
 // the requests whose changes stand and, after the transaction was lost or
 // rolled back for a reason a rerun may cure, the ones to run again.
 func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*appendRequest, savepoints bool) (ok, replay []*appendRequest, err error) {
-	ex := pgExecutor{executor{q: queries, db: c}}
+	ex := pgExecutor{executor: executor{q: queries, db: c}}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil { // gave up before its turn: nothing of it ran
 			r.respond(appendResult{err: err})
@@ -451,7 +454,9 @@ const (
 // A careful batch checks deferred constraints at each statement (SET
 // CONSTRAINTS ALL IMMEDIATE), so one that fails is its caller's, inside
 // the caller's savepoint, not the whole batch's at COMMIT (commit).
-func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin string, batch []*appendRequest, first, last time.Time, wait, careful bool) (locked, exist map[string]bool, err error) {
+// limit, when set, is the statement that lets the search indexes'
+// pending lists grow while a bulk load's cleaner merges them (bulk.go).
+func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin, limit string, batch []*appendRequest, first, last time.Time, wait, careful bool) (locked, exist map[string]bool, err error) {
 	ids := make([]string, 0, len(batch))
 	for _, r := range batch {
 		ids = append(ids, r.sessionID)
@@ -473,6 +478,10 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin string, bat
 		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
 	if careful {
 		b.Queue("SET CONSTRAINTS ALL IMMEDIATE")
+		setup++
+	}
+	if limit != "" { // a bulk load's cleaner merges the search indexes (bulk.go)
+		b.Queue(limit)
 		setup++
 	}
 	b.Queue(guard.lockTables)
