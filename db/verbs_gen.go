@@ -118,10 +118,10 @@ func (s *Store) AutoArchiveSessions(ctx context.Context, f BulkFilter, o BulkOpt
 // the write lock (its background indexer then finishes). Meanwhile other
 // callers' appends may wait longer (up to one large indexing transaction)
 // and searches read up to a few thousand not-yet-indexed messages. On
-// PostgreSQL a second server process merges the search indexes' pending
-// lists while the load writes (so the writes no longer stop to do it),
-// and the last merge is done before BulkLoad returns; a store that does
-// not own its indexes loads as usual. It returns load's error.
+// PostgreSQL, while an import's COPYs stream, a second server process
+// merges the search indexes' pending lists (so the COPY no longer stops
+// to do it), and the last merge is done before BulkLoad returns; a store
+// that does not own its indexes loads as usual. It returns load's error.
 func (s *Store) BulkLoad(ctx context.Context, load func(ctx context.Context) error) error {
 	return s.Store.BulkLoad(ctx, load)
 }
