@@ -163,8 +163,9 @@ func (b *bulkLoads) close() {
 func (d pgDriver) refused() bool { return d.bulk.refused.Load() }
 
 // cleanWhileLoading is the cleaner: while COPYs stream, passes paced by
-// nextPause, until ctx ends. A pass that fails (the server restarting) lowers the limit
-// again until one succeeds; a refusal for want of ownership ends it.
+// nextPause, until ctx ends. A pass that fails (the server restarting)
+// lowers the writes' limit again until one succeeds; a refusal for want
+// of ownership ends it.
 func (d pgDriver) cleanWhileLoading(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	pause := bulkCleanFirst
