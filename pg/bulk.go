@@ -25,8 +25,9 @@ import (
 // in pieces of about that size, and the store's writes let a list grow
 // to bulkPendingLimit before merging it themselves, which they then no
 // longer need to: the merging moves to a second server process, beside
-// the inserts. An import runs 1.2x as fast for ~10% more of the server's
-// CPU (docs/PERFORMANCE.md, "Bulk load"). A load of statements
+// the inserts. An import ran 1.2-1.45x as fast, for -8% to +19% of the
+// machine's CPU by pair (docs/PERFORMANCE.md, "PostgreSQL: the
+// pending-list cleaner"). A load of statements
 // (AppendMessages, the Hermes import), whose time goes to round trips
 // and the statements themselves, gained 5% for 26% more CPU: the cleaner
 // waits for a COPY before it merges anything.
@@ -54,9 +55,9 @@ const bulkPendingLimit = 64 * 1024
 // bulkMergePages: the 4 MB (gin_pending_list_limit's default) at which a
 // write merges a list itself. Each merge touches every key its rows hold,
 // so merging in smaller pieces costs more CPU in all: a pass every 300 ms
-// whatever was pending took 10% more of the server's CPU than the writes'
-// own merges under an import's ~5,000 messages a second, 40% more under
-// AppendMessages' ~2,300. A pass with nothing pending costs a few catalog
+// whatever was pending took ~10% more of the machine's CPU than the
+// writes' own merges under an import's ~5,000 messages a second, and
+// 37-42% more of the server's under AppendMessages' ~2,400. A pass with nothing pending costs a few catalog
 // lookups.
 const (
 	bulkMergePages = 512
@@ -209,11 +210,15 @@ func (d pgDriver) cleanPending(ctx context.Context) (pages int64, err error) {
 	return pages, err
 }
 
-// pendingLimit is the statement a write sends with its BEGIN while a bulk
-// load's cleaner works, else "".
+// raisePendingLimit is the statement a write sends with its BEGIN while a
+// bulk load's cleaner works.
+var raisePendingLimit = "SET LOCAL gin_pending_list_limit = " + strconv.Itoa(bulkPendingLimit)
+
+// pendingLimit is raisePendingLimit while a bulk load's cleaner works,
+// else "".
 func (d *engine) pendingLimit() string {
 	if d.bulk.cleaning.Load() {
-		return "SET LOCAL gin_pending_list_limit = " + strconv.Itoa(bulkPendingLimit)
+		return raisePendingLimit
 	}
 	return ""
 }
