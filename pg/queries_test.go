@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -175,6 +176,24 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		t.Errorf("a second message with platform id tg-1: %v, want a unique violation", err)
 	}
 	if _, err := pool.Exec(ctx, "DELETE FROM messages WHERE id = $1", idP); err != nil {
+		t.Fatal(err)
+	}
+	// Many rows in one statement, ids in the array's order (deleted after
+	// too); a used key fails the whole statement.
+	many := must(q.MessageInsertMany(ctx, db, []byte(`[{"session_id":"s1","role":"user","content":"m1","created_at":5,"is_summary":0,"observed":0},
+		{"session_id":"s1","role":"tool","content":"m2 \u00e9","tool_name":"shell","token_count":3,"created_at":6,"is_summary":0,"observed":1}]`)))
+	if len(many) != 2 || many[0] <= idP || many[1] <= many[0] {
+		t.Errorf("MessageInsertMany ids %v, want two ascending after %d", many, idP)
+	}
+	var contents []string
+	if err := pool.QueryRow(ctx, "SELECT array_agg(content || '/' || COALESCE(tool_name, '') || '/' || observed ORDER BY id) FROM messages WHERE id = ANY($1)", many).Scan(&contents); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "MessageInsertMany rows", strings.Join(contents, "|"), "m1//0|m2 é/shell/1")
+	if _, err := q.MessageInsertMany(ctx, db, []byte(`[{"session_id":"s1","role":"user","content":"x","idempotency_key":"k1","created_at":7,"is_summary":0,"observed":0}]`)); !isUniqueViolation(err) {
+		t.Errorf("MessageInsertMany with the used key k1: %v, want a unique violation", err)
+	}
+	if _, err := pool.Exec(ctx, "DELETE FROM messages WHERE id = ANY($1)", many); err != nil {
 		t.Fatal(err)
 	}
 	s1 = must(q.SessionGet(ctx, db, "s1"))

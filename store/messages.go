@@ -458,14 +458,21 @@ func prepareMessages(sessionID string, ms []NewMessage, maxBytes int64) ([]prepa
 // undoes the rows). A retry of an acknowledged append still gets its ids
 // from a closed session. Neither needs a read of the session first, which
 // was about 6% of all CPU at 16 and 64 appenders (docs/PERFORMANCE.md).
+// The new rows go in together where the engine can (newRows).
 // It returns how many rows it inserted: when any, the count's statement
 // also moved the session's display revision (SessionAddMessageCounts), so
 // a caller with more changes to show bumps it only when none were.
 func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, ms []preparedMessage) ([]int64, int64, error) {
 	ids := make([]int64, len(ms)) // fresh on every (re)play
+	rows := newRowsFor(tx, ids)
 	inserted, calls := int64(0), int64(0)
 	for i := range ms {
 		m := &ms[i]
+		if rows.repeats(&m.params) { // the lookup must find the earlier row
+			if err := rows.flush(ctx); err != nil {
+				return nil, 0, err
+			}
+		}
 		id, found, err := repeatedMessage(ctx, tx, sessionID, m)
 		if err != nil {
 			return nil, 0, err
@@ -479,14 +486,14 @@ func insertMessages(ctx context.Context, tx driver.Executor, sessionID string, m
 		if m.msg.CreatedAt.IsZero() {
 			p.CreatedAt = now()
 		}
-		if ids[i], err = tx.MessageInsert(ctx, p); err != nil {
-			if errors.Is(err, ErrNotFound) { // the foreign key: no such session
-				return nil, 0, ErrNotFound
-			}
+		if err := rows.add(ctx, i, p); err != nil {
 			return nil, 0, err
 		}
 		inserted++
 		calls += m.toolCalls
+	}
+	if err := rows.flush(ctx); err != nil {
+		return nil, 0, err
 	}
 	if inserted == 0 {
 		return ids, 0, nil

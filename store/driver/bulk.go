@@ -26,3 +26,16 @@ type BulkLoader interface {
 type MessageImportBatcher interface {
 	MessageImportBatch(ctx context.Context, rows []MessageImportParams) error
 }
+
+// MessageInsertBatcher is an executor that inserts several messages of
+// one append in one statement (PostgreSQL: a multi-row INSERT), inside
+// the caller's transaction: what MessageInsert would write, row for row
+// and in order, with the statement's fixed costs (a round trip, planning,
+// constraint setup) paid once. It returns the new ids in the order of
+// rows. The rows are new: the store has already looked up their
+// idempotency keys and platform ids, and no two of them repeat each
+// other's. Its errors are MessageInsert's. An executor without it is given
+// the rows one MessageInsert at a time.
+type MessageInsertBatcher interface {
+	MessageInsertBatch(ctx context.Context, rows []MessageInsertParams) ([]int64, error)
+}

@@ -1,0 +1,146 @@
+package pg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+var _ driver.MessageInsertBatcher = pgExecutor{}
+
+// Bounds of one MessageInsertMany statement: its rows, and the text its
+// JSON carries (a row over it goes alone). The JSON is one parameter the
+// server holds whole while it inserts; a few MB keep that flat whatever
+// the append's size, and the statement's fixed costs are spread thin
+// long before either bound.
+const (
+	insertManyRows  = 1000
+	insertManyBytes = 4 << 20
+)
+
+// insertRow is MessageInsert's parameters as MessageInsertMany's JSON
+// objects (pg/queries/appendmany.sql): the same columns, under their own
+// names.
+type insertRow struct {
+	SessionID         string  `json:"session_id"`
+	Role              string  `json:"role"`
+	Content           string  `json:"content"`
+	ToolName          *string `json:"tool_name"`
+	ToolCallID        *string `json:"tool_call_id"`
+	ToolCallsJson     *string `json:"tool_calls_json"`
+	ToolText          *string `json:"tool_text"`
+	Reasoning         *string `json:"reasoning"`
+	ReasoningDetails  *string `json:"reasoning_details"`
+	FinishReason      *string `json:"finish_reason"`
+	TokenCount        *int64  `json:"token_count"`
+	IsSummary         int64   `json:"is_summary"`
+	IdempotencyKey    *string `json:"idempotency_key"`
+	CreatedAt         int64   `json:"created_at"`
+	PartsJson         *string `json:"parts_json"`
+	Model             *string `json:"model"`
+	PlatformMessageID *string `json:"platform_message_id"`
+	MetadataJson      *string `json:"metadata_json"`
+	Observed          int64   `json:"observed"`
+	EffectDisposition *string `json:"effect_disposition"`
+	ReasoningContent  *string `json:"reasoning_content"`
+	DisplayKind       *string `json:"display_kind"`
+	Uid               *string `json:"uid"`
+	CallUid           *string `json:"call_uid"`
+	ToolEndedAt       *int64  `json:"tool_ended_at"`
+	ToolDurationMs    *int64  `json:"tool_duration_ms"`
+}
+
+// MessageInsertBatch inserts an append's new rows with one
+// MessageInsertMany statement for up to insertManyRows of them
+// (driver.MessageInsertBatcher): a multi-row INSERT costs the server
+// about half of what one statement a row does (docs/PERFORMANCE.md,
+// "PostgreSQL: an append's rows in one statement"), and a pipelined
+// append sends it in one round trip. Text JSON cannot carry as
+// PostgreSQL would take it as a parameter — a NUL byte, which JSON writes
+// as \u0000 and the server then refuses with another error, or bytes that
+// are not UTF-8, which encoding/json would replace — goes one
+// MessageInsert a row, so its refusal is MessageInsert's own.
+func (e pgExecutor) MessageInsertBatch(ctx context.Context, rows []driver.MessageInsertParams) ([]int64, error) {
+	ids := make([]int64, 0, len(rows))
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && n < insertManyRows && jsonCarries(&rows[n]) {
+			if size += textBytes(&rows[n]); n > 0 && size > insertManyBytes {
+				break
+			}
+			n++
+		}
+		if n <= 1 { // alone: too large to share a statement, JSON cannot carry it, or the last
+			id, err := e.MessageInsert(ctx, rows[0])
+			if err != nil {
+				return nil, err
+			}
+			ids, rows = append(ids, id), rows[1:]
+			continue
+		}
+		got, err := e.insertMany(ctx, rows[:n])
+		if err != nil {
+			return nil, err
+		}
+		ids, rows = append(ids, got...), rows[n:]
+	}
+	return ids, nil
+}
+
+func (e pgExecutor) insertMany(ctx context.Context, rows []driver.MessageInsertParams) ([]int64, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	objs := make([]insertRow, len(rows))
+	for i := range rows {
+		objs[i] = insertRow(rows[i])
+	}
+	if err := enc.Encode(objs); err != nil {
+		return nil, fmt.Errorf("pg: encoding an append's rows: %w", err)
+	}
+	ids, err := e.q.MessageInsertMany(ctx, e.db, []byte(b.String()))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	if len(ids) != len(rows) {
+		return nil, fmt.Errorf("pg: %d rows inserted, %d ids returned", len(rows), len(ids))
+	}
+	return ids, nil
+}
+
+// textBytes is the text of a row's columns, about what its JSON takes.
+func textBytes(p *driver.MessageInsertParams) int {
+	n := len(p.Content)
+	for _, s := range textColumns(p) {
+		if s != nil {
+			n += len(*s)
+		}
+	}
+	return n
+}
+
+// jsonCarries reports whether every text of p reaches the server through
+// JSON as it would as a parameter: UTF-8, no NUL byte.
+func jsonCarries(p *driver.MessageInsertParams) bool {
+	ok := func(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+	if !ok(p.SessionID) || !ok(p.Role) || !ok(p.Content) {
+		return false
+	}
+	for _, s := range textColumns(p) {
+		if s != nil && !ok(*s) {
+			return false
+		}
+	}
+	return true
+}
+
+// textColumns are p's optional text columns.
+func textColumns(p *driver.MessageInsertParams) [17]*string {
+	return [17]*string{p.ToolName, p.ToolCallID, p.ToolCallsJson, p.ToolText, p.Reasoning, p.ReasoningDetails,
+		p.FinishReason, p.IdempotencyKey, p.PartsJson, p.Model, p.PlatformMessageID, p.MetadataJson,
+		p.EffectDisposition, p.ReasoningContent, p.DisplayKind, p.Uid, p.CallUid}
+}

@@ -1,0 +1,36 @@
+-- The PostgreSQL engine's own queries, which SQLite has no counterpart of
+-- (pg/compat_test.go: pgOnlyFiles).
+
+-- name: MessageInsertMany :one
+-- MessageInsert for the new rows of one append, in one statement
+-- (pg/insertbatch.go): rows is a JSON array of objects with
+-- MessageInsert's columns, inserted in array order, so their identity ids
+-- ascend in that order (nextval runs as the ordinality scan yields them);
+-- the ids come back sorted as one array, a single row that a pipelined
+-- append can read.
+WITH ins AS (
+    INSERT INTO messages (
+        session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
+        reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
+        parts_json, model, platform_message_id, metadata_json, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid,
+        tool_ended_at, tool_duration_ms
+    )
+    SELECT r.session_id, r.role, r.content, r.tool_name, r.tool_call_id, r.tool_calls_json, r.tool_text,
+        r.reasoning, r.reasoning_details, r.finish_reason, r.token_count, r.is_summary, r.idempotency_key, r.created_at,
+        r.parts_json, r.model, r.platform_message_id, r.metadata_json, r.observed, r.effect_disposition, r.reasoning_content, r.display_kind, r.uid, r.call_uid,
+        r.tool_ended_at, r.tool_duration_ms
+    FROM ROWS FROM (json_to_recordset(CAST(sqlc.arg(rows) AS json)) AS (
+        session_id text, role text, content text, tool_name text, tool_call_id text, tool_calls_json text, tool_text text,
+        reasoning text, reasoning_details text, finish_reason text, token_count bigint, is_summary bigint, idempotency_key text, created_at bigint,
+        parts_json text, model text, platform_message_id text, metadata_json text, observed bigint, effect_disposition text, reasoning_content text, display_kind text, uid text, call_uid text,
+        tool_ended_at bigint, tool_duration_ms bigint
+    )) WITH ORDINALITY AS r (
+        session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
+        reasoning, reasoning_details, finish_reason, token_count, is_summary, idempotency_key, created_at,
+        parts_json, model, platform_message_id, metadata_json, observed, effect_disposition, reasoning_content, display_kind, uid, call_uid,
+        tool_ended_at, tool_duration_ms, ord
+    )
+    ORDER BY r.ord
+    RETURNING id
+)
+SELECT CAST(array_agg(id ORDER BY id) AS bigint[]) AS ids FROM ins;
