@@ -203,6 +203,11 @@ func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageL
 	return rowcast.Same[gen.Message, driver.Message](r), mapDriverError(err)
 }
 
+func (e executor) MessagePlatformIDsHeld(ctx context.Context, arg driver.MessagePlatformIDsHeldParams) ([]*string, error) {
+	r, err := queries.MessagePlatformIDsHeld(ctx, e.db, gen.MessagePlatformIDsHeldParams(arg))
+	return r, mapDriverError(err)
+}
+
 func (e executor) MessageRetire(ctx context.Context, id int64) error {
 	return mapDriverError(queries.MessageRetire(ctx, e.db, id))
 }
@@ -237,6 +242,11 @@ func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStat
 func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
 	r, err := queries.MessageStateByKey(ctx, e.db, gen.MessageStateByKeyParams(arg))
 	return driver.MessageStateByKeyRow(r), mapDriverError(err)
+}
+
+func (e executor) MessageStatesByKeys(ctx context.Context, arg driver.MessageStatesByKeysParams) ([]driver.MessageStatesByKeysRow, error) {
+	r, err := queries.MessageStatesByKeys(ctx, e.db, gen.MessageStatesByKeysParams(arg))
+	return rowcast.Same[gen.MessageStatesByKeysRow, driver.MessageStatesByKeysRow](r), mapDriverError(err)
 }
 
 func (e executor) MessagesHoldingText(ctx context.Context, arg driver.MessagesHoldingTextParams) ([]driver.MessagesHoldingTextRow, error) {
@@ -688,6 +698,7 @@ var (
 	_ = driver.MessageCallsBeforeRow(gen.MessageCallsBeforeRow{})
 	_ = driver.MessageContextAfterRow(gen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(gen.MessageContextBeforeRow{})
+	_ = driver.MessageStatesByKeysRow(gen.MessageStatesByKeysRow{})
 	_ = driver.MessagesHoldingTextRow(gen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(gen.ModelSwitch{})
 	_ = driver.ModelUsageBySessionRow(gen.ModelUsageBySessionRow{})

@@ -206,6 +206,11 @@ func (e executor) MessageListDescending(ctx context.Context, arg driver.MessageL
 	return rowcast.Same[pggen.Message, driver.Message](r), mapError(err)
 }
 
+func (e executor) MessagePlatformIDsHeld(ctx context.Context, arg driver.MessagePlatformIDsHeldParams) ([]*string, error) {
+	r, err := e.q.MessagePlatformIDsHeld(ctx, e.db, pggen.MessagePlatformIDsHeldParams(arg))
+	return r, mapError(err)
+}
+
 func (e executor) MessageRetire(ctx context.Context, id int64) error {
 	return mapError(e.q.MessageRetire(ctx, e.db, id))
 }
@@ -240,6 +245,11 @@ func (e executor) MessageSetState(ctx context.Context, arg driver.MessageSetStat
 func (e executor) MessageStateByKey(ctx context.Context, arg driver.MessageStateByKeyParams) (driver.MessageStateByKeyRow, error) {
 	r, err := e.q.MessageStateByKey(ctx, e.db, pggen.MessageStateByKeyParams(arg))
 	return driver.MessageStateByKeyRow(r), mapError(err)
+}
+
+func (e executor) MessageStatesByKeys(ctx context.Context, arg driver.MessageStatesByKeysParams) ([]driver.MessageStatesByKeysRow, error) {
+	r, err := e.q.MessageStatesByKeys(ctx, e.db, pggen.MessageStatesByKeysParams(arg))
+	return rowcast.Same[pggen.MessageStatesByKeysRow, driver.MessageStatesByKeysRow](r), mapError(err)
 }
 
 func (e executor) MessagesHoldingText(ctx context.Context, arg driver.MessagesHoldingTextParams) ([]driver.MessagesHoldingTextRow, error) {
@@ -691,6 +701,7 @@ var (
 	_ = driver.MessageCallsBeforeRow(pggen.MessageCallsBeforeRow{})
 	_ = driver.MessageContextAfterRow(pggen.MessageContextAfterRow{})
 	_ = driver.MessageContextBeforeRow(pggen.MessageContextBeforeRow{})
+	_ = driver.MessageStatesByKeysRow(pggen.MessageStatesByKeysRow{})
 	_ = driver.MessagesHoldingTextRow(pggen.MessagesHoldingTextRow{})
 	_ = driver.ModelSwitch(pggen.ModelSwitch{})
 	_ = driver.ModelUsageBySessionRow(pggen.ModelUsageBySessionRow{})

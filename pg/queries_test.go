@@ -494,6 +494,14 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	if _, err := q.MessageStateByKey(ctx, db, pggen.MessageStateByKeyParams{SessionID: "s2", IdempotencyKey: p("hermes:1")}); !errors.Is(err, pgx.ErrNoRows) {
 		t.Errorf("MessageStateByKey in another session: %v, want no rows", err)
 	}
+	expect(t, "MessageStatesByKeys", must(q.MessageStatesByKeys(ctx, db, pggen.MessageStatesByKeysParams{SessionID: "h1", Keys: `["hermes:0","hermes:1","é"]`})),
+		[]pggen.MessageStatesByKeysRow{{IdempotencyKey: p("hermes:1"), ID: idH, State: "compacted"}})
+	expect(t, "MessageStatesByKeys in another session", len(must(q.MessageStatesByKeys(ctx, db, pggen.MessageStatesByKeysParams{SessionID: "s2", Keys: `["hermes:1"]`}))), 0)
+	if _, err := pool.Exec(ctx, "UPDATE messages SET platform_message_id = 'tg-h' WHERE id = $1", idH); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "MessagePlatformIDsHeld", must(q.MessagePlatformIDsHeld(ctx, db, pggen.MessagePlatformIDsHeldParams{SessionID: "h1", Pids: `["tg-x","tg-h"]`})), []*string{p("tg-h")})
+	expect(t, "MessagePlatformIDsHeld of none", len(must(q.MessagePlatformIDsHeld(ctx, db, pggen.MessagePlatformIDsHeldParams{SessionID: "h1", Pids: `[]`}))), 0)
 	put := pggen.ForeignModelUsagePutParams{SessionID: "h1", Model: "m1", Task: "main", InputTokens: 10, ApiCallCount: 1, FirstSeenAt: now + 51, LastSeenAt: now + 52, BillingProvider: "openrouter"}
 	must(0, q.ForeignModelUsagePut(ctx, db, put))
 	put.InputTokens, put.FirstSeenAt, put.LastSeenAt, put.CostStatus = 12, now+53, now+50, p("actual")

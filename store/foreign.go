@@ -158,39 +158,8 @@ func (s *Store) WriteForeignBatch(ctx context.Context, b ForeignBatch) (ForeignB
 				return err
 			}
 		}
-		for _, m := range b.Messages {
-			st, err := tx.MessageStateByKey(ctx, driver.MessageStateByKeyParams{SessionID: id, IdempotencyKey: m.IdempotencyKey})
-			if err == nil {
-				if st.State != m.State {
-					if err := tx.MessageSetState(ctx, driver.MessageSetStateParams{ID: st.ID, State: m.State}); err != nil {
-						return err
-					}
-					res.Restated++
-				}
-				continue
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			p := m
-			p.SessionID = id
-			if p.PlatformMessageID != nil {
-				_, err := tx.MessageIDByPlatformID(ctx, driver.MessageIDByPlatformIDParams{
-					SessionID: id, PlatformMessageID: p.PlatformMessageID})
-				switch {
-				case err == nil: // an earlier row holds it: this one keeps it in its metadata
-					p.MetadataJson, p.PlatformMessageID = rules.Ptr(duplicatePlatformIDMetadata(*p.PlatformMessageID)), nil
-				case !errors.Is(err, ErrNotFound):
-					return err
-				}
-			}
-			if p.Uid == nil { // the row's own: an import resumed or run again gives it the same
-				p.Uid = rules.Ptr(uidOf(id, rules.Str(p.IdempotencyKey)))
-			}
-			if _, err := tx.ForeignMessageInsert(ctx, p); err != nil {
-				return err
-			}
-			res.Messages++
+		if err := writeForeignMessages(ctx, tx, id, b.Messages, &res); err != nil {
+			return err
 		}
 		if !b.Last {
 			return nil

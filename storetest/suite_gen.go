@@ -197,4 +197,5 @@ var suite = []struct {
 	{"WatchMessages_SeesAnotherHandlesAppends", testWatchMessages_SeesAnotherHandlesAppends},
 	{"WatchMessages_StartsAfterID", testWatchMessages_StartsAfterID},
 	{"WatchRecentSessions_SeesAnotherHandlesChanges", testWatchRecentSessions_SeesAnotherHandlesChanges},
+	{"WriteForeignBatch_RepeatsWithinTheBatch", func(t *testing.T, e Engine) { testWriteForeignBatch_RepeatsWithinTheBatch(t, e.Open) }},
 }

@@ -49,6 +49,10 @@ type ForeignMessageInsertParams struct {
 	Uid               *string
 }
 
+// A foreign source's message, the columns it has: its parameters are
+// store.ForeignMessage, the row an importer maps. The import itself writes
+// a batch's rows as MessageImport's (store/foreignmessages.go: COPY on
+// PostgreSQL); this is the same row inserted alone.
 func (q *Queries) ForeignMessageInsert(ctx context.Context, db DBTX, arg ForeignMessageInsertParams) (int64, error) {
 	row := db.QueryRowContext(ctx, foreignMessageInsert,
 		arg.SessionID,
@@ -394,6 +398,42 @@ func (q *Queries) ImportedSessionPut(ctx context.Context, db DBTX, arg ImportedS
 	return err
 }
 
+const messagePlatformIDsHeld = `-- name: MessagePlatformIDsHeld :many
+SELECT platform_message_id FROM messages
+WHERE session_id = ?1
+  AND platform_message_id IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+`
+
+type MessagePlatformIDsHeldParams struct {
+	SessionID string
+	Pids      string
+}
+
+// Which of pids, a JSON array of platform message ids, the session's
+// messages hold.
+func (q *Queries) MessagePlatformIDsHeld(ctx context.Context, db DBTX, arg MessagePlatformIDsHeldParams) ([]*string, error) {
+	rows, err := db.QueryContext(ctx, messagePlatformIDsHeld, arg.SessionID, arg.Pids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []*string{}
+	for rows.Next() {
+		var platform_message_id *string
+		if err := rows.Scan(&platform_message_id); err != nil {
+			return nil, err
+		}
+		items = append(items, platform_message_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageSetState = `-- name: MessageSetState :exec
 UPDATE messages SET state = ?1 WHERE id = ?2
 `
@@ -428,4 +468,47 @@ func (q *Queries) MessageStateByKey(ctx context.Context, db DBTX, arg MessageSta
 	var i MessageStateByKeyRow
 	err := row.Scan(&i.ID, &i.State)
 	return i, err
+}
+
+const messageStatesByKeys = `-- name: MessageStatesByKeys :many
+SELECT idempotency_key, id, state FROM messages
+WHERE session_id = ?1
+  AND idempotency_key IN (SELECT value FROM json_each(CAST(?2 AS TEXT)))
+`
+
+type MessageStatesByKeysParams struct {
+	SessionID string
+	Keys      string
+}
+
+type MessageStatesByKeysRow struct {
+	IdempotencyKey *string
+	ID             int64
+	State          string
+}
+
+// The id and state of each message of a session that holds one of keys,
+// a JSON array of idempotency keys: a foreign import's batch looks up
+// what it already wrote in one statement, not one a message.
+func (q *Queries) MessageStatesByKeys(ctx context.Context, db DBTX, arg MessageStatesByKeysParams) ([]MessageStatesByKeysRow, error) {
+	rows, err := db.QueryContext(ctx, messageStatesByKeys, arg.SessionID, arg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageStatesByKeysRow{}
+	for rows.Next() {
+		var i MessageStatesByKeysRow
+		if err := rows.Scan(&i.IdempotencyKey, &i.ID, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

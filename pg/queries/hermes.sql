@@ -60,6 +60,10 @@ VALUES (sqlc.arg(session_id), sqlc.arg(origin), sqlc.arg(fingerprint), sqlc.arg(
 ON CONFLICT (session_id) DO UPDATE SET fingerprint = excluded.fingerprint, updated_at = excluded.updated_at;
 
 -- name: ForeignMessageInsert :one
+-- A foreign source's message, the columns it has: its parameters are
+-- store.ForeignMessage, the row an importer maps. The import itself writes
+-- a batch's rows as MessageImport's (store/foreignmessages.go: COPY on
+-- PostgreSQL); this is the same row inserted alone.
 INSERT INTO messages (
     session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text, reasoning,
     reasoning_details, finish_reason, token_count, platform_message_id, state, is_summary,
@@ -77,6 +81,21 @@ RETURNING id;
 -- name: MessageStateByKey :one
 SELECT id, state FROM messages
 WHERE session_id = sqlc.arg(session_id) AND idempotency_key = sqlc.arg(idempotency_key);
+
+-- name: MessageStatesByKeys :many
+-- The id and state of each message of a session that holds one of keys,
+-- a JSON array of idempotency keys: a foreign import's batch looks up
+-- what it already wrote in one statement, not one a message.
+SELECT idempotency_key, id, state FROM messages
+WHERE session_id = sqlc.arg(session_id)
+  AND idempotency_key = ANY (ARRAY(SELECT json_array_elements_text(CAST(CAST(sqlc.arg(keys) AS text) AS json))));
+
+-- name: MessagePlatformIDsHeld :many
+-- Which of pids, a JSON array of platform message ids, the session's
+-- messages hold.
+SELECT platform_message_id FROM messages
+WHERE session_id = sqlc.arg(session_id)
+  AND platform_message_id = ANY (ARRAY(SELECT json_array_elements_text(CAST(CAST(sqlc.arg(pids) AS text) AS json))));
 
 -- name: MessageSetState :exec
 UPDATE messages SET state = sqlc.arg(state) WHERE id = sqlc.arg(id);

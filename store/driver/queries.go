@@ -48,6 +48,7 @@ type Queries interface {
 	MessageLastID(ctx context.Context, sessionID string) (int64, error)                                                // display.sql
 	MessageListAscending(ctx context.Context, arg MessageListAscendingParams) ([]Message, error)                       // messages.sql
 	MessageListDescending(ctx context.Context, arg MessageListDescendingParams) ([]Message, error)                     // messages.sql
+	MessagePlatformIDsHeld(ctx context.Context, arg MessagePlatformIDsHeldParams) ([]*string, error)                   // hermes.sql
 	MessageRetire(ctx context.Context, id int64) error                                                                 // compression.sql
 	MessageRetireActive(ctx context.Context, sessionID string) (int64, error)                                          // messageedits.sql
 	MessageRewindFrom(ctx context.Context, arg MessageRewindFromParams) (int64, error)                                 // rewind.sql
@@ -56,6 +57,7 @@ type Queries interface {
 	MessageSetOrigin(ctx context.Context, arg MessageSetOriginParams) error                                            // export.sql
 	MessageSetState(ctx context.Context, arg MessageSetStateParams) error                                              // hermes.sql
 	MessageStateByKey(ctx context.Context, arg MessageStateByKeyParams) (MessageStateByKeyRow, error)                  // hermes.sql
+	MessageStatesByKeys(ctx context.Context, arg MessageStatesByKeysParams) ([]MessageStatesByKeysRow, error)          // hermes.sql
 	MessagesHoldingText(ctx context.Context, arg MessagesHoldingTextParams) ([]MessagesHoldingTextRow, error)          // messageedits.sql
 	MetaDelete(ctx context.Context, key string) (int64, error)                                                         // meta.sql
 	MetaGet(ctx context.Context, key string) (string, error)                                                           // meta.sql
@@ -532,6 +534,11 @@ type MessageListDescendingParams struct {
 	RowLimit       int64
 }
 
+type MessagePlatformIDsHeldParams struct {
+	SessionID string
+	Pids      string
+}
+
 type MessageRewindFromParams struct {
 	SessionID string
 	FromID    int64
@@ -566,6 +573,17 @@ type MessageStateByKeyParams struct {
 type MessageStateByKeyRow struct {
 	ID    int64
 	State string
+}
+
+type MessageStatesByKeysParams struct {
+	SessionID string
+	Keys      string
+}
+
+type MessageStatesByKeysRow struct {
+	IdempotencyKey *string
+	ID             int64
+	State          string
 }
 
 type MessagesHoldingTextParams struct {
