@@ -27,11 +27,11 @@ import (
 // longer need to: the merging moves to a second server process, beside
 // the inserts. An import ran 1.2-1.45x as fast, for -8% to +19% of the
 // machine's CPU by pair (docs/PERFORMANCE.md, "PostgreSQL: the
-// pending-list cleaner"). A load of statements (AppendMessages, the
-// Hermes import) gained nothing the machine could resolve for 26-52% more
-// of the server's CPU (with one statement a row, and again with an
-// append's rows in one statement, insertbatch.go): the cleaner waits for
-// a COPY before it merges anything.
+// pending-list cleaner"). A load of AppendMessages calls gained nothing
+// the machine could resolve for 17-52% more of the server's CPU (with
+// one statement a row, and again with an append's rows in one statement,
+// insertbatch.go): the cleaner waits for a COPY (an import's, the Hermes
+// import's) before it merges anything.
 //
 // Nothing of a write's contract changes: a row in a pending list is in
 // its index (every index scan reads the list), so Search finds every

@@ -102,7 +102,7 @@ func (e pgExecutor) insertMany(ctx context.Context, rows []driver.MessageInsertP
 	if err := enc.Encode(objs); err != nil {
 		return nil, fmt.Errorf("pg: encoding an append's rows: %w", err)
 	}
-	ids, err := e.q.MessageInsertMany(ctx, e.db, []byte(b.String()))
+	ids, err := e.q.MessageInsertMany(ctx, e.db, b.String())
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -85,6 +85,18 @@ func bouncerSmoke(t *testing.T, b *bouncer, mode string) {
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("Search = %v, %v; want one hit", hits, err)
 	}
+	// An append's rows in one statement, whose JSON parameter the
+	// transaction mode's simple protocol puts in the query text.
+	batch := []store.NewMessage{{Role: store.RoleUser, Content: `it's "quoted" \ $1 ; -- 日本語`},
+		{Role: store.RoleAssistant, Content: "line\nbreak\ttab ' '' \\u0000 as text", Model: "m"}}
+	ids, err := a.AppendMessages(ctx, "s", batch)
+	if err != nil {
+		t.Fatalf("AppendMessages through pgbouncer (%s): %v", mode, err)
+	}
+	back, err := other.Messages(ctx, "s", store.MessageQuery{AfterID: ids[0] - 1})
+	if err != nil || len(back) != 2 || back[0].Content != batch[0].Content || back[1].Content != batch[1].Content {
+		t.Fatalf("the batch read back through pgbouncer: %v, %+v", err, back)
+	}
 	admin := adminConn(t)
 	var here, public int
 	if err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE schemaname = $1), count(*) FILTER (WHERE schemaname = 'public')

@@ -180,8 +180,8 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 	}
 	// Many rows in one statement, ids in the array's order (deleted after
 	// too); a used key fails the whole statement.
-	many := must(q.MessageInsertMany(ctx, db, []byte(`[{"session_id":"s1","role":"user","content":"m1","created_at":5,"is_summary":0,"observed":0},
-		{"session_id":"s1","role":"tool","content":"m2 \u00e9","tool_name":"shell","token_count":3,"created_at":6,"is_summary":0,"observed":1}]`)))
+	many := must(q.MessageInsertMany(ctx, db, `[{"session_id":"s1","role":"user","content":"m1","created_at":5,"is_summary":0,"observed":0},
+		{"session_id":"s1","role":"tool","content":"m2 \u00e9","tool_name":"shell","token_count":3,"created_at":6,"is_summary":0,"observed":1}]`))
 	if len(many) != 2 || many[0] <= idP || many[1] <= many[0] {
 		t.Errorf("MessageInsertMany ids %v, want two ascending after %d", many, idP)
 	}
@@ -190,7 +190,7 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(t, "MessageInsertMany rows", strings.Join(contents, "|"), "m1//0|m2 é/shell/1")
-	if _, err := q.MessageInsertMany(ctx, db, []byte(`[{"session_id":"s1","role":"user","content":"x","idempotency_key":"k1","created_at":7,"is_summary":0,"observed":0}]`)); !isUniqueViolation(err) {
+	if _, err := q.MessageInsertMany(ctx, db, `[{"session_id":"s1","role":"user","content":"x","idempotency_key":"k1","created_at":7,"is_summary":0,"observed":0}]`); !isUniqueViolation(err) {
 		t.Errorf("MessageInsertMany with the used key k1: %v, want a unique violation", err)
 	}
 	if _, err := pool.Exec(ctx, "DELETE FROM messages WHERE id = ANY($1)", many); err != nil {

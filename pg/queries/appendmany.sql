@@ -7,7 +7,8 @@
 -- MessageInsert's columns, inserted in array order, so their identity ids
 -- ascend in that order (nextval runs as the ordinality scan yields them);
 -- the ids come back sorted as one array, a single row that a pipelined
--- append can read.
+-- append can read. rows is text, not json: by the simple protocol (a
+-- transaction-pooling proxy, pg/pooler.go) pgx would send bytes as bytea.
 WITH ins AS (
     INSERT INTO messages (
         session_id, role, content, tool_name, tool_call_id, tool_calls_json, tool_text,
@@ -19,7 +20,7 @@ WITH ins AS (
         r.reasoning, r.reasoning_details, r.finish_reason, r.token_count, r.is_summary, r.idempotency_key, r.created_at,
         r.parts_json, r.model, r.platform_message_id, r.metadata_json, r.observed, r.effect_disposition, r.reasoning_content, r.display_kind, r.uid, r.call_uid,
         r.tool_ended_at, r.tool_duration_ms
-    FROM ROWS FROM (json_to_recordset(CAST(sqlc.arg(rows) AS json)) AS (
+    FROM ROWS FROM (json_to_recordset(CAST(CAST(sqlc.arg(rows) AS text) AS json)) AS (
         session_id text, role text, content text, tool_name text, tool_call_id text, tool_calls_json text, tool_text text,
         reasoning text, reasoning_details text, finish_reason text, token_count bigint, is_summary bigint, idempotency_key text, created_at bigint,
         parts_json text, model text, platform_message_id text, metadata_json text, observed bigint, effect_disposition text, reasoning_content text, display_kind text, uid text, call_uid text,
