@@ -34,7 +34,7 @@ func restartCommand(t *testing.T) string {
 }
 
 // TestServerRestartUnderLoad: the server crashes and restarts while
-// writers append keyed turns. Calls in flight end with success, or with
+// writers append keyed turns, one or five a call. Calls in flight end with success, or with
 // ErrCommitUnknown (then resent with the same key), within their
 // patience; nothing acknowledged is lost or doubled, and the same store
 // works afterwards without reopening.
@@ -56,22 +56,32 @@ func TestServerRestartUnderLoad(t *testing.T) {
 		acked[w] = map[string]int64{}
 		wg.Go(func() {
 			for n := 0; !stop.Load(); n++ {
-				key := fmt.Sprint("k", n)
+				// Even writers append one message a call, odd ones five (one
+				// multi-row INSERT, insertbatch.go).
+				var keys []string
+				var batch []store.NewMessage
+				for j := range 1 + 4*(w%2) {
+					key := fmt.Sprintf("k%d.%d", n, j)
+					keys = append(keys, key)
+					batch = append(batch, store.NewMessage{Role: store.RoleUser, Content: "turn " + key, IdempotencyKey: key})
+				}
 				for {
 					start := time.Now()
-					id, err := s.AppendMessage(ctx, fmt.Sprint("w", w), store.NewMessage{Role: store.RoleUser, Content: "turn " + key, IdempotencyKey: key})
+					ids, err := s.AppendMessages(ctx, fmt.Sprint("w", w), batch)
 					if took := time.Since(start); took > time.Duration(slowest.Load()) {
 						slowest.Store(int64(took))
 					}
 					if err == nil {
-						acked[w][key] = id
+						for j, key := range keys {
+							acked[w][key] = ids[j]
+						}
 						break
 					}
 					if !errors.Is(err, store.ErrCommitUnknown) {
-						t.Errorf("writer %d %s: %v (want success or ErrCommitUnknown)", w, key, err)
+						t.Errorf("writer %d %v: %v (want success or ErrCommitUnknown)", w, keys, err)
 						return
 					}
-					unknown.Add(1) // resend: the key makes it exactly once
+					unknown.Add(1) // resend: the keys make it exactly once
 				}
 			}
 		})
@@ -109,7 +119,7 @@ func TestServerRestartUnderLoad(t *testing.T) {
 		}
 		total += len(acked[w])
 	}
-	t.Logf("restart took %v; %d appends acknowledged, %d ended ErrCommitUnknown and were resent, slowest %v",
+	t.Logf("restart took %v; %d messages acknowledged, %d calls ended ErrCommitUnknown and were resent, slowest %v",
 		down.Round(time.Millisecond), total, unknown.Load(), time.Duration(slowest.Load()).Round(time.Millisecond))
 }
 
