@@ -22,7 +22,8 @@ import (
 // sends, by their sqlc name, plain and pipelined (pgx.Batch) alike.
 type statementCounter struct {
 	mu sync.Mutex
-	n  map[string]int
+	// +checklocks:mu
+	n map[string]int
 }
 
 func (c *statementCounter) count(sql string) {
