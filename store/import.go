@@ -205,7 +205,12 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 			if err != nil {
 				return err
 			}
-			typ, _ := recordType(line)
+			var msg messageRecord // a message line's, decoded once when it can be (decodeMessage)
+			decoded := decodeMessage(line, &msg)
+			typ := "message"
+			if !decoded {
+				typ, _ = recordType(line)
+			}
 			switch typ {
 			case "session":
 				var rec sessionRecord
@@ -246,9 +251,11 @@ func (w *importWriter) block(ctx context.Context, b importBlock) error {
 					return err
 				}
 			case "message":
-				var rec messageRecord
-				if err := decodeStrict(line, &rec); err != nil {
-					return err
+				rec := msg
+				if !decoded {
+					if err := decodeStrict(line, &rec); err != nil {
+						return err
+					}
 				}
 				if err := rec.normalize(); err != nil {
 					return err

@@ -75,6 +75,12 @@ func (v *importValidator) run(r io.Reader) error {
 
 // check validates one line in its place.
 func (v *importValidator) check(lr *lineReader, line []byte) error {
+	if lr.line > 1 {
+		var rec messageRecord
+		if decodeMessage(line, &rec) {
+			return v.fail2(lr.line, v.checkMessage(&rec))
+		}
+	}
 	typ, err := recordType(line)
 	if err != nil {
 		return v.fail(lr.line, err)
