@@ -242,6 +242,46 @@ func benchAppend(b *testing.B, conns, appenders int, keyed, ownSessions bool) {
 	reportServerCPU(b, cpuBefore, cpu())
 }
 
+// BenchmarkAppendMessages_ToolExchange runs N appenders, each on a
+// session of its own, each call a tool exchange (a user turn, an
+// assistant calling two tools, both results, the answer: five rows, one
+// MessageInsertMany) — the SQLite benchmark of the same name, concurrent.
+func BenchmarkAppendMessages_ToolExchange(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) {
+			s := benchStore(b, benchPool(b, 0, nil))
+			ctx := context.Background()
+			for w := range n {
+				if _, err := s.CreateSession(ctx, store.NewSession{ID: fmt.Sprint("bench-", w), Source: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			before := batchCounts(s)
+			cpu := serverCPU(b, s.eng.pool)
+			cpuBefore := cpu()
+			r := runOps(b, n, func(w, i int) error {
+				_, err := s.AppendMessages(ctx, fmt.Sprint("bench-", w), []store.NewMessage{
+					benchMessage(i),
+					{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{
+						{ID: fmt.Sprintf("call_%d_a", i), Name: "grep", Arguments: `{"q":"fox"}`},
+						{ID: fmt.Sprintf("call_%d_b", i), Name: "cat", Arguments: `{"path":"dog.txt"}`}}},
+					{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_a", i), ToolName: "grep", Content: "dog.txt:1: the lazy dog"},
+					{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_b", i), ToolName: "cat", Content: "the quick brown fox jumps over the lazy dog"},
+					{Role: store.RoleAssistant, Content: "The fox jumps over the dog."},
+				})
+				return err
+			})
+			b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(5*r.perSecond, "msgs/s")
+			reportBatches(b, s, before)
+			if after := cpu(); cpuBefore >= 0 && after >= 0 {
+				b.ReportMetric((after-cpuBefore)*1e6/float64(5*b.N), "server-µs/msg")
+			}
+		})
+	}
+}
+
 // BenchmarkRawPgx_BatchedAppend is the ceiling of group commit by hand:
 // appenders, each on a session of its own, hand their message to one
 // committer goroutine, which sends everything queued as one pgx.Batch —
