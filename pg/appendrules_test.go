@@ -79,7 +79,8 @@ func noServerText(t *testing.T, err error) {
 }
 
 // Exactly-once keys: 32 goroutines in two stores resend the same keyed
-// turns, in shuffled orders, into three sessions. Each key is one row,
+// turns, in shuffled orders, into three sessions, a quarter of them three
+// keys a call (one multi-row INSERT). Each key is one row,
 // every caller of a key got that row's id, and the counters and
 // last_message_at match the rows. Kept by the session row lock each
 // batch takes before its first lookup (FOR NO KEY UPDATE, in id order):
@@ -95,34 +96,50 @@ func TestAppendKeysExactlyOnceAcrossStores(t *testing.T) {
 		}
 	}
 	const keys, workers = 40, 32
+	// message is the one message under key k of session sessions[si],
+	// whoever sends it.
+	message := func(si, k int) store.NewMessage {
+		key := fmt.Sprint("k", k)
+		m := store.NewMessage{Role: store.RoleAssistant, Content: "turn " + key, IdempotencyKey: key,
+			ToolCalls: []store.ToolCall{{ID: "c" + key, Name: "t", Arguments: "{}"}}}
+		if (k*len(sessions)+si)%2 == 0 {
+			m.Role, m.ToolCalls = store.RoleUser, nil
+		}
+		return m
+	}
 	var mu sync.Mutex
 	got := map[string]int64{} // session/key → id
+	record := func(sid string, ms []store.NewMessage, ids []int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		for i, m := range ms {
+			if prev, ok := got[sid+"/"+m.IdempotencyKey]; ok && prev != ids[i] {
+				t.Errorf("%s/%s: ids %d and %d for one key", sid, m.IdempotencyKey, prev, ids[i])
+			}
+			got[sid+"/"+m.IdempotencyKey] = ids[i]
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		s := []*Store{a, b}[w%2]
 		wg.Go(func() {
 			order := rand.Perm(keys * len(sessions))
-			for _, n := range order {
-				sid, key := sessions[n%len(sessions)], fmt.Sprint("k", n/len(sessions))
-				m := store.NewMessage{Role: store.RoleUser, Content: "turn " + key, IdempotencyKey: key,
-					ToolCalls: []store.ToolCall{{ID: "c" + key, Name: "t", Arguments: "{}"}}}
-				if n%2 == 0 {
-					m.Role, m.ToolCalls = store.RoleUser, nil
-				} else {
-					m.Role = store.RoleAssistant
+			// Every fourth worker sends three keys of a session a call
+			// (one multi-row INSERT of the new ones, insertbatch.go).
+			each := 1 + 2*min(1, w%4/3)
+			for i := 0; i < len(order); i += each {
+				si := order[i] % len(sessions)
+				var ms []store.NewMessage
+				for j := i; j < min(i+each, len(order)); j++ {
+					ms = append(ms, message(si, order[j]/len(sessions)))
 				}
-				id, err := s.AppendMessage(ctx, sid, m)
+				ids, err := s.AppendMessages(ctx, sessions[si], ms)
 				if err != nil {
 					noServerText(t, err)
-					t.Errorf("append %s/%s: %v", sid, key, err)
+					t.Errorf("append %s/%v: %v", sessions[si], ms, err)
 					return
 				}
-				mu.Lock()
-				if prev, ok := got[sid+"/"+key]; ok && prev != id {
-					t.Errorf("%s/%s: ids %d and %d for one key", sid, key, prev, id)
-				}
-				got[sid+"/"+key] = id
-				mu.Unlock()
+				record(sessions[si], ms, ids)
 			}
 		})
 	}
