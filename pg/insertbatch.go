@@ -59,11 +59,11 @@ type insertRow struct {
 // (driver.MessageInsertBatcher): a multi-row INSERT costs the server
 // about half of what one statement a row does (docs/PERFORMANCE.md,
 // "PostgreSQL: an append's rows in one statement"), and a pipelined
-// append sends it in one round trip. Text JSON cannot carry as
-// PostgreSQL would take it as a parameter — a NUL byte, which JSON writes
-// as \u0000 and the server then refuses with another error, or bytes that
-// are not UTF-8, which encoding/json would replace — goes one
-// MessageInsert a row, so its refusal is MessageInsert's own.
+// append sends it in one round trip. A row whose text JSON would not
+// carry exactly — a NUL byte (JSON's \u0000, which the server refuses as
+// text with an error of its own) or bytes that are not UTF-8 (which
+// encoding/json replaces) — goes alone through MessageInsert, so its
+// refusal is MessageInsert's own; so does a row over insertManyBytes.
 func (e pgExecutor) MessageInsertBatch(ctx context.Context, rows []driver.MessageInsertParams) ([]int64, error) {
 	ids := make([]int64, 0, len(rows))
 	for len(rows) > 0 {
