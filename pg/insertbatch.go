@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -124,14 +124,13 @@ func textBytes(p *driver.MessageInsertParams) int {
 }
 
 // jsonCarries reports whether every text of p reaches the server through
-// JSON as it would as a parameter: UTF-8, no NUL byte.
+// JSON as it would as a parameter (rules.JSONExact).
 func jsonCarries(p *driver.MessageInsertParams) bool {
-	ok := func(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
-	if !ok(p.SessionID) || !ok(p.Role) || !ok(p.Content) {
+	if !rules.JSONExact(p.SessionID) || !rules.JSONExact(p.Role) || !rules.JSONExact(p.Content) {
 		return false
 	}
 	for _, s := range textColumns(p) {
-		if s != nil && !ok(*s) {
+		if s != nil && !rules.JSONExact(*s) {
 			return false
 		}
 	}

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/internal/searchtext"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
@@ -112,15 +110,15 @@ func lookUpForeign(ctx context.Context, tx driver.Executor, id string, msgs []Fo
 		pids: map[string]bool{}, alone: map[string]bool{}}
 	var keys, pids []string
 	for _, m := range msgs {
-		if k := m.IdempotencyKey; k != nil && jsonExact(*k) {
+		if k := m.IdempotencyKey; k != nil && rules.JSONExact(*k) {
 			keys = append(keys, *k)
 		}
-		if p := m.PlatformMessageID; p != nil && jsonExact(*p) {
+		if p := m.PlatformMessageID; p != nil && rules.JSONExact(*p) {
 			pids = append(pids, *p)
 		}
 	}
 	if len(keys) > 0 {
-		rows, err := tx.MessageStatesByKeys(ctx, driver.MessageStatesByKeysParams{SessionID: id, Keys: jsonArray(keys)})
+		rows, err := tx.MessageStatesByKeys(ctx, driver.MessageStatesByKeysParams{SessionID: id, Keys: searchtext.JSONStrings(keys)})
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +127,7 @@ func lookUpForeign(ctx context.Context, tx driver.Executor, id string, msgs []Fo
 		}
 	}
 	if len(pids) > 0 {
-		held, err := tx.MessagePlatformIDsHeld(ctx, driver.MessagePlatformIDsHeldParams{SessionID: id, Pids: jsonArray(pids)})
+		held, err := tx.MessagePlatformIDsHeld(ctx, driver.MessagePlatformIDsHeldParams{SessionID: id, Pids: searchtext.JSONStrings(pids)})
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +143,7 @@ func (l *foreignLookup) state(ctx context.Context, key *string) (driver.MessageS
 	if key == nil {
 		return driver.MessageStatesByKeysRow{}, false, nil
 	}
-	if jsonExact(*key) && !l.alone[*key] {
+	if rules.JSONExact(*key) && !l.alone[*key] {
 		st, ok := l.states[*key]
 		return st, ok, nil
 	}
@@ -167,7 +165,7 @@ func (l *foreignLookup) restated(key, state string) {
 // platformIDHeld reports whether a message of the session, or a new row of
 // this batch, holds pid.
 func (l *foreignLookup) platformIDHeld(ctx context.Context, pid string) (bool, error) {
-	if l.pids[pid] || jsonExact(pid) {
+	if l.pids[pid] || rules.JSONExact(pid) {
 		return l.pids[pid], nil
 	}
 	_, err := l.tx.MessageIDByPlatformID(ctx, driver.MessageIDByPlatformIDParams{SessionID: l.id, PlatformMessageID: &pid})
@@ -175,15 +173,4 @@ func (l *foreignLookup) platformIDHeld(ctx context.Context, pid string) (bool, e
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// jsonExact reports whether s goes through a JSON array to either engine
-// unchanged: UTF-8 (encoding/json replaces other bytes) without a NUL byte
-// (PostgreSQL refuses \u0000 as text).
-func jsonExact(s string) bool { return utf8.ValidString(s) && !strings.Contains(s, "\x00") }
-
-// jsonArray is strs as a JSON array.
-func jsonArray(strs []string) string {
-	b, _ := json.Marshal(strs) // strings cannot fail to encode
-	return string(b)
 }

@@ -4,6 +4,7 @@
 package rules
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -56,6 +57,12 @@ func CheckText(what, s string) error {
 	}
 	return nil
 }
+
+// JSONExact reports whether s goes through a JSON string to either
+// engine unchanged: UTF-8 (encoding/json replaces other bytes) without a
+// NUL byte (PostgreSQL refuses \u0000 as text). A statement that takes
+// many values as one JSON parameter sends the others its own way.
+func JSONExact(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
 // Ptr returns nil for an empty string: optional columns store NULL.
 func Ptr(s string) *string {
