@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessiondb/sessiondb/db"
+	"github.com/sessiondb/sessiondb/internal/benchcorpus"
 )
 
 // contentBytes lengthens the messages of the AppendMessage benchmarks and
@@ -300,15 +301,7 @@ func BenchmarkAppendMessages_ToolExchange(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
-		batch := []db.NewMessage{
-			benchMessage(i),
-			{Role: db.RoleAssistant, ToolCalls: []db.ToolCall{
-				{ID: fmt.Sprintf("call_%d_a", i), Name: "grep", Arguments: `{"q":"fox"}`},
-				{ID: fmt.Sprintf("call_%d_b", i), Name: "cat", Arguments: `{"path":"dog.txt"}`}}},
-			{Role: db.RoleTool, ToolCallID: fmt.Sprintf("call_%d_a", i), ToolName: "grep", Content: "dog.txt:1: the lazy dog"},
-			{Role: db.RoleTool, ToolCallID: fmt.Sprintf("call_%d_b", i), ToolName: "cat", Content: "the quick brown fox jumps over the lazy dog"},
-			{Role: db.RoleAssistant, Content: "The fox jumps over the dog."},
-		}
+		batch := benchcorpus.ToolExchange(i)
 		if _, err := s.AppendMessages(ctx, "bench", batch); err != nil {
 			b.Fatal(err)
 		}

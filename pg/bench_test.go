@@ -260,15 +260,7 @@ func BenchmarkAppendMessages_ToolExchange(b *testing.B) {
 			cpu := serverCPU(b, s.eng.pool)
 			cpuBefore := cpu()
 			r := runOps(b, n, func(w, i int) error {
-				_, err := s.AppendMessages(ctx, fmt.Sprint("bench-", w), []store.NewMessage{
-					benchMessage(i),
-					{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{
-						{ID: fmt.Sprintf("call_%d_a", i), Name: "grep", Arguments: `{"q":"fox"}`},
-						{ID: fmt.Sprintf("call_%d_b", i), Name: "cat", Arguments: `{"path":"dog.txt"}`}}},
-					{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_a", i), ToolName: "grep", Content: "dog.txt:1: the lazy dog"},
-					{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_b", i), ToolName: "cat", Content: "the quick brown fox jumps over the lazy dog"},
-					{Role: store.RoleAssistant, Content: "The fox jumps over the dog."},
-				})
+				_, err := s.AppendMessages(ctx, fmt.Sprint("bench-", w), benchcorpus.ToolExchange(i))
 				return err
 			})
 			b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")

@@ -130,3 +130,18 @@ func (w *Words) Message(rng *rand.Rand, j int) store.NewMessage {
 	}
 	return store.NewMessage{Role: store.RoleTool, ToolName: tools[rng.IntN(len(tools))], Content: strings.Join(lines, "\n")}
 }
+
+// ToolExchange is the i-th tool exchange the append benchmarks of both
+// engines write in one AppendMessages call: a user turn, an assistant
+// calling two tools, both results, the answer.
+func ToolExchange(i int) []store.NewMessage {
+	return []store.NewMessage{
+		{Role: store.RoleUser, Content: fmt.Sprintf("message %d: the quick brown fox jumps over the lazy dog", i)},
+		{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{
+			{ID: fmt.Sprintf("call_%d_a", i), Name: "grep", Arguments: `{"q":"fox"}`},
+			{ID: fmt.Sprintf("call_%d_b", i), Name: "cat", Arguments: `{"path":"dog.txt"}`}}},
+		{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_a", i), ToolName: "grep", Content: "dog.txt:1: the lazy dog"},
+		{Role: store.RoleTool, ToolCallID: fmt.Sprintf("call_%d_b", i), ToolName: "cat", Content: "the quick brown fox jumps over the lazy dog"},
+		{Role: store.RoleAssistant, Content: "The fox jumps over the dog."},
+	}
+}
