@@ -147,8 +147,9 @@ func (d pgDriver) cause(ctx context.Context, err error) error {
 }
 
 // pgExecutor is the engine's driver.Executor: the generated queries plus
-// the engine's answer to whether a lease holder is gone (holder.go) and
-// its bulk import (importbatch.go). bulk is set on write transactions:
+// the engine's answer to whether a lease holder is gone (holder.go), its
+// bulk import (importbatch.go) and an append's rows in one statement
+// (insertbatch.go). bulk is set on write transactions:
 // their COPYs wake a bulk load's cleaner (bulk.go).
 type pgExecutor struct {
 	executor
