@@ -168,6 +168,64 @@ func TestSearch_RankWindowCountsVisibleMatchesOnly(t *testing.T) {
 			storetest.AppendTexts(t, s.Store, "other", many("needle %d")...)
 			return SearchOptions{SessionID: "mine"}, want
 		}},
+		{"InterleavedSessions", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			// The word index is read only within mine's span of ids
+			// (queries/search.sql): other's matches before, inside and
+			// after that span take no place, and none of mine is missed.
+			newTestSession(t, s, "mine")
+			newTestSession(t, s, "other")
+			storetest.AppendTexts(t, s.Store, "other", many("needle before %d")...)
+			var want []int64
+			for i := range rankWindow {
+				want = append(want, storetest.AppendTexts(t, s.Store, "mine", fmt.Sprintf("needle mine %d", i))...)
+				storetest.AppendTexts(t, s.Store, "other", fmt.Sprintf("needle other %d", i), "no match here")
+			}
+			storetest.AppendTexts(t, s.Store, "other", many("needle after %d")...)
+			return SearchOptions{SessionID: "mine"}, want
+		}},
+		{"EmptySession", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			newTestSession(t, s, "empty")
+			newTestSession(t, s, "other")
+			storetest.AppendTexts(t, s.Store, "other", many("needle %d")...)
+			return SearchOptions{SessionID: "empty"}, nil
+		}},
+		{"SourceAmongOthers", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			for _, id := range []string{"c1", "g1", "c2", "g2"} {
+				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: map[byte]string{'c': "cli", 'g': "gateway"}[id[0]]}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var want []int64
+			for i := range rankWindow {
+				want = append(want, storetest.AppendTexts(t, s.Store, []string{"c1", "c2"}[i%2], fmt.Sprintf("needle cli %d", i))...)
+				storetest.AppendTexts(t, s.Store, []string{"g1", "g2"}[i%2], fmt.Sprintf("needle gateway %d", i), "needle gateway again")
+			}
+			return SearchOptions{Source: "cli"}, want
+		}},
+		{"ExcludedSource", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			for id, src := range map[string]string{"keep": "cli", "drop": "cron"} {
+				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var want []int64
+			for i := range rankWindow {
+				want = append(want, storetest.AppendTexts(t, s.Store, "keep", fmt.Sprintf("needle kept %d", i))...)
+				storetest.AppendTexts(t, s.Store, "drop", fmt.Sprintf("needle dropped %d", i))
+			}
+			return SearchOptions{ExcludeSources: []string{"cron"}}, want
+		}},
+		{"Roles", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			newTestSession(t, s, "r")
+			var want []int64
+			for i := range rankWindow {
+				want = append(want, storetest.AppendTexts(t, s.Store, "r", fmt.Sprintf("needle asked %d", i))...)
+				if _, err := s.AppendMessage(t.Context(), "r", NewMessage{Role: RoleAssistant, Content: fmt.Sprintf("needle answered %d", i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return SearchOptions{Roles: []Role{RoleUser}}, want
+		}},
 		{"PartlyHidden", func(t *testing.T, s *Store) (SearchOptions, []int64) {
 			newTestSession(t, s, "v")
 			want := storetest.AppendTexts(t, s.Store, "v", many("needle visible %d")[:rankWindow/2]...)
@@ -182,10 +240,16 @@ func TestSearch_RankWindowCountsVisibleMatchesOnly(t *testing.T) {
 			s := openTestStore(t, Options{})
 			opts, want := tt.setup(t, s)
 			slices.Sort(want)
+			// Every row in the index before paging: a row the indexer moves
+			// from the tail into the window between two pages changes the
+			// order the pages cut (the tail's rows come first).
+			if err := s.IndexNow(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			// "needle" goes through the word index, "eedl" through the trigram
 			// index; both rank.
 			for _, q := range []string{"needle", "eedl"} {
-				for _, sort := range []SearchSort{SortRelevance, SortNewest} {
+				for _, sort := range []SearchSort{SortRelevance, SortNewest, SortOldest} {
 					opts.Sort = sort
 					got := pageAll(t, s, q, opts, 20)
 					slices.Sort(got)

@@ -263,3 +263,5 @@ BEGIN
         conversation_active_at = MAX(COALESCE(conversation_active_at, started_at), new.created_at)
     WHERE id = new.session_id AND (last_message_at IS NULL OR last_message_at < new.created_at);
 END;
+
+CREATE INDEX messages_search_filter ON messages (id, session_id, role, state);

@@ -35,6 +35,10 @@ const (
 	// first. The order is fixed, so paging with Offset visits every hit
 	// exactly once: offsets below 2000 page through the ranked window,
 	// offsets from 2000 on are the same hits as SortNewest at that offset.
+	// One exception: a match the indexer reaches between two pages moves
+	// from the unranked head into the window, so those two pages may
+	// repeat or skip it (SortNewest and SortOldest do not move; IndexNow
+	// first makes relevance pages exact).
 	// On a word found in thousands of messages, the first pages are the
 	// best of recent conversation. Without the index (see [Store.Search])
 	// there is no ranking and results come newest first.
@@ -67,7 +71,8 @@ const maxExcludedSources = 100
 //
 // Every sort is a fixed order over the matching messages (see SearchSort),
 // so successive pages (Offset += Limit) neither repeat nor skip a hit while
-// the store does not change; a page is read from one snapshot.
+// the store does not change (for SortRelevance, while the indexer does not
+// reach a match either: see there); a page is read from one snapshot.
 type SearchOptions struct {
 	Source string // only sessions with this source
 	// ExcludeSources leaves out the sessions of these sources (a search

@@ -350,6 +350,10 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
+                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
+  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
+                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
   AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
@@ -443,6 +447,10 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
+                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
+  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
+                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
   AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
@@ -544,6 +552,10 @@ WITH w AS (
          OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
                         AND s.source IN (SELECT value FROM json_each(?5))))
     AND (CAST(?6 AS TEXT) IS NULL OR m.session_id = ?6)
+    AND f.rowid >= CASE WHEN CAST(?6 AS TEXT) IS NULL THEN 0
+                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?6), 9223372036854775807) END
+    AND f.rowid <= CASE WHEN CAST(?6 AS TEXT) IS NULL THEN 9223372036854775807
+                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?6), 0) END
     AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
     AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?9 AS TEXT))
@@ -654,6 +666,10 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
+                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
+  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
+                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
 ORDER BY f.rowid DESC
@@ -734,6 +750,10 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
+  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
+                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
+  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
+                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
   AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
 ORDER BY f.rowid ASC
@@ -807,24 +827,23 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 const messageSearchWordsRank = `-- name: MessageSearchWordsRank :many
 
 WITH w AS (
-  SELECT m.id, CAST(sessiondb_rank(messages_fts, CAST(?3 AS TEXT)) AS REAL) AS score
+  SELECT c.id, CAST(sessiondb_rank(messages_fts, CAST(?3 AS TEXT)) AS REAL) AS score
   FROM messages_fts(CAST(?4 AS TEXT)) f
-  JOIN messages m ON m.id = f.rowid
-  WHERE m.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
-    AND CASE WHEN octet_length(m.content) + COALESCE(octet_length(m.tool_calls_json), 0)
-                  + COALESCE(octet_length(m.reasoning), 0) < 2048
-             THEN m.state <> 'rewound'
-             ELSE NOT EXISTS (SELECT 1 FROM messages x INDEXED BY messages_session_state
-                              WHERE x.session_id = m.session_id AND x.state = 'rewound' AND x.id = m.id)
-        END
+  JOIN messages c INDEXED BY messages_search_filter ON c.id = f.rowid
+  WHERE c.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
+    AND c.state <> 'rewound'
     AND (CAST(?5 AS TEXT) IS NULL
-         OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id AND s.source = ?5))
+         OR c.session_id IN (SELECT s.id FROM sessions s WHERE s.source = ?5))
     AND (CAST(?6 AS TEXT) IS NULL
-         OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
-                        AND s.source IN (SELECT value FROM json_each(?6))))
-    AND (CAST(?7 AS TEXT) IS NULL OR m.session_id = ?7)
-    AND (CAST(?8 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?8)))
-    AND m.id NOT IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
+         OR c.session_id NOT IN (SELECT s.id FROM sessions s
+                                 WHERE s.source IN (SELECT value FROM json_each(?6))))
+    AND (CAST(?7 AS TEXT) IS NULL OR c.session_id = ?7)
+    AND f.rowid >= CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0
+                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?7), 9223372036854775807) END
+    AND f.rowid <= CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 9223372036854775807
+                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?7), 0) END
+    AND (CAST(?8 AS TEXT) IS NULL OR c.role IN (SELECT value FROM json_each(?8)))
+    AND c.id NOT IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
   ORDER BY f.rowid DESC
   LIMIT ?10
 )
@@ -882,19 +901,28 @@ type MessageSearchWordsRankRow struct {
 // holds, with the text they had before an edit: the tail answers for them
 // (db/search_tail.go), so the index must not.
 //
-// The window reads every match's row, and state lies after content,
+// The trigram window reads every match's row, and state lies after content,
 // tool_calls_json and reasoning: on a message of kilobytes SQLite would
 // walk its overflow pages to reach it (a 40 KB message, ten pages). So a
 // large row's state is checked in messages_session_state instead (one
 // index seek). octet_length reads only the record header, and both
 // branches test the same thing: the threshold only picks the cheaper path.
-// A relevance search by words with no filter, in a store with no hidden
-// session, reads no row at all for its window
-// (MessageSearchWordsRankUnfiltered).
+// The word window reads no messages row: with filters or a hidden session
+// it checks messages_search_filter (MessageSearchWordsRank), else nothing
+// but the rewound and the deleted (MessageSearchWordsRankUnfiltered).
+//
+// With a session given, every index query reads the index only between
+// that session's first and last ids (the bounds on f.rowid, which FTS5
+// applies as it walks): a session's matches are found among its own span
+// of ids, not among every match in the store. The bounds are plain terms,
+// not ORs, so that FTS5 sees them.
 // The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match first (sessiondb_rank:
-// bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest. A match's session is checked against the hidden ones as a set
-// (the partial index sessions_hidden, migration 14), not sought per match.
+// bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest.
+// A match is checked in messages_search_filter (migration 24: its id, session, role and
+// state, a hundred to a page), not in its messages row; its session against the hidden
+// ones and the source's as sets, each built once a search. With a session given, the
+// word index is read only between that session's first and last ids.
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRank,
 		arg.RowOffset,

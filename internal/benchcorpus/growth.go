@@ -24,7 +24,8 @@ type Class struct {
 // (the error: "the" is in most messages, so the index's candidates are
 // error's), a phrase, a substring no word matches (the trigram route), a
 // CJK term (trigram route), newest first, and the common word filtered by
-// source and by role.
+// source, by role and by session (the corpus's second session, whose ids
+// are among the oldest at every size: a search within one conversation).
 var Classes = []Class{
 	{Name: "rare", Query: "vorakitu"},
 	{Name: "common", Query: "error"},
@@ -35,6 +36,7 @@ var Classes = []Class{
 	{Name: "newest", Query: "error", Opts: store.SearchOptions{Sort: store.SortNewest}},
 	{Name: "by-source", Query: "error", Opts: store.SearchOptions{Source: "cli"}},
 	{Name: "by-role", Query: "error", Opts: store.SearchOptions{Roles: []store.Role{store.RoleUser}}},
+	{Name: "by-session", Query: "error", Opts: store.SearchOptions{SessionID: "bench-00001"}},
 }
 
 // Latencies collects each class's search times over rounds of the
