@@ -144,13 +144,31 @@ func TrigramText(b *strings.Builder, s string) {
 
 // AppendTrigramFolded appends s folded as TrigramText folds it to buf:
 // the one place the trigram folding rule is written.
+// It runs over every candidate's text of a substring search (twice for
+// those it ranks), so it reads the folding table once a call and copies
+// an ASCII character whose folding is ASCII as a byte, without decoding
+// and encoding it: the same runes as TrigramRune one by one
+// (TestAppendTrigramFolded_SameAsRuneByRune).
 func AppendTrigramFolded(buf, s []byte) []byte {
+	fold := &tokenBMP()[1]
 	for len(s) > 0 {
+		if b := s[0]; b < utf8.RuneSelf {
+			s = s[1:]
+			if f := fold[b]; f < utf8.RuneSelf && b != 0 {
+				buf = append(buf, byte(f))
+			} else if b != 0 {
+				buf = utf8.AppendRune(buf, f)
+			}
+			continue
+		}
 		c, size := utf8.DecodeRune(s)
 		s = s[size:]
-		if c != 0 {
-			buf = utf8.AppendRune(buf, TrigramRune(c))
+		if c <= 0xFFFF {
+			c = fold[c]
+		} else {
+			c = foldOf(trigramFolds, c)
 		}
+		buf = utf8.AppendRune(buf, c)
 	}
 	return buf
 }

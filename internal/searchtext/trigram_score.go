@@ -51,14 +51,9 @@ func ParseTrigramTerms(jsonTerms string) (*TrigramTerms, error) {
 // bm25: its trigrams (characters, NUL skipped, less two). The ranked
 // window's average is taken over it (sessiondb_trigram_length).
 func TrigramLength(s []byte) int {
-	n := 0
-	for len(s) > 0 {
-		c, size := utf8.DecodeRune(s)
-		s = s[size:]
-		if c != 0 {
-			n++
-		}
-	}
+	// Every character but NUL; utf8.RuneCount counts an invalid byte as
+	// one character, as decoding one at a time does.
+	n := utf8.RuneCount(s) - bytes.Count(s, []byte{0})
 	return max(n-(TrigramLen-1), 0)
 }
 
