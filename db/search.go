@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/sessiondb/sessiondb/db/gen"
@@ -49,6 +50,33 @@ type searchPlan struct {
 	// The queued rows each index still holds (JSON arrays of ids, set
 	// from the tail): the page queries leave them out (requeued).
 	requeuedWords, requeuedTrigram string
+	// lo and hi bound the ids the index queries read (span).
+	lo, hi int64
+}
+
+// spanMaxSessions is the most sessions a source may have for a search by
+// that source to find their span of ids first (SearchSourceSpan: two
+// seeks a session). A variable only so that tests can shrink it.
+var spanMaxSessions int64 = 100
+
+// span sets the ids the search's matches can lie between: a session's
+// first and last message, or those of a source's sessions when it has
+// few, else every id. The index queries read only that span, so a search
+// in one conversation, or in a source of a few sessions (or none), costs
+// its own matches, not every match of its words in the store.
+func (p *searchPlan) span(ctx context.Context, q gen.DBTX) error {
+	p.lo, p.hi = 0, math.MaxInt64
+	switch {
+	case p.session != nil:
+		r, err := queries.SearchSessionSpan(ctx, q, *p.session)
+		p.lo, p.hi = r.LoID, r.HiID
+		return err
+	case p.source != nil:
+		r, err := queries.SearchSourceSpan(ctx, q, gen.SearchSourceSpanParams{Source: *p.source, MaxSessions: spanMaxSessions})
+		p.lo, p.hi = r.LoID, r.HiID
+		return err
+	}
+	return nil
 }
 
 // Search answers from the full-text indexes (words, then trigrams), each
@@ -135,6 +163,9 @@ func (s *engine) scanInstead(ctx context.Context, err error) bool {
 // Each index route also covers the rows still queued for indexing, matched
 // by that index's rules (search_tail.go); the scan reads the table itself.
 func (p *searchPlan) indexed(ctx context.Context, q gen.DBTX) ([]driver.SearchHit, searchRoute, error) {
+	if err := p.span(ctx, q); err != nil {
+		return nil, routeNone, err
+	}
 	queued, err := p.loadTail(ctx, q)
 	if err != nil {
 		return nil, routeNone, err

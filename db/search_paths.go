@@ -86,7 +86,7 @@ func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bo
 func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchWordsNewest(ctx, q, gen.MessageSearchWordsNewestParams{Query: match, Requeued: p.requeuedWords,
-			Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+			Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
 	var err error
@@ -96,7 +96,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchWordsOldest(ctx, q, gen.MessageSearchWordsOldestParams{Query: match, Requeued: p.requeuedWords,
-				Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+				Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		var unfiltered *bool // asked once, and only when the window is read
@@ -119,7 +119,7 @@ func (p *searchPlan) words(ctx context.Context, q gen.DBTX, match string, a page
 						DocFreqs: freqs, Requeued: p.requeuedWords, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 				}
 				return convertRows(queries.MessageSearchWordsRank(ctx, q, gen.MessageSearchWordsRankParams{Query: match, DocFreqs: freqs, Requeued: p.requeuedWords,
-					Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+					Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
 	}
@@ -175,7 +175,7 @@ type trigramQuery struct{ match, long, short string }
 func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a pageArgs, tail []searchRow) ([]driver.SearchHit, error) {
 	newest := func(limit, offset int64) ([]searchRow, error) {
 		return convertRows(queries.MessageSearchTrigramNewest(ctx, q, gen.MessageSearchTrigramNewestParams{Query: t.match, Requeued: p.requeuedTrigram,
-			Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+			Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, RowLimit: limit, RowOffset: offset}))
 	}
 	var rows []searchRow
 	var err error
@@ -185,13 +185,13 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a 
 	case SortOldest:
 		rows, err = mergeByID(a, oldestFirst(tail), olderFirst, func(limit, offset int64) ([]searchRow, error) {
 			return convertRows(queries.MessageSearchTrigramOldest(ctx, q, gen.MessageSearchTrigramOldestParams{Query: t.match, Requeued: p.requeuedTrigram,
-				Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, RowLimit: limit, RowOffset: offset}))
+				Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, RowLimit: limit, RowOffset: offset}))
 		})
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
 				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: t.match, Requeued: p.requeuedTrigram,
-					Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+					Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)
 		})
 	}

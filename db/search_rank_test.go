@@ -202,6 +202,51 @@ func TestSearch_RankWindowCountsVisibleMatchesOnly(t *testing.T) {
 			}
 			return SearchOptions{Source: "cli"}, want
 		}},
+		{"SourceOfFewSessions", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			// The index is read only within the span of the source's two
+			// sessions (SearchSourceSpan): other sources' matches before,
+			// between and after them take no place, none of theirs is missed.
+			for id, src := range map[string]string{"old": "pager", "new": "pager", "bulk": "cli"} {
+				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle before %d")...)
+			want := storetest.AppendTexts(t, s.Store, "old", "needle paged once", "needle paged twice")
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle between %d")...)
+			want = append(want, storetest.AppendTexts(t, s.Store, "new", many("needle paged again %d")[:rankWindow/2]...)...)
+			want = append(want, storetest.AppendTexts(t, s.Store, "old", "needle paged late")...)
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle after %d")...)
+			return SearchOptions{Source: "pager"}, want
+		}},
+		{"SourceOfManySessions", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			// More sessions than spanMaxSessions: the whole index is read.
+			spanMaxSessions = 1
+			t.Cleanup(func() { spanMaxSessions = 100 })
+			for id, src := range map[string]string{"a": "pager", "b": "pager", "bulk": "cli"} {
+				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := storetest.AppendTexts(t, s.Store, "a", "needle a")
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle between %d")...)
+			want = append(want, storetest.AppendTexts(t, s.Store, "b", many("needle b %d")[:rankWindow/2]...)...)
+			return SearchOptions{Source: "pager"}, want
+		}},
+		{"SourceWithoutMessages", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			for id, src := range map[string]string{"quiet": "pager", "bulk": "cli"} {
+				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle %d")...)
+			return SearchOptions{Source: "pager"}, nil
+		}},
+		{"UnknownSource", func(t *testing.T, s *Store) (SearchOptions, []int64) {
+			newTestSession(t, s, "bulk")
+			storetest.AppendTexts(t, s.Store, "bulk", many("needle %d")...)
+			return SearchOptions{Source: "nosuch"}, nil
+		}},
 		{"ExcludedSource", func(t *testing.T, s *Store) (SearchOptions, []int64) {
 			for id, src := range map[string]string{"keep": "cli", "drop": "cron"} {
 				if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {

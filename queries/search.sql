@@ -30,11 +30,13 @@
 -- it checks messages_search_filter (MessageSearchWordsRank), else nothing
 -- but the rewound and the deleted (MessageSearchWordsRankUnfiltered).
 --
--- With a session given, every index query reads the index only between
--- that session's first and last ids (the bounds on f.rowid, which FTS5
--- applies as it walks): a session's matches are found among its own span
--- of ids, not among every match in the store. The bounds are plain terms,
--- not ORs, so that FTS5 sees them.
+-- Every index query reads the index only between lo_id and hi_id (a
+-- bound on f.rowid, which FTS5 applies as it walks): the span of ids a
+-- search's matches can lie in (SearchSessionSpan, SearchSourceSpan):
+-- with a session given, that session's first and last ids, so its
+-- matches are found among its own span, not among every match in the
+-- store; with a source of few sessions, theirs; else every id. The bound
+-- is a plain term, not an OR, so that FTS5 sees it.
 
 -- name: MessageSearchWordsRank :many
 -- The word index (unicode61: content, tool name and tool text): the window (the newest
@@ -42,8 +44,8 @@
 -- bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest.
 -- A match is checked in messages_search_filter (migration 24: its id, session, role and
 -- state, a hundred to a page), not in its messages row; its session against the hidden
--- ones and the source's as sets, each built once a search. With a session given, the
--- word index is read only between that session's first and last ids.
+-- ones and the source's as sets, each built once a search. The word index is read
+-- only within the search's span of ids (lo_id, hi_id: see above).
 WITH w AS (
   SELECT c.id, CAST(sessiondb_rank(messages_fts, CAST(sqlc.arg(doc_freqs) AS TEXT)) AS REAL) AS score
   FROM messages_fts(CAST(sqlc.arg(query) AS TEXT)) f
@@ -56,10 +58,7 @@ WITH w AS (
          OR c.session_id NOT IN (SELECT s.id FROM sessions s
                                  WHERE s.source IN (SELECT value FROM json_each(sqlc.narg(exclude_sources)))))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR c.session_id = sqlc.narg(session_id))
-    AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-    AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+    AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR c.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND c.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   ORDER BY f.rowid DESC
@@ -102,6 +101,26 @@ JOIN messages m ON m.id = p.id
 JOIN sessions s ON s.id = m.session_id
 ORDER BY p.score, p.id DESC;
 
+-- name: SearchSessionSpan :one
+-- The first and last message ids of a session (messages_session_id, two
+-- seeks), the span a search in it reads; 1 and 0 (no id) when it has no
+-- message.
+SELECT CAST(COALESCE((SELECT MIN(a.id) FROM messages a WHERE a.session_id = sqlc.arg(session_id)), 1) AS INTEGER) AS lo_id,
+       CAST(COALESCE((SELECT MAX(b.id) FROM messages b WHERE b.session_id = sqlc.arg(session_id)), 0) AS INTEGER) AS hi_id;
+
+-- name: SearchSourceSpan :one
+-- The first and last message ids of a source's sessions when it has at
+-- most max_sessions of them (two seeks a session), the span a search by
+-- that source reads; 1 and 0 when they hold no message; 0 and the
+-- largest id (every id) when the source has more sessions, whose span
+-- would cost more to find than it saves.
+SELECT CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions c WHERE c.source = sqlc.arg(source) LIMIT CAST(sqlc.arg(max_sessions) AS INTEGER) + 1)) > CAST(sqlc.arg(max_sessions) AS INTEGER)
+                 THEN 0
+                 ELSE COALESCE((SELECT MIN((SELECT MIN(x.id) FROM messages x WHERE x.session_id = s.id)) FROM sessions s WHERE s.source = sqlc.arg(source)), 1) END AS INTEGER) AS lo_id,
+       CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions d WHERE d.source = sqlc.arg(source) LIMIT CAST(sqlc.arg(max_sessions) AS INTEGER) + 1)) > CAST(sqlc.arg(max_sessions) AS INTEGER)
+                 THEN 9223372036854775807
+                 ELSE COALESCE((SELECT MAX((SELECT MAX(y.id) FROM messages y WHERE y.session_id = t.id)) FROM sessions t WHERE t.source = sqlc.arg(source)), 0) END AS INTEGER) AS hi_id;
+
 -- name: SearchAnyHidden :one
 -- Whether any session is hidden (the partial index sessions_hidden): a
 -- relevance search by words without filters then checks each match's
@@ -120,10 +139,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+  AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
 ORDER BY f.rowid DESC
@@ -140,10 +156,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+  AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
 ORDER BY f.rowid ASC
@@ -176,10 +189,7 @@ WITH w AS (
          OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
                         AND s.source IN (SELECT value FROM json_each(sqlc.narg(exclude_sources)))))
     AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-    AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-    AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+    AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
     AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
@@ -217,10 +227,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+  AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
@@ -246,10 +253,7 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(sqlc.narg(exclude_sources))))
   AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR m.session_id = sqlc.narg(session_id))
-  AND f.rowid >= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(sqlc.narg(session_id) AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = sqlc.narg(session_id)), 0) END
+  AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
   AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
   AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
   AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))

@@ -350,18 +350,15 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
-  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
+  AND f.rowid BETWEEN CAST(?5 AS INTEGER) AND CAST(?6 AS INTEGER)
+  AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?9 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?10 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid DESC
-LIMIT ?10 OFFSET ?9
+LIMIT ?12 OFFSET ?11
 `
 
 type MessageSearchTrigramNewestParams struct {
@@ -369,6 +366,8 @@ type MessageSearchTrigramNewestParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	Long           string
@@ -400,6 +399,8 @@ func (q *Queries) MessageSearchTrigramNewest(ctx context.Context, db DBTX, arg M
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.Long,
@@ -447,18 +448,15 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
-  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?7 AS TEXT))
-  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?8 AS TEXT)) t
+  AND f.rowid BETWEEN CAST(?5 AS INTEGER) AND CAST(?6 AS INTEGER)
+  AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
+  AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?9 AS TEXT))
+  AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?10 AS TEXT)) t
                   WHERE instr(lower(m.content), lower(t.value)) = 0
                     AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
 ORDER BY f.rowid ASC
-LIMIT ?10 OFFSET ?9
+LIMIT ?12 OFFSET ?11
 `
 
 type MessageSearchTrigramOldestParams struct {
@@ -466,6 +464,8 @@ type MessageSearchTrigramOldestParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	Long           string
@@ -497,6 +497,8 @@ func (q *Queries) MessageSearchTrigramOldest(ctx context.Context, db DBTX, arg M
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.Long,
@@ -552,21 +554,18 @@ WITH w AS (
          OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id
                         AND s.source IN (SELECT value FROM json_each(?5))))
     AND (CAST(?6 AS TEXT) IS NULL OR m.session_id = ?6)
-    AND f.rowid >= CASE WHEN CAST(?6 AS TEXT) IS NULL THEN 0
-                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?6), 9223372036854775807) END
-    AND f.rowid <= CASE WHEN CAST(?6 AS TEXT) IS NULL THEN 9223372036854775807
-                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?6), 0) END
-    AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
-    AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
-    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?9 AS TEXT))
-    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?10 AS TEXT)) t
+    AND f.rowid BETWEEN CAST(?7 AS INTEGER) AND CAST(?8 AS INTEGER)
+    AND (CAST(?9 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?9)))
+    AND m.id NOT IN (SELECT value FROM json_each(CAST(?10 AS TEXT)))
+    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(?11 AS TEXT))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(?12 AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
                       AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
   ORDER BY f.rowid DESC
-  LIMIT ?11
+  LIMIT ?13
 ),
 scored AS (
-  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(?9 AS TEXT),
+  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(?11 AS TEXT),
                                             (SELECT AVG(len) FROM w)) AS REAL) AS score
   FROM w JOIN messages m ON m.id = w.id
 )
@@ -585,6 +584,8 @@ type MessageSearchTrigramRankParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	Long           string
@@ -620,6 +621,8 @@ func (q *Queries) MessageSearchTrigramRank(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.Long,
@@ -666,14 +669,11 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+  AND f.rowid BETWEEN CAST(?5 AS INTEGER) AND CAST(?6 AS INTEGER)
+  AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
 ORDER BY f.rowid DESC
-LIMIT ?8 OFFSET ?7
+LIMIT ?10 OFFSET ?9
 `
 
 type MessageSearchWordsNewestParams struct {
@@ -681,6 +681,8 @@ type MessageSearchWordsNewestParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	RowOffset      int64
@@ -705,6 +707,8 @@ func (q *Queries) MessageSearchWordsNewest(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.RowOffset,
@@ -750,14 +754,11 @@ WHERE m.state <> 'rewound' AND s.hidden = 0
   AND (CAST(?3 AS TEXT) IS NULL
        OR s.source NOT IN (SELECT value FROM json_each(?3)))
   AND (CAST(?4 AS TEXT) IS NULL OR m.session_id = ?4)
-  AND f.rowid >= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 0
-                      ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?4), 9223372036854775807) END
-  AND f.rowid <= CASE WHEN CAST(?4 AS TEXT) IS NULL THEN 9223372036854775807
-                      ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?4), 0) END
-  AND (CAST(?5 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?5)))
-  AND m.id NOT IN (SELECT value FROM json_each(CAST(?6 AS TEXT)))
+  AND f.rowid BETWEEN CAST(?5 AS INTEGER) AND CAST(?6 AS INTEGER)
+  AND (CAST(?7 AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(?7)))
+  AND m.id NOT IN (SELECT value FROM json_each(CAST(?8 AS TEXT)))
 ORDER BY f.rowid ASC
-LIMIT ?8 OFFSET ?7
+LIMIT ?10 OFFSET ?9
 `
 
 type MessageSearchWordsOldestParams struct {
@@ -765,6 +766,8 @@ type MessageSearchWordsOldestParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	RowOffset      int64
@@ -789,6 +792,8 @@ func (q *Queries) MessageSearchWordsOldest(ctx context.Context, db DBTX, arg Mes
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.RowOffset,
@@ -838,14 +843,11 @@ WITH w AS (
          OR c.session_id NOT IN (SELECT s.id FROM sessions s
                                  WHERE s.source IN (SELECT value FROM json_each(?6))))
     AND (CAST(?7 AS TEXT) IS NULL OR c.session_id = ?7)
-    AND f.rowid >= CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 0
-                        ELSE COALESCE((SELECT MIN(x.id) FROM messages x WHERE x.session_id = ?7), 9223372036854775807) END
-    AND f.rowid <= CASE WHEN CAST(?7 AS TEXT) IS NULL THEN 9223372036854775807
-                        ELSE COALESCE((SELECT MAX(x.id) FROM messages x WHERE x.session_id = ?7), 0) END
-    AND (CAST(?8 AS TEXT) IS NULL OR c.role IN (SELECT value FROM json_each(?8)))
-    AND c.id NOT IN (SELECT value FROM json_each(CAST(?9 AS TEXT)))
+    AND f.rowid BETWEEN CAST(?8 AS INTEGER) AND CAST(?9 AS INTEGER)
+    AND (CAST(?10 AS TEXT) IS NULL OR c.role IN (SELECT value FROM json_each(?10)))
+    AND c.id NOT IN (SELECT value FROM json_each(CAST(?11 AS TEXT)))
   ORDER BY f.rowid DESC
-  LIMIT ?10
+  LIMIT ?12
 )
 SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
 FROM (SELECT id, score FROM w ORDER BY score, id DESC
@@ -863,6 +865,8 @@ type MessageSearchWordsRankParams struct {
 	Source         *string
 	ExcludeSources *string
 	SessionID      *string
+	LoID           int64
+	HiID           int64
 	Roles          *string
 	Requeued       string
 	WindowSize     int64
@@ -911,18 +915,20 @@ type MessageSearchWordsRankRow struct {
 // it checks messages_search_filter (MessageSearchWordsRank), else nothing
 // but the rewound and the deleted (MessageSearchWordsRankUnfiltered).
 //
-// With a session given, every index query reads the index only between
-// that session's first and last ids (the bounds on f.rowid, which FTS5
-// applies as it walks): a session's matches are found among its own span
-// of ids, not among every match in the store. The bounds are plain terms,
-// not ORs, so that FTS5 sees them.
+// Every index query reads the index only between lo_id and hi_id (a
+// bound on f.rowid, which FTS5 applies as it walks): the span of ids a
+// search's matches can lie in (SearchSessionSpan, SearchSourceSpan):
+// with a session given, that session's first and last ids, so its
+// matches are found among its own span, not among every match in the
+// store; with a source of few sessions, theirs; else every id. The bound
+// is a plain term, not an OR, so that FTS5 sees it.
 // The word index (unicode61: content, tool name and tool text): the window (the newest
 // window_size visible matches through the filters), best match first (sessiondb_rank:
 // bm25 with the document frequencies doc_freqs, db/search_rank.go), then newest.
 // A match is checked in messages_search_filter (migration 24: its id, session, role and
 // state, a hundred to a page), not in its messages row; its session against the hidden
-// ones and the source's as sets, each built once a search. With a session given, the
-// word index is read only between that session's first and last ids.
+// ones and the source's as sets, each built once a search. The word index is read
+// only within the search's span of ids (lo_id, hi_id: see above).
 func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg MessageSearchWordsRankParams) ([]MessageSearchWordsRankRow, error) {
 	rows, err := db.QueryContext(ctx, messageSearchWordsRank,
 		arg.RowOffset,
@@ -932,6 +938,8 @@ func (q *Queries) MessageSearchWordsRank(ctx context.Context, db DBTX, arg Messa
 		arg.Source,
 		arg.ExcludeSources,
 		arg.SessionID,
+		arg.LoID,
+		arg.HiID,
 		arg.Roles,
 		arg.Requeued,
 		arg.WindowSize,
@@ -1069,4 +1077,55 @@ func (q *Queries) SearchAnyHidden(ctx context.Context, db DBTX) (bool, error) {
 	var any_hidden bool
 	err := row.Scan(&any_hidden)
 	return any_hidden, err
+}
+
+const searchSessionSpan = `-- name: SearchSessionSpan :one
+SELECT CAST(COALESCE((SELECT MIN(a.id) FROM messages a WHERE a.session_id = ?1), 1) AS INTEGER) AS lo_id,
+       CAST(COALESCE((SELECT MAX(b.id) FROM messages b WHERE b.session_id = ?1), 0) AS INTEGER) AS hi_id
+`
+
+type SearchSessionSpanRow struct {
+	LoID int64
+	HiID int64
+}
+
+// The first and last message ids of a session (messages_session_id, two
+// seeks), the span a search in it reads; 1 and 0 (no id) when it has no
+// message.
+func (q *Queries) SearchSessionSpan(ctx context.Context, db DBTX, sessionID string) (SearchSessionSpanRow, error) {
+	row := db.QueryRowContext(ctx, searchSessionSpan, sessionID)
+	var i SearchSessionSpanRow
+	err := row.Scan(&i.LoID, &i.HiID)
+	return i, err
+}
+
+const searchSourceSpan = `-- name: SearchSourceSpan :one
+SELECT CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions c WHERE c.source = ?1 LIMIT CAST(?2 AS INTEGER) + 1)) > CAST(?2 AS INTEGER)
+                 THEN 0
+                 ELSE COALESCE((SELECT MIN((SELECT MIN(x.id) FROM messages x WHERE x.session_id = s.id)) FROM sessions s WHERE s.source = ?1), 1) END AS INTEGER) AS lo_id,
+       CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions d WHERE d.source = ?1 LIMIT CAST(?2 AS INTEGER) + 1)) > CAST(?2 AS INTEGER)
+                 THEN 9223372036854775807
+                 ELSE COALESCE((SELECT MAX((SELECT MAX(y.id) FROM messages y WHERE y.session_id = t.id)) FROM sessions t WHERE t.source = ?1), 0) END AS INTEGER) AS hi_id
+`
+
+type SearchSourceSpanParams struct {
+	Source      string
+	MaxSessions int64
+}
+
+type SearchSourceSpanRow struct {
+	LoID int64
+	HiID int64
+}
+
+// The first and last message ids of a source's sessions when it has at
+// most max_sessions of them (two seeks a session), the span a search by
+// that source reads; 1 and 0 when they hold no message; 0 and the
+// largest id (every id) when the source has more sessions, whose span
+// would cost more to find than it saves.
+func (q *Queries) SearchSourceSpan(ctx context.Context, db DBTX, arg SearchSourceSpanParams) (SearchSourceSpanRow, error) {
+	row := db.QueryRowContext(ctx, searchSourceSpan, arg.Source, arg.MaxSessions)
+	var i SearchSourceSpanRow
+	err := row.Scan(&i.LoID, &i.HiID)
+	return i, err
 }
