@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,14 +81,24 @@ func queryPlan(t *testing.T, s *Store, name string, args map[string]any) []strin
 
 func TestSearch_FilteredWindowReadsTheFilterIndex(t *testing.T) {
 	s := openTestStore(t, Options{})
+	const checks = "SEARCH c USING COVERING INDEX messages_search_filter (id=?)"
 	for _, filter := range []map[string]any{
 		{"source": "cli"}, {"session_id": "s1"}, {"roles": `["user"]`}, {"exclude_sources": `["cron"]`}, {},
 	} {
 		plan := queryPlan(t, s, "MessageSearchWordsRank", filter)
 		joined := strings.Join(plan, "\n")
-		if !strings.Contains(joined, "SEARCH c USING COVERING INDEX messages_search_filter (id=?)") ||
-			strings.Contains(joined, "SEARCH c USING INTEGER PRIMARY KEY") {
+		if !strings.Contains(joined, checks) || strings.Contains(joined, "SEARCH c USING INTEGER PRIMARY KEY") {
 			t.Errorf("MessageSearchWordsRank %v: the window's checks do not read messages_search_filter alone:\n%s", filter, joined)
+		}
+		// The trigram window reads a candidate's text (m) only after its
+		// checks (c) passed.
+		if len(filter) == 0 {
+			continue // no filter: MessageSearchTrigramRank reads the row it needs for the text
+		}
+		plan = queryPlan(t, s, "MessageSearchTrigramRankFiltered", filter)
+		c, m := slices.Index(plan, checks), slices.Index(plan, "SEARCH m USING INTEGER PRIMARY KEY (rowid=?)")
+		if c < 0 || m < 0 || m < c {
+			t.Errorf("MessageSearchTrigramRankFiltered %v: the checks (c) do not come before the text (m):\n%s", filter, strings.Join(plan, "\n"))
 		}
 	}
 }
@@ -98,7 +109,7 @@ func TestSearch_FilteredWindowReadsTheFilterIndex(t *testing.T) {
 func TestSearch_IndexQueriesReadTheSearchsSpan(t *testing.T) {
 	s := openTestStore(t, Options{})
 	for _, name := range []string{"MessageSearchWordsRank", "MessageSearchWordsNewest", "MessageSearchWordsOldest",
-		"MessageSearchTrigramRank", "MessageSearchTrigramNewest", "MessageSearchTrigramOldest"} {
+		"MessageSearchTrigramRank", "MessageSearchTrigramRankFiltered", "MessageSearchTrigramNewest", "MessageSearchTrigramOldest"} {
 		plan := queryPlan(t, s, name, map[string]any{"lo_id": 10, "hi_id": 20})
 		bounded := false
 		for _, line := range plan {

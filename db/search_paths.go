@@ -31,6 +31,12 @@ type pageArgs struct {
 	limit, offset          int64
 }
 
+// filtered reports whether the search has a filter: a source, a
+// session, roles or excluded sources.
+func (a pageArgs) filtered() bool {
+	return a.source != nil || a.session != nil || a.roles != nil || a.exclude != nil
+}
+
 func (p *searchPlan) page(limit, offset int) pageArgs {
 	return pageArgs{source: p.source, session: p.session, roles: p.roles, exclude: p.exclude, limit: int64(limit), offset: int64(offset)}
 }
@@ -74,7 +80,7 @@ var (
 // holds only messages that exist or wait in fts_deleted, and whose
 // messages all have a session (see MessageSearchWordsRankUnfiltered).
 func (p *searchPlan) unfiltered(ctx context.Context, q gen.DBTX, a pageArgs) (bool, error) {
-	if !windowUnfiltered || a.source != nil || a.session != nil || a.roles != nil || a.exclude != nil {
+	if !windowUnfiltered || a.filtered() {
 		return false, nil
 	}
 	hidden, err := queries.SearchAnyHidden(ctx, q)
@@ -190,6 +196,10 @@ func (p *searchPlan) trigram(ctx context.Context, q gen.DBTX, t trigramQuery, a 
 	default:
 		rows, err = tailFirst(a, tail, func(limit, offset int64) ([]searchRow, error) {
 			return relevancePage(pageArgs{limit: limit, offset: offset}, func(limit, offset int64) ([]searchRow, error) {
+				if a.filtered() {
+					return convertRows(queries.MessageSearchTrigramRankFiltered(ctx, q, gen.MessageSearchTrigramRankFilteredParams{Query: t.match, Requeued: p.requeuedTrigram,
+						Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
+				}
 				return convertRows(queries.MessageSearchTrigramRank(ctx, q, gen.MessageSearchTrigramRankParams{Query: t.match, Requeued: p.requeuedTrigram,
 					Long: t.long, Terms: t.short, Source: a.source, ExcludeSources: a.exclude, SessionID: a.session, Roles: a.roles, LoID: p.lo, HiID: p.hi, WindowSize: int64(rankWindow), RowLimit: limit, RowOffset: offset}))
 			}, newest)

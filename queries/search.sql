@@ -20,15 +20,20 @@
 -- holds, with the text they had before an edit: the tail answers for them
 -- (db/search_tail.go), so the index must not.
 --
--- The trigram window reads every match's row, and state lies after content,
--- tool_calls_json and reasoning: on a message of kilobytes SQLite would
--- walk its overflow pages to reach it (a 40 KB message, ten pages). So a
--- large row's state is checked in messages_session_state instead (one
--- index seek). octet_length reads only the record header, and both
+-- A ranked window with a filter checks it, the hidden sessions and the
+-- state in messages_search_filter (migration 24), not in each match's
+-- messages row (a descent into the largest table): the word window reads
+-- no messages row at all (MessageSearchWordsRank), the trigram window the
+-- text of the candidates that pass (MessageSearchTrigramRankFiltered).
+-- With no filter and no hidden session the word window checks nothing but
+-- the rewound and the deleted (MessageSearchWordsRankUnfiltered). Without
+-- a filter the trigram window reads each candidate's row, whose text it
+-- needs anyway (MessageSearchTrigramRank); state lies after content,
+-- tool_calls_json and reasoning, so on a message of kilobytes SQLite
+-- would walk its overflow pages to reach it (a 40 KB message, ten pages),
+-- and a large row's state is checked in messages_session_state instead
+-- (one index seek). octet_length reads only the record header, and both
 -- branches test the same thing: the threshold only picks the cheaper path.
--- The word window reads no messages row: with filters or a hidden session
--- it checks messages_search_filter (MessageSearchWordsRank), else nothing
--- but the rewound and the deleted (MessageSearchWordsRankUnfiltered).
 --
 -- Every index query reads the index only between lo_id and hi_id (a
 -- bound on f.rowid, which FTS5 applies as it walks): the span of ids a
@@ -192,6 +197,47 @@ WITH w AS (
     AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
     AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR m.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
     AND m.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
+    AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
+    AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
+                    WHERE instr(lower(m.content), lower(t.value)) = 0
+                      AND instr(lower(COALESCE(m.tool_text, '')), lower(t.value)) = 0)
+  ORDER BY f.rowid DESC
+  LIMIT sqlc.arg(window_size)
+),
+scored AS (
+  SELECT w.id, CAST(sessiondb_trigram_score(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT),
+                                            (SELECT AVG(len) FROM w)) AS REAL) AS score
+  FROM w JOIN messages m ON m.id = w.id
+)
+SELECT m.id, m.session_id, m.role, m.tool_name, m.created_at, s.source, s.model, s.started_at
+FROM (SELECT id, score FROM scored ORDER BY score DESC, id DESC
+      LIMIT sqlc.arg(row_limit) OFFSET sqlc.arg(row_offset)) p
+JOIN messages m ON m.id = p.id
+JOIN sessions s ON s.id = m.session_id
+ORDER BY p.score DESC, p.id DESC;
+
+-- name: MessageSearchTrigramRankFiltered :many
+-- MessageSearchTrigramRank for a search with a filter: the same rows, the filters
+-- checked in messages_search_filter (c) before a candidate's text is read (m). CROSS
+-- JOIN keeps that order, so a candidate outside the filters costs an index seek, not
+-- its text (a substring by source at 1M: 65 -> 28 ms); without a filter that seek is
+-- a cost of its own (CJK at 1M: 20 -> 28 ms), hence two queries.
+WITH w AS (
+  SELECT m.id, sessiondb_trigram_length(m.content, m.tool_text) AS len
+  FROM messages_fts_trigram(CAST(sqlc.arg(query) AS TEXT)) f
+  CROSS JOIN messages c INDEXED BY messages_search_filter ON c.id = f.rowid
+  CROSS JOIN messages m ON m.id = f.rowid
+  WHERE c.session_id NOT IN (SELECT id FROM sessions WHERE hidden = 1)
+    AND c.state <> 'rewound'
+    AND (CAST(sqlc.narg(source) AS TEXT) IS NULL
+         OR c.session_id IN (SELECT s.id FROM sessions s WHERE s.source = sqlc.narg(source)))
+    AND (CAST(sqlc.narg(exclude_sources) AS TEXT) IS NULL
+         OR c.session_id NOT IN (SELECT s.id FROM sessions s
+                                 WHERE s.source IN (SELECT value FROM json_each(sqlc.narg(exclude_sources)))))
+    AND (CAST(sqlc.narg(session_id) AS TEXT) IS NULL OR c.session_id = sqlc.narg(session_id))
+    AND f.rowid BETWEEN CAST(sqlc.arg(lo_id) AS INTEGER) AND CAST(sqlc.arg(hi_id) AS INTEGER)
+    AND (CAST(sqlc.narg(roles) AS TEXT) IS NULL OR c.role IN (SELECT value FROM json_each(sqlc.narg(roles))))
+    AND c.id NOT IN (SELECT value FROM json_each(CAST(sqlc.arg(requeued) AS TEXT)))
     AND sessiondb_trigram_match(m.content, m.tool_text, CAST(sqlc.arg(long) AS TEXT))
     AND NOT EXISTS (SELECT 1 FROM json_each(CAST(sqlc.arg(terms) AS TEXT)) t
                     WHERE instr(lower(m.content), lower(t.value)) = 0
