@@ -78,9 +78,12 @@ func WordRune(c rune) rune {
 }
 
 // TrigramRune is the character the trigram tokenizer indexes for c.
-func TrigramRune(c rune) rune {
+func TrigramRune(c rune) rune { return trigramRuneIn(&tokenBMP()[1], c) }
+
+// trigramRuneIn is TrigramRune with the BMP's folding table in hand.
+func trigramRuneIn(bmp *[0x10000]rune, c rune) rune {
 	if c <= 0xFFFF {
-		return tokenBMP()[1][c]
+		return bmp[c]
 	}
 	return foldOf(trigramFolds, c)
 }
@@ -150,25 +153,22 @@ func TrigramText(b *strings.Builder, s string) {
 // and encoding it: the same runes as TrigramRune one by one
 // (TestAppendTrigramFolded_SameAsRuneByRune).
 func AppendTrigramFolded(buf, s []byte) []byte {
-	fold := &tokenBMP()[1]
+	bmp := &tokenBMP()[1]
 	for len(s) > 0 {
 		if b := s[0]; b < utf8.RuneSelf {
 			s = s[1:]
-			if f := fold[b]; f < utf8.RuneSelf && b != 0 {
+			switch f := bmp[b]; {
+			case b == 0: // the tokenizer skips NUL
+			case f < utf8.RuneSelf:
 				buf = append(buf, byte(f))
-			} else if b != 0 {
+			default:
 				buf = utf8.AppendRune(buf, f)
 			}
 			continue
 		}
-		c, size := utf8.DecodeRune(s)
+		c, size := utf8.DecodeRune(s) // never NUL: s[0] is not ASCII
 		s = s[size:]
-		if c <= 0xFFFF {
-			c = fold[c]
-		} else {
-			c = foldOf(trigramFolds, c)
-		}
-		buf = utf8.AppendRune(buf, c)
+		buf = utf8.AppendRune(buf, trigramRuneIn(bmp, c))
 	}
 	return buf
 }
