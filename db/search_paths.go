@@ -225,20 +225,25 @@ var scanWindowIDs int64 = 20_000
 // Rows are matched by id ranges, so a message committed before the
 // search began is counted once; one committed during it is not seen, and
 // a row that changes state meanwhile is judged by its window's moment.
+// Like the index routes it reads only the search's span of ids (span): a
+// session's scan reads that session's span, not the table.
 func (s *engine) scanSearch(ctx context.Context, p *searchPlan) ([]driver.SearchHit, error) {
 	a := p.page(p.opts.Limit, p.opts.Offset)
 	terms := searchtext.JSONStrings(p.terms)
 	want := a.offset + a.limit
 	var top int64
 	if err := s.snapshotTx(ctx, func(q gen.DBTX) (err error) {
-		top, err = queries.MessageMaxID(ctx, q)
-		return err
+		if top, err = queries.MessageMaxID(ctx, q); err != nil {
+			return err
+		}
+		return p.span(ctx, q)
 	}); err != nil {
 		return nil, err
 	}
 	var rows []searchRow
 	oldest := p.opts.Sort == SortOldest
-	for lo, hi := int64(0), top+1; lo < hi-1 && int64(len(rows)) < want; {
+	// The windows cover the ids in (lo, hi): the span's, up to the newest.
+	for lo, hi := max(p.lo-1, 0), min(top, p.hi)+1; lo < hi-1 && int64(len(rows)) < want; {
 		after, before := max(lo, hi-1-scanWindowIDs), hi // newest first: the window below hi
 		if oldest {
 			after, before = lo, min(hi, lo+1+scanWindowIDs)

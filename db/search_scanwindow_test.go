@@ -1,9 +1,12 @@
 package db
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/sessiondb/sessiondb/storetest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -72,6 +75,69 @@ func TestSearchScan_WindowsAreShortSnapshots(t *testing.T) {
 		}
 		if n := s.snapshots.Load() - before; n < uint64(need) {
 			t.Errorf("search q7 (%v, offset %d) took %d snapshots; want at least %d (one per window)", tt.sort, tt.offset, n, need)
+		}
+	}
+}
+
+// The scan reads only the search's span of ids, as the index routes do: a
+// session's, or a source's of few sessions; nothing for a source without
+// messages. Every hit is still found, in every order.
+func TestSearchScan_ReadsOnlyTheSpan(t *testing.T) {
+	s := openTestStore(t, Options{})
+	for id, src := range map[string]string{"bulk": "cli", "mine": "pager", "quiet": "cron"} {
+		if _, err := s.CreateSession(t.Context(), NewSession{ID: id, Source: src}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := func(n int, format string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf(format, i)
+		}
+		return out
+	}
+	storetest.AppendTexts(t, s.Store, "bulk", texts(300, "xq7y bulk %d")...)
+	var mine []int64 // oldest first
+	for i := range 10 {
+		ids := storetest.AppendTexts(t, s.Store, "mine", fmt.Sprintf("xq7y mine %d", i), "plain words")
+		mine = append(mine, ids[0])
+		storetest.AppendTexts(t, s.Store, "bulk", "xq7y between")
+	}
+	storetest.AppendTexts(t, s.Store, "bulk", texts(300, "xq7y bulk after %d")...)
+	newest := slices.Clone(mine)
+	slices.Reverse(newest)
+
+	defer func(w int64) { scanWindowIDs = w }(scanWindowIDs)
+	scanWindowIDs = 7
+	for _, tt := range []struct {
+		opts SearchOptions
+		want []int64
+	}{
+		{SearchOptions{SessionID: "mine", Sort: SortNewest}, newest},
+		{SearchOptions{SessionID: "mine", Sort: SortOldest}, mine},
+		{SearchOptions{SessionID: "mine"}, newest},
+		{SearchOptions{Source: "pager", Sort: SortOldest}, mine},
+		{SearchOptions{Source: "cron"}, nil},
+		{SearchOptions{Source: "nosuch"}, nil},
+	} {
+		tt.opts.Limit = MaxSearchLimit
+		before := s.snapshots.Load()
+		hits, route, err := s.search(t.Context(), "q7", tt.opts)
+		if err != nil || route != routeScan {
+			t.Fatalf("search q7 %+v: route %d, %v; want the scan", tt.opts, route, err)
+		}
+		var got []int64
+		for _, h := range hits {
+			got = append(got, h.MessageID)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("search q7 %+v (-want +got):\n%s", tt.opts, diff)
+		}
+		// mine's span is 30 ids, 5 or 6 windows of 7, beside the search's
+		// own snapshots (the index routes', the span's, the snippets',
+		// the hits'); the table's ~630 ids would take 90 windows.
+		if n := s.snapshots.Load() - before; n > 12 {
+			t.Errorf("search q7 %+v took %d snapshots; want at most 12 (the span's windows)", tt.opts, n)
 		}
 	}
 }
