@@ -283,9 +283,10 @@ type scored struct {
 //     half a window of them → the rest of the table (ranking them reads
 //     no more rows than there are); else the span that density says
 //     holds the rest of the window, with half again for margin;
-//   - none found: a count of the matches, bounded at a window; under a
-//     window → the rest of the table, else a span seven times all read
-//     so far.
+//   - none found: a count of the matches, bounded at a window; none →
+//     the window is empty (the count saw the whole table, in the same
+//     snapshot); under a window → the rest of the table, else a span
+//     seven times all read so far.
 //
 // The window is the same rows whatever the spans; where they end is only
 // a cost. A search's cost is then bounded by the window, except for a word
@@ -348,6 +349,9 @@ func rankedWindow(ctx context.Context, tx pgx.Tx, from, match, rank string, args
 			count := fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE %s LIMIT %d) w", from, match, window)
 			if err := tx.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 				return nil, err
+			}
+			if total == 0 { // no match at all: nothing left to read
+				return out, nil
 			}
 			if total >= window {
 				counted, next = true, 7*looked

@@ -1,11 +1,16 @@
 package pg
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -163,6 +168,91 @@ func TestSearch_WindowIsTheNewestMatchesOnEveryRoute(t *testing.T) {
 		}
 		if diff := cmp.Diff(matches[n:], got[n:]); diff != "" {
 			t.Errorf("%s: the matches past the window, newest first (-want +got):\n%s", w, diff)
+		}
+	}
+}
+
+// sqlRecorder is a pgx tracer that keeps the SQL of every statement sent.
+type sqlRecorder struct {
+	mu sync.Mutex
+	// +checklocks:mu
+	sqls []string
+}
+
+func (r *sqlRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	r.sqls = append(r.sqls, d.SQL)
+	r.mu.Unlock()
+	return ctx
+}
+func (r *sqlRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// count returns how many statements sent so far hold part, and starts again.
+func (r *sqlRecorder) count(part string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, q := range r.sqls {
+		if strings.Contains(q, part) {
+			n++
+		}
+	}
+	r.sqls = nil
+	return n
+}
+
+// A word whose matches no filter passes, in a store larger than the first
+// span: the bounded count finds none, and the ranked window reads nothing
+// more (it read the rest of the table again; a rare role at a million
+// messages took three passes over a common word's matches).
+func TestSearch_NoMatchPastTheFirstSpanIsCountedOnce(t *testing.T) {
+	defer func(w int) { rankWindow = w }(rankWindow)
+	rankWindow = 2 // the first span: windowSpan*2 = 32 ids
+	cfg, err := ParseConfig(testDSN(t), freshSchema(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &sqlRecorder{}
+	cfg.ConnConfig.Tracer = rec
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err := OpenPool(t.Context(), pool, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "r", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]store.NewMessage, 200)
+	for i := range batch {
+		batch[i] = store.NewMessage{Role: store.RoleUser, Content: fmt.Sprintf("beta number %d", i)}
+	}
+	if _, err := s.AppendMessages(ctx, "r", batch); err != nil {
+		t.Fatal(err)
+	}
+	rec.count("")
+	for _, tt := range []struct {
+		opts  store.SearchOptions
+		spans int // span reads of the ranked window
+	}{
+		{store.SearchOptions{Roles: []store.Role{store.RoleSystem}}, 1}, // none anywhere: the first span, the count
+		{store.SearchOptions{Source: "elsewhere"}, 1},
+		{store.SearchOptions{}, 1}, // the first span is full
+	} {
+		hits, err := s.Search(ctx, "beta", tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tt.opts.Roles)+len(tt.opts.Source) > 0 && len(hits) != 0 {
+			t.Errorf("Search %+v: %d hits, want none", tt.opts, len(hits))
+		}
+		if got := rec.count("ORDER BY m.id DESC LIMIT 2) m"); got != tt.spans {
+			t.Errorf("Search %+v: the ranked window read %d spans, want %d", tt.opts, got, tt.spans)
 		}
 	}
 }
