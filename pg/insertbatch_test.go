@@ -60,15 +60,26 @@ func (c *statementCounter) take() map[string]int {
 }
 
 // countedStore opens a store on a fresh schema whose pool counts its
-// statements.
+// statements, with a session "s".
 func countedStore(t *testing.T) (*Store, *statementCounter) {
+	t.Helper()
+	c := &statementCounter{n: map[string]int{}}
+	s := tracedStore(t, c)
+	if _, err := s.CreateSession(t.Context(), store.NewSession{ID: "s", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// tracedStore opens a store on a fresh schema whose pool reports every
+// statement to tracer.
+func tracedStore(t *testing.T, tracer pgx.QueryTracer) *Store {
 	t.Helper()
 	cfg, err := ParseConfig(testDSN(t), freshSchema(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &statementCounter{n: map[string]int{}}
-	cfg.ConnConfig.Tracer = c
+	cfg.ConnConfig.Tracer = tracer
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +90,7 @@ func countedStore(t *testing.T) (*Store, *statementCounter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.CreateSession(t.Context(), store.NewSession{ID: "s", Source: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	return s, c
+	return s
 }
 
 func TestAppendMessages_RowsInOneStatement(t *testing.T) {

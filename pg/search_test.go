@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/store"
 )
 
@@ -208,22 +207,8 @@ func (r *sqlRecorder) count(part string) int {
 func TestSearch_NoMatchPastTheFirstSpanIsCountedOnce(t *testing.T) {
 	defer func(w int) { rankWindow = w }(rankWindow)
 	rankWindow = 2 // the first span: windowSpan*2 = 32 ids
-	cfg, err := ParseConfig(testDSN(t), freshSchema(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &sqlRecorder{}
-	cfg.ConnConfig.Tracer = rec
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	s, err := OpenPool(t.Context(), pool, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := tracedStore(t, rec)
 	ctx := t.Context()
 	if _, err := s.CreateSession(ctx, store.NewSession{ID: "r", Source: "test"}); err != nil {
 		t.Fatal(err)

@@ -118,13 +118,17 @@ SELECT CAST(COALESCE((SELECT MIN(a.id) FROM messages a WHERE a.session_id = sqlc
 -- most max_sessions of them (two seeks a session), the span a search by
 -- that source reads; 1 and 0 when they hold no message; 0 and the
 -- largest id (every id) when the source has more sessions, whose span
--- would cost more to find than it saves.
-SELECT CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions c WHERE c.source = sqlc.arg(source) LIMIT CAST(sqlc.arg(max_sessions) AS INTEGER) + 1)) > CAST(sqlc.arg(max_sessions) AS INTEGER)
-                 THEN 0
+-- would cost more to find than it saves (counted up to one past the
+-- limit).
+WITH many AS (
+  SELECT COUNT(*) > CAST(sqlc.arg(max_sessions) AS INTEGER) AS too_many
+  FROM (SELECT 1 FROM sessions c WHERE c.source = sqlc.arg(source) LIMIT CAST(sqlc.arg(max_sessions) AS INTEGER) + 1)
+)
+SELECT CAST(CASE WHEN many.too_many THEN 0
                  ELSE COALESCE((SELECT MIN((SELECT MIN(x.id) FROM messages x WHERE x.session_id = s.id)) FROM sessions s WHERE s.source = sqlc.arg(source)), 1) END AS INTEGER) AS lo_id,
-       CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions d WHERE d.source = sqlc.arg(source) LIMIT CAST(sqlc.arg(max_sessions) AS INTEGER) + 1)) > CAST(sqlc.arg(max_sessions) AS INTEGER)
-                 THEN 9223372036854775807
-                 ELSE COALESCE((SELECT MAX((SELECT MAX(y.id) FROM messages y WHERE y.session_id = t.id)) FROM sessions t WHERE t.source = sqlc.arg(source)), 0) END AS INTEGER) AS hi_id;
+       CAST(CASE WHEN many.too_many THEN 9223372036854775807
+                 ELSE COALESCE((SELECT MAX((SELECT MAX(y.id) FROM messages y WHERE y.session_id = t.id)) FROM sessions t WHERE t.source = sqlc.arg(source)), 0) END AS INTEGER) AS hi_id
+FROM many;
 
 -- name: SearchAnyHidden :one
 -- Whether any session is hidden (the partial index sessions_hidden): a

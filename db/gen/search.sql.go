@@ -1220,12 +1220,15 @@ func (q *Queries) SearchSessionSpan(ctx context.Context, db DBTX, sessionID stri
 }
 
 const searchSourceSpan = `-- name: SearchSourceSpan :one
-SELECT CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions c WHERE c.source = ?1 LIMIT CAST(?2 AS INTEGER) + 1)) > CAST(?2 AS INTEGER)
-                 THEN 0
+WITH many AS (
+  SELECT COUNT(*) > CAST(?2 AS INTEGER) AS too_many
+  FROM (SELECT 1 FROM sessions c WHERE c.source = ?1 LIMIT CAST(?2 AS INTEGER) + 1)
+)
+SELECT CAST(CASE WHEN many.too_many THEN 0
                  ELSE COALESCE((SELECT MIN((SELECT MIN(x.id) FROM messages x WHERE x.session_id = s.id)) FROM sessions s WHERE s.source = ?1), 1) END AS INTEGER) AS lo_id,
-       CAST(CASE WHEN (SELECT COUNT(*) FROM (SELECT 1 FROM sessions d WHERE d.source = ?1 LIMIT CAST(?2 AS INTEGER) + 1)) > CAST(?2 AS INTEGER)
-                 THEN 9223372036854775807
+       CAST(CASE WHEN many.too_many THEN 9223372036854775807
                  ELSE COALESCE((SELECT MAX((SELECT MAX(y.id) FROM messages y WHERE y.session_id = t.id)) FROM sessions t WHERE t.source = ?1), 0) END AS INTEGER) AS hi_id
+FROM many
 `
 
 type SearchSourceSpanParams struct {
@@ -1242,7 +1245,8 @@ type SearchSourceSpanRow struct {
 // most max_sessions of them (two seeks a session), the span a search by
 // that source reads; 1 and 0 when they hold no message; 0 and the
 // largest id (every id) when the source has more sessions, whose span
-// would cost more to find than it saves.
+// would cost more to find than it saves (counted up to one past the
+// limit).
 func (q *Queries) SearchSourceSpan(ctx context.Context, db DBTX, arg SearchSourceSpanParams) (SearchSourceSpanRow, error) {
 	row := db.QueryRowContext(ctx, searchSourceSpan, arg.Source, arg.MaxSessions)
 	var i SearchSourceSpanRow
