@@ -92,17 +92,14 @@ func (e pgExecutor) MessageInsertBatch(ctx context.Context, rows []driver.Messag
 }
 
 func (e pgExecutor) insertMany(ctx context.Context, rows []driver.MessageInsertParams) ([]int64, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	objs := make([]insertRow, len(rows))
-	for i := range rows {
-		objs[i] = insertRow(rows[i])
+	if p, ok := e.db.(*pipeline); ok { // the round may share its statement (pipeshare.go)
+		return p.insertRows(rows)
 	}
-	if err := enc.Encode(objs); err != nil {
-		return nil, fmt.Errorf("pg: encoding an append's rows: %w", err)
+	objs, err := rowObjects(rows)
+	if err != nil {
+		return nil, err
 	}
-	ids, err := e.q.MessageInsertMany(ctx, e.db, b.String())
+	ids, err := e.q.MessageInsertMany(ctx, e.db, "["+objs+"]")
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -110,6 +107,24 @@ func (e pgExecutor) insertMany(ctx context.Context, rows []driver.MessageInsertP
 		return nil, fmt.Errorf("pg: %d rows inserted, %d ids returned", len(rows), len(ids))
 	}
 	return ids, nil
+}
+
+// rowObjects is rows as MessageInsertMany's JSON objects, comma-separated:
+// the inside of its array, which a shared statement joins with other
+// appends' (pipeshare.go).
+func rowObjects(rows []driver.MessageInsertParams) (string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := enc.Encode(insertRow(rows[i])); err != nil {
+			return "", fmt.Errorf("pg: encoding an append's rows: %w", err)
+		}
+	}
+	return b.String(), nil
 }
 
 // textBytes is the text of a row's columns, about what its JSON takes.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sessiondb/sessiondb/store/driver"
 )
 
 // errNotPipelined stops an append that asked the pipeline for a
@@ -25,7 +27,7 @@ var errNotPipelined = errors.New("pg: a multi-row query inside a pipelined appen
 // pipeline runs the callbacks of several lanes concurrently on one
 // connection. A lane's statement waits until every lane is waiting for a
 // statement or done; then all waiting statements go to the server in one
-// pgx.Batch, in lane order, and each lane gets its answer.
+// pgx.Batch, in the order they were asked for, and each lane gets its answer.
 //
 // Statements of different lanes interleave, so lanes must touch disjoint
 // rows — one lane a session, its appends in order — for the outcome to be
@@ -50,9 +52,17 @@ type pipeStmt struct {
 	args []any
 	dest []any // a row's scan targets; nil for an Exec
 	row  bool
-	tag  pgconn.CommandTag
-	err  error
-	done chan struct{}
+	// A statement the round may share with other lanes' (pipeshare.go):
+	// new rows (their JSON objects, the size of their text; ids answers),
+	// or a session's counters (tag answers). sql is then empty.
+	rows      []driver.MessageInsertParams
+	rowsJSON  string
+	rowsBytes int
+	ids       []int64
+	counts    *driver.SessionAddMessageCountsParams
+	tag       pgconn.CommandTag
+	err       error
+	done      chan struct{}
 }
 
 // runLanes runs every lane in a goroutine of its own and the round trips
@@ -93,17 +103,14 @@ func (p *pipeline) laneDone() {
 // send sends a round's statements as one batch and answers each.
 func (p *pipeline) send(round []*pipeStmt) {
 	p.rounds++
+	out := shareRound(p.ctx, round)
 	var b pgx.Batch
-	for _, s := range round {
-		b.Queue(s.sql, s.args...)
+	for _, o := range out {
+		b.Queue(o.sql, o.args...)
 	}
 	res := p.conn.SendBatch(p.ctx, &b)
-	for _, s := range round {
-		if s.row {
-			s.err = res.QueryRow().Scan(s.dest...)
-		} else {
-			s.tag, s.err = res.Exec()
-		}
+	for _, o := range out {
+		o.read(res)
 	}
 	if err := res.Close(); err != nil {
 		for _, s := range round {

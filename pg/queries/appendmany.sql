@@ -35,3 +35,30 @@ WITH ins AS (
     RETURNING id
 )
 SELECT CAST(array_agg(id ORDER BY id) AS bigint[]) AS ids FROM ins;
+
+-- name: SessionAddMessageCountsMany :one
+-- SessionAddMessageCounts for the sessions of several appends in one
+-- statement (pg/pipeshare.go): counts is a JSON array of objects, one an
+-- append, with SessionAddMessageCounts's parameters (id, messages,
+-- tool_calls), each session at most once; text, as MessageInsertMany's. The ids of the sessions
+-- it counted come back as one array, a single row that a pipelined append
+-- can read; a session missing from it counted nothing (closed by
+-- compression, or missing), as SessionAddMessageCounts's 0 rows says.
+WITH counted AS (
+    UPDATE sessions
+    SET message_count = message_count + v.messages,
+        tool_call_count = tool_call_count + v.tool_calls,
+        display_revision = display_revision + 1,
+        archived = archived * (1 - auto_archived),
+        auto_archived = 0,
+        last_message_at = GREATEST(sessions.last_message_at, newest.at),
+        conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+    FROM json_to_recordset(CAST(CAST(sqlc.arg(counts) AS text) AS json))
+            AS v (id text, messages bigint, tool_calls bigint)
+        CROSS JOIN LATERAL (SELECT max(n.created_at) AS at FROM (
+            SELECT m.created_at FROM messages m WHERE m.session_id = v.id
+            ORDER BY m.id DESC LIMIT v.messages) n) newest
+    WHERE sessions.id = v.id AND sessions.end_reason IS DISTINCT FROM 'compression'
+    RETURNING sessions.id
+)
+SELECT CAST(array_agg(id) AS text[]) AS ids FROM counted;

@@ -1,0 +1,313 @@
+package pg
+
+// pipeshare.go lets the appends of one pipeline round share statements:
+// the new rows of every lane waiting to insert go in one
+// MessageInsertMany, and the counters of every lane waiting to count in
+// one SessionAddMessageCountsMany, instead of a statement each. A round
+// of 16 single-message appends is then two statements, not 32: each
+// statement the server runs parses, plans, prepares the table's CHECK
+// expressions and opens its indexes again, and a multi-row statement
+// pays that once (docs/PERFORMANCE.md, "PostgreSQL: a round's appends in
+// shared statements").
+//
+// Sharing changes no outcome: lanes touch disjoint sessions, so their
+// statements commute; the shared INSERT takes the rows in the order the
+// lanes asked, as the round's statements went before, so each append's
+// ids ascend in its order; a failure fails
+// every lane of the shared statement, and any failure on the pipeline
+// already sends the whole batch to run again careful, one caller at a
+// time in savepoints, where nothing is shared (appendbatch.go).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sessiondb/sessiondb/internal/rules"
+	"github.com/sessiondb/sessiondb/pg/internal/pggen"
+	"github.com/sessiondb/sessiondb/store/driver"
+)
+
+// MessageInsert implements driver.Queries. On a pipeline a row that JSON
+// carries (jsonCarries) waits for the round and may share its INSERT.
+func (e pgExecutor) MessageInsert(ctx context.Context, arg driver.MessageInsertParams) (int64, error) {
+	p, ok := e.db.(*pipeline)
+	if !ok || !shareable(&arg) {
+		return e.executor.MessageInsert(ctx, arg)
+	}
+	ids, err := p.insertRows([]driver.MessageInsertParams{arg})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// SessionAddMessageCounts implements driver.Queries. On a pipeline it
+// waits for the round and may share its UPDATE.
+func (e pgExecutor) SessionAddMessageCounts(ctx context.Context, arg driver.SessionAddMessageCountsParams) (int64, error) {
+	p, ok := e.db.(*pipeline)
+	if !ok {
+		return e.executor.SessionAddMessageCounts(ctx, arg)
+	}
+	s := &pipeStmt{counts: &arg}
+	p.submit(s)
+	if s.err != nil {
+		return 0, mapError(s.err)
+	}
+	return s.tag.RowsAffected(), nil
+}
+
+// shareable reports whether a row may go in a shared INSERT: what
+// MessageInsertBatch would put in a MessageInsertMany.
+func shareable(p *driver.MessageInsertParams) bool {
+	return jsonCarries(p) && textBytes(p) <= insertManyBytes
+}
+
+// insertRows inserts rows (each shareable, at most insertManyRows of
+// them) in this round's shared INSERT and returns their ids, in order.
+// The lane encodes its rows' JSON itself, beside the other lanes.
+func (p *pipeline) insertRows(rows []driver.MessageInsertParams) ([]int64, error) {
+	objs, err := rowObjects(rows)
+	if err != nil {
+		return nil, err
+	}
+	s := &pipeStmt{rows: rows, rowsJSON: objs}
+	for i := range rows {
+		s.rowsBytes += textBytes(&rows[i])
+	}
+	p.submit(s)
+	if s.err != nil {
+		return nil, mapError(s.err)
+	}
+	if len(s.ids) != len(rows) {
+		return nil, fmt.Errorf("pg: %d rows inserted, %d ids returned", len(rows), len(s.ids))
+	}
+	return s.ids, nil
+}
+
+// outgoing is one statement of a round as sent, and how its answer
+// reaches the lanes' statements it carries.
+type outgoing struct {
+	sql  string
+	args []any
+	read func(pgx.BatchResults)
+}
+
+// shareRound turns a round's statements into the statements sent: each
+// plain statement as it is, where the first of the round's inserts stood
+// the inserts packed into as few MessageInsertMany as their bounds allow,
+// and where the first counter update stood the updates in one. A shared
+// statement that would carry one lane's statement alone is that
+// statement, as the lane would have sent it.
+func shareRound(ctx context.Context, round []*pipeStmt) []outgoing {
+	var inserts, counts []*pipeStmt
+	for _, s := range round {
+		switch {
+		case s.rows != nil:
+			inserts = append(inserts, s)
+		case s.counts != nil:
+			counts = append(counts, s)
+		}
+	}
+	out := make([]outgoing, 0, len(round))
+	for _, s := range round {
+		switch {
+		case s.rows != nil:
+			if s == inserts[0] {
+				out = append(out, sharedInserts(ctx, inserts)...)
+			}
+		case s.counts != nil:
+			if s == counts[0] {
+				out = append(out, sharedCounts(ctx, counts)...)
+			}
+		default:
+			out = append(out, plain(s))
+		}
+	}
+	return out
+}
+
+// plain is a statement sent as its lane wrote it.
+func plain(s *pipeStmt) outgoing {
+	return outgoing{sql: s.sql, args: s.args, read: func(res pgx.BatchResults) {
+		if s.row {
+			s.err = res.QueryRow().Scan(s.dest...)
+		} else {
+			s.tag, s.err = res.Exec()
+		}
+	}}
+}
+
+// sharedInserts packs the inserts' rows, in order, into statements of at
+// most insertManyRows rows and insertManyBytes of text (a lane's rows
+// stay in one statement).
+func sharedInserts(ctx context.Context, inserts []*pipeStmt) []outgoing {
+	var out []outgoing
+	for len(inserts) > 0 {
+		n, rows, size := 0, 0, 0
+		for n < len(inserts) {
+			r, b := len(inserts[n].rows), inserts[n].rowsBytes
+			if n > 0 && (rows+r > insertManyRows || size+b > insertManyBytes) {
+				break
+			}
+			n, rows, size = n+1, rows+r, size+b
+		}
+		out = append(out, insertStatement(ctx, inserts[:n]))
+		inserts = inserts[n:]
+	}
+	return out
+}
+
+// insertStatement is one INSERT for the rows of group's statements: the
+// plain MessageInsert for a single row, else a MessageInsertMany whose
+// ids are handed back in order, each statement its own.
+func insertStatement(ctx context.Context, group []*pipeStmt) outgoing {
+	if len(group) == 1 && len(group[0].rows) == 1 {
+		s := group[0]
+		sql, args := recorded(func(db pggen.DBTX) error {
+			_, err := queries.MessageInsert(ctx, db, pggen.MessageInsertParams(s.rows[0]))
+			return err
+		})
+		return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+			var id int64
+			if s.err = res.QueryRow().Scan(&id); s.err == nil {
+				s.ids = []int64{id}
+			}
+		}}
+	}
+	var doc strings.Builder
+	rows := 0
+	doc.WriteByte('[')
+	for i, s := range group {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(s.rowsJSON)
+		rows += len(s.rows)
+	}
+	doc.WriteByte(']')
+	sql, args := recorded(func(db pggen.DBTX) error {
+		_, err := queries.MessageInsertMany(ctx, db, doc.String())
+		return err
+	})
+	return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+		var ids []int64
+		err := res.QueryRow().Scan(&ids)
+		if err == nil && len(ids) != rows {
+			err = fmt.Errorf("pg: %d rows inserted, %d ids returned", rows, len(ids))
+		}
+		for _, s := range group {
+			if err != nil {
+				s.err = err
+				continue
+			}
+			s.ids, ids = ids[:len(s.rows)], ids[len(s.rows):]
+		}
+	}}
+}
+
+// countRow is SessionAddMessageCounts's parameters as
+// SessionAddMessageCountsMany's JSON objects.
+type countRow struct {
+	ID        string `json:"id"`
+	Messages  int64  `json:"messages"`
+	ToolCalls int64  `json:"tool_calls"`
+}
+
+// sharedCounts is one UPDATE for the counters of every statement in
+// counts, each its session's (a round has one statement a lane, a lane
+// one session): a session the statement counted answers its statement 1
+// row, as SessionAddMessageCounts would; one it did not, 0. A second
+// statement of a session, or an id JSON would not carry, is sent alone.
+func sharedCounts(ctx context.Context, counts []*pipeStmt) []outgoing {
+	var out []outgoing
+	var group []*pipeStmt
+	seen := map[string]bool{}
+	for _, s := range counts {
+		if seen[s.counts.ID] || !rules.JSONExact(s.counts.ID) {
+			out = append(out, countStatement(ctx, []*pipeStmt{s}))
+			continue
+		}
+		seen[s.counts.ID] = true
+		group = append(group, s)
+	}
+	return append([]outgoing{countStatement(ctx, group)}, out...)
+}
+
+func countStatement(ctx context.Context, group []*pipeStmt) outgoing {
+	if len(group) == 1 {
+		s := group[0]
+		sql, args := recorded(func(db pggen.DBTX) error {
+			_, err := queries.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams(*s.counts))
+			return err
+		})
+		return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+			s.tag, s.err = res.Exec()
+		}}
+	}
+	rows := make([]countRow, len(group))
+	for i, s := range group {
+		rows[i] = countRow{ID: s.counts.ID, Messages: s.counts.Messages, ToolCalls: s.counts.ToolCalls}
+	}
+	doc, _ := json.Marshal(rows) // strings JSON carries, and integers: cannot fail
+	sql, args := recorded(func(db pggen.DBTX) error {
+		_, err := queries.SessionAddMessageCountsMany(ctx, db, string(doc))
+		return err
+	})
+	return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+		var ids []string
+		err := res.QueryRow().Scan(&ids)
+		for _, s := range group {
+			switch {
+			case err != nil:
+				s.err = err
+			case slices.Contains(ids, s.counts.ID):
+				s.tag = pgconn.NewCommandTag("UPDATE 1")
+			default:
+				s.tag = pgconn.NewCommandTag("UPDATE 0")
+			}
+		}
+	}}
+}
+
+// recorded is the statement a generated query sends: its text and
+// arguments, read by running it on a connection that only records them.
+// The pipeline sends it in its own batch.
+func recorded(query func(db pggen.DBTX) error) (string, []any) {
+	var r recorder
+	_ = query(&r) // always errRecorded
+	return r.sql, r.args
+}
+
+var errRecorded = errors.New("pg: recorded, not sent")
+
+// recorder is a pggen.DBTX that keeps the statement it is given.
+type recorder struct {
+	sql  string
+	args []any
+}
+
+func (r *recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.sql, r.args = sql, args
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r *recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.sql, r.args = sql, args
+	return nil, errRecorded
+}
+
+func (r *recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.sql, r.args = sql, args
+	return recordedRow{}
+}
+
+type recordedRow struct{}
+
+func (recordedRow) Scan(...any) error { return errRecorded }
