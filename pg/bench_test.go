@@ -177,6 +177,15 @@ func BenchmarkAppendMessage_OwnSessions(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendMessage_OwnSessionsKeyed is OwnSessions with an
+// idempotency key on every message, as a gateway that resends sends them:
+// a lookup by key before each insert.
+func BenchmarkAppendMessage_OwnSessionsKeyed(b *testing.B) {
+	for _, n := range []int{16, 64} {
+		b.Run(fmt.Sprintf("appenders=%d", n), func(b *testing.B) { benchAppend(b, 0, n, true, true) })
+	}
+}
+
 // BenchmarkAppendMessage_Concurrent runs N appenders sharing b.N
 // AppendMessage calls on one session, each call its own transaction, on
 // the default pool — the SQLite benchmark of the same name. keyed=true

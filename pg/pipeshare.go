@@ -7,8 +7,7 @@ package pg
 // of 16 single-message appends is then two statements, not 32: each
 // statement the server runs parses, plans, prepares the table's CHECK
 // expressions and opens its indexes again, and a multi-row statement
-// pays that once (docs/PERFORMANCE.md, "PostgreSQL: a round's appends in
-// shared statements").
+// pays that once (docs/PERFORMANCE.md, issue 33's "Today").
 //
 // Sharing changes no outcome: lanes touch disjoint sessions, so their
 // statements commute; the shared INSERT takes the rows in the order the
