@@ -27,6 +27,7 @@ type appendRequest struct {
 	ctx       context.Context
 	sessionID string
 	fn        func(context.Context, driver.Executor) error
+	blind     bool // fn looks nothing up: it may run beside its session's other appends
 	patience  time.Duration
 	deadline  time.Time
 	done      chan appendResult // buffered: the leader never blocks on delivery
@@ -117,7 +118,7 @@ const maxBatches = 2
 // fn runs again only after its changes were rolled back. A caller whose
 // ctx ends before its batch takes it is removed (ctx's error); once taken
 // it waits for the batch, which patience bounds.
-func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, fn func(context.Context, driver.Executor) error) error {
+func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, blind bool, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
@@ -134,7 +135,7 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, patience: patience,
+	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, blind: blind, patience: patience,
 		deadline: deadline, done: make(chan appendResult, 1)}
 	a := d.appends
 	a.enqueue(r)
@@ -412,8 +413,11 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 }
 
 // runPipelined runs the batch's appends on the pipeline, one lane a
-// session, so that one round trip carries a statement of every session
-// (pipeline.go). A session the batch could not lock is missing: its
+// session, its appends in order, so that one round trip carries a
+// statement of every session (pipeline.go); a blind append (it looks
+// nothing up) has a lane of its own, beside its session's, so that the
+// appends of one busy session share their statements too
+// (pipeshare.go). A session the batch could not lock is missing: its
 // append will fail, so it runs after the others, in a savepoint. Any
 // failure on the pipeline aborts the transaction: then everyone runs
 // again, careful (undone), or, when the server rolled back for a reason
@@ -421,19 +425,29 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool) {
 	var lanes [][]*appendRequest
 	var missing []*appendRequest
-	lane := map[string]int{}
+	lane := map[string]int{}    // the lane of each session's appends that look up
+	lanesOf := map[string]int{} // how many lanes each session has
 	for _, r := range batch {
 		if !locked[r.sessionID] {
 			missing = append(missing, r)
 			continue
 		}
 		i, seen := lane[r.sessionID]
-		if !seen {
+		if r.blind || !seen {
 			i = len(lanes)
-			lane[r.sessionID] = i
 			lanes = append(lanes, nil)
+			lanesOf[r.sessionID]++
+			if !r.blind {
+				lane[r.sessionID] = i
+			}
 		}
 		lanes[i] = append(lanes[i], r)
+	}
+	crowded := map[string]bool{}
+	for sid, n := range lanesOf {
+		if n > 1 {
+			crowded[sid] = true
+		}
 	}
 	errs := make([]error, len(lanes))
 	runs := make([]func(*pipeline), len(lanes))
@@ -452,7 +466,7 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 			}
 		}
 	}
-	runLanes(ctx, c, runs)
+	runLanes(ctx, c, runs, crowded)
 	if aborted(c) && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
 		return nil, batch, nil, true // a callback hid a failed statement: find whose, careful
 	}

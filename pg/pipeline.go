@@ -44,6 +44,12 @@ type pipeline struct {
 	// +checklocks:mu
 	pending []*pipeStmt
 	rounds  int // round trips sent
+	// crowded are the sessions with several lanes (blind appends beside
+	// their session's others): their counters are read from every row the
+	// pipeline inserted into them (pipeshare.go), counted in inserted.
+	crowded map[string]bool
+	// +checklocks:mu
+	inserted map[string]int64
 }
 
 // pipeStmt is one lane's statement and, once answered, its outcome.
@@ -67,9 +73,10 @@ type pipeStmt struct {
 
 // runLanes runs every lane in a goroutine of its own and the round trips
 // in the caller's, until all lanes return. A lane gets the pipeline as
-// its connection (pggen.DBTX).
-func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline)) (rounds int) {
-	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes)}
+// its connection (pggen.DBTX). crowded names the sessions that have
+// several lanes.
+func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool) (rounds int) {
+	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}}
 	p.wake.L = &p.mu
 	for _, lane := range lanes {
 		go func() {
@@ -103,7 +110,7 @@ func (p *pipeline) laneDone() {
 // send sends a round's statements as one batch and answers each.
 func (p *pipeline) send(round []*pipeStmt) {
 	p.rounds++
-	out := shareRound(p.ctx, round)
+	out := shareRound(p, round)
 	var b pgx.Batch
 	for _, o := range out {
 		b.Queue(o.sql, o.args...)

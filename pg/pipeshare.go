@@ -37,7 +37,11 @@ import (
 // carries (jsonCarries) waits for the round and may share its INSERT.
 func (e pgExecutor) MessageInsert(ctx context.Context, arg driver.MessageInsertParams) (int64, error) {
 	p, ok := e.db.(*pipeline)
-	if !ok || !shareable(&arg) {
+	if !ok {
+		return e.executor.MessageInsert(ctx, arg)
+	}
+	if !shareable(&arg) {
+		p.noteInserted(arg.SessionID, 1)
 		return e.executor.MessageInsert(ctx, arg)
 	}
 	ids, err := p.insertRows([]driver.MessageInsertParams{arg})
@@ -76,6 +80,7 @@ func (p *pipeline) insertRows(rows []driver.MessageInsertParams) ([]int64, error
 	if err != nil {
 		return nil, err
 	}
+	p.noteInserted(rows[0].SessionID, len(rows)) // one append's rows: one session's
 	s := &pipeStmt{rows: rows, rowsJSON: objs}
 	for i := range rows {
 		s.rowsBytes += textBytes(&rows[i])
@@ -104,7 +109,7 @@ type outgoing struct {
 // and where the first counter update stood the updates in one. A shared
 // statement that would carry one lane's statement alone is that
 // statement, as the lane would have sent it.
-func shareRound(ctx context.Context, round []*pipeStmt) []outgoing {
+func shareRound(p *pipeline, round []*pipeStmt) []outgoing {
 	var inserts, counts []*pipeStmt
 	for _, s := range round {
 		switch {
@@ -119,17 +124,32 @@ func shareRound(ctx context.Context, round []*pipeStmt) []outgoing {
 		switch {
 		case s.rows != nil:
 			if s == inserts[0] {
-				out = append(out, sharedInserts(ctx, inserts)...)
+				out = append(out, sharedInserts(p, inserts)...)
 			}
 		case s.counts != nil:
 			if s == counts[0] {
-				out = append(out, sharedCounts(ctx, counts)...)
+				out = append(out, sharedCounts(p, counts)...)
 			}
 		default:
 			out = append(out, plain(s))
 		}
 	}
 	return out
+}
+
+// noteInserted counts n rows a lane asks the pipeline to insert into
+// session sid (counted when asked: sharedCounts reads them all).
+func (p *pipeline) noteInserted(sid string, n int) {
+	p.mu.Lock()
+	p.inserted[sid] += int64(n)
+	p.mu.Unlock()
+}
+
+// insertedInto is how many rows lanes have asked to insert into sid.
+func (p *pipeline) insertedInto(sid string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inserted[sid]
 }
 
 // plain is a statement sent as its lane wrote it.
@@ -146,7 +166,7 @@ func plain(s *pipeStmt) outgoing {
 // sharedInserts packs the inserts' rows, in order, into statements of at
 // most insertManyRows rows and insertManyBytes of text (a lane's rows
 // stay in one statement).
-func sharedInserts(ctx context.Context, inserts []*pipeStmt) []outgoing {
+func sharedInserts(p *pipeline, inserts []*pipeStmt) []outgoing {
 	var out []outgoing
 	for len(inserts) > 0 {
 		n, rows, size := 0, 0, 0
@@ -157,7 +177,7 @@ func sharedInserts(ctx context.Context, inserts []*pipeStmt) []outgoing {
 			}
 			n, rows, size = n+1, rows+r, size+b
 		}
-		out = append(out, insertStatement(ctx, inserts[:n]))
+		out = append(out, insertStatement(p, inserts[:n]))
 		inserts = inserts[n:]
 	}
 	return out
@@ -166,7 +186,8 @@ func sharedInserts(ctx context.Context, inserts []*pipeStmt) []outgoing {
 // insertStatement is one INSERT for the rows of group's statements: the
 // plain MessageInsert for a single row, else a MessageInsertMany whose
 // ids are handed back in order, each statement its own.
-func insertStatement(ctx context.Context, group []*pipeStmt) outgoing {
+func insertStatement(p *pipeline, group []*pipeStmt) outgoing {
+	ctx := p.ctx
 	if len(group) == 1 && len(group[0].rows) == 1 {
 		s := group[0]
 		sql, args := recorded(func(db pggen.DBTX) error {
@@ -211,67 +232,89 @@ func insertStatement(ctx context.Context, group []*pipeStmt) outgoing {
 	}}
 }
 
-// countRow is SessionAddMessageCounts's parameters as
-// SessionAddMessageCountsMany's JSON objects.
+// countRow is SessionAddMessageCountsMany's JSON object for one
+// session: the counts of its appends in the round.
 type countRow struct {
 	ID        string `json:"id"`
 	Messages  int64  `json:"messages"`
 	ToolCalls int64  `json:"tool_calls"`
+	Appends   int64  `json:"appends"`
+	Newest    int64  `json:"newest"`
+	stmts     []*pipeStmt
 }
 
 // sharedCounts is one UPDATE for the counters of every statement in
-// counts, each its session's (a round has one statement a lane, a lane
-// one session): a session the statement counted answers its statement 1
-// row, as SessionAddMessageCounts would; one it did not, 0. A second
-// statement of a session, or an id JSON would not carry, is sent alone.
-func sharedCounts(ctx context.Context, counts []*pipeStmt) []outgoing {
+// counts. The statements of one session (blind appends in lanes of their
+// own, pipeshare's crowded sessions) are added together, and read
+// last_message_at from every row the pipeline inserted into it: counted
+// one by one, each would read only its own count of the newest rows,
+// which another lane's insert may have put after them. Every row asked
+// for counts, this round's too, whichever statement the round sends
+// first: a row read too many is one last_message_at already covers. Each statement is
+// answered as SessionAddMessageCounts would: 1 row if its session
+// counted, else 0. A lone statement of a session alone in the round, or
+// an id JSON would not carry, is sent as it is.
+func sharedCounts(p *pipeline, counts []*pipeStmt) []outgoing {
 	var out []outgoing
-	var group []*pipeStmt
-	seen := map[string]bool{}
+	var rows []*countRow
+	bySession := map[string]*countRow{}
 	for _, s := range counts {
-		if seen[s.counts.ID] || !rules.JSONExact(s.counts.ID) {
-			out = append(out, countStatement(ctx, []*pipeStmt{s}))
+		c := s.counts
+		if !rules.JSONExact(c.ID) {
+			out = append(out, countStatement(p, s))
 			continue
 		}
-		seen[s.counts.ID] = true
-		group = append(group, s)
+		r := bySession[c.ID]
+		if r == nil {
+			r = &countRow{ID: c.ID}
+			bySession[c.ID] = r
+			rows = append(rows, r)
+		}
+		r.Messages += c.Messages
+		r.ToolCalls += c.ToolCalls
+		r.Appends++
+		r.stmts = append(r.stmts, s)
 	}
-	return append([]outgoing{countStatement(ctx, group)}, out...)
-}
-
-func countStatement(ctx context.Context, group []*pipeStmt) outgoing {
-	if len(group) == 1 {
-		s := group[0]
-		sql, args := recorded(func(db pggen.DBTX) error {
-			_, err := queries.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams(*s.counts))
-			return err
-		})
-		return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
-			s.tag, s.err = res.Exec()
-		}}
+	if len(rows) == 1 && len(rows[0].stmts) == 1 && !p.crowded[rows[0].ID] {
+		return append(out, countStatement(p, rows[0].stmts[0]))
 	}
-	rows := make([]countRow, len(group))
-	for i, s := range group {
-		rows[i] = countRow{ID: s.counts.ID, Messages: s.counts.Messages, ToolCalls: s.counts.ToolCalls}
+	if len(rows) == 0 {
+		return out
+	}
+	for _, r := range rows {
+		r.Newest = r.Messages
+		if p.crowded[r.ID] {
+			r.Newest = max(r.Messages, p.insertedInto(r.ID))
+		}
 	}
 	doc, _ := json.Marshal(rows) // strings JSON carries, and integers: cannot fail
 	sql, args := recorded(func(db pggen.DBTX) error {
-		_, err := queries.SessionAddMessageCountsMany(ctx, db, string(doc))
+		_, err := queries.SessionAddMessageCountsMany(p.ctx, db, string(doc))
+		return err
+	})
+	return append(out, outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+		var ids []string
+		err := res.QueryRow().Scan(&ids)
+		for _, r := range rows {
+			tag := pgconn.NewCommandTag("UPDATE 0")
+			if slices.Contains(ids, r.ID) {
+				tag = pgconn.NewCommandTag("UPDATE 1")
+			}
+			for _, s := range r.stmts {
+				s.tag, s.err = tag, err
+			}
+		}
+	}})
+}
+
+// countStatement is s's SessionAddMessageCounts, sent as it is.
+func countStatement(p *pipeline, s *pipeStmt) outgoing {
+	sql, args := recorded(func(db pggen.DBTX) error {
+		_, err := queries.SessionAddMessageCounts(p.ctx, db, pggen.SessionAddMessageCountsParams(*s.counts))
 		return err
 	})
 	return outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
-		var ids []string
-		err := res.QueryRow().Scan(&ids)
-		for _, s := range group {
-			switch {
-			case err != nil:
-				s.err = err
-			case slices.Contains(ids, s.counts.ID):
-				s.tag = pgconn.NewCommandTag("UPDATE 1")
-			default:
-				s.tag = pgconn.NewCommandTag("UPDATE 0")
-			}
-		}
+		s.tag, s.err = res.Exec()
 	}}
 }
 

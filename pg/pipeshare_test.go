@@ -1,7 +1,9 @@
 package pg
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +66,7 @@ func runSharedLanes(t *testing.T, s *Store, rows map[string][]string, order []st
 			}
 		}
 	}
-	runLanes(ctx, conn.Conn(), lanes)
+	runLanes(ctx, conn.Conn(), lanes, nil)
 	out := map[string]laneResult{}
 	for i, sid := range order {
 		out[sid] = got[i]
@@ -192,10 +194,93 @@ func TestPipeline_SharedFailureReachesEveryLane(t *testing.T) {
 			_, errs[i] = ex.MessageInsert(ctx, driver.MessageInsertParams{SessionID: string(rune('a' + i)), Role: role, Content: "x", CreatedAt: 1})
 		}
 	}
-	runLanes(ctx, conn.Conn(), lanes)
+	runLanes(ctx, conn.Conn(), lanes, nil)
 	for i, err := range errs {
 		if !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("lane %d: %v; want the check's refusal", i, err)
 		}
+	}
+}
+
+// Blind appends of one session run in lanes of their own beside the
+// session's appends that look up (appendbatch.go), and share their
+// statements: the session's counters add up, display_revision moves by
+// one an append, and last_message_at reaches the newest message whatever
+// order the lanes' rows went in.
+func TestPipeline_BlindAppendsOfOneSessionShare(t *testing.T) {
+	ctx := t.Context()
+	counter := &statementCounter{n: map[string]int{}}
+	s := tracedStore(t, counter)
+	for _, id := range []string{"hot", "cold"} {
+		if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revision := func() int64 {
+		var r int64
+		if err := s.eng.pool.QueryRow(ctx, "SELECT display_revision FROM sessions WHERE id = 'hot'").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	before := revision()
+	// A lane that pauses asks for its statement after the others: the
+	// round waits for it, and sends what the others asked first.
+	insertAt := func(sid string, at int64, lookUp bool, pauseInsert, pauseCount time.Duration) func(context.Context, driver.Executor) error {
+		return func(ctx context.Context, tx driver.Executor) error {
+			if lookUp { // as an append with an idempotency key does first
+				key := fmt.Sprint("k", at)
+				if _, err := tx.MessageIDByIdempotencyKey(ctx, driver.MessageIDByIdempotencyKeyParams{SessionID: sid, IdempotencyKey: &key}); !errors.Is(err, driver.ErrNotFound) {
+					return fmt.Errorf("lookup: %v", err)
+				}
+			}
+			time.Sleep(pauseInsert)
+			if _, err := tx.MessageInsert(ctx, driver.MessageInsertParams{SessionID: sid, Role: "user", Content: fmt.Sprint("at ", at), CreatedAt: at}); err != nil {
+				return err
+			}
+			time.Sleep(pauseCount)
+			n, err := tx.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: sid, Messages: 1})
+			if err == nil && n != 1 {
+				err = fmt.Errorf("counted %d rows", n)
+			}
+			return err
+		}
+	}
+	// The newest message (3000) is the first blind row, and the append
+	// that looks up inserts its row (500) in the round that counts the
+	// blind ones, before their count: counted by their own number of
+	// newest rows (3), the blind appends would read 500, 2000 and 1000.
+	const pause = 20 * time.Millisecond
+	reqs := []struct {
+		sid                     string
+		at                      int64
+		lookUp                  bool
+		pauseInsert, pauseCount time.Duration
+	}{{"hot", 3000, false, 0, pause}, {"hot", 500, true, 0, 0}, {"hot", 1000, false, pause, pause}, {"hot", 2000, false, pause, pause}, {"cold", 10, false, 0, 0}}
+	var rs []*appendRequest
+	for _, r := range reqs {
+		rs = append(rs, &appendRequest{ctx: ctx, sessionID: r.sid, fn: insertAt(r.sid, r.at, r.lookUp, r.pauseInsert, r.pauseCount), blind: !r.lookUp,
+			patience: 10 * time.Second, deadline: time.Now().Add(10 * time.Second), done: make(chan appendResult, 1)})
+	}
+	counter.take()
+	s.eng.appends.runBatch(slices.Clone(rs), false)
+	for i, r := range rs {
+		select {
+		case res := <-r.done:
+			if res.err != nil {
+				t.Errorf("append %d: %v", i, res.err)
+			}
+		default:
+			t.Fatalf("append %d was not answered", i)
+		}
+	}
+	checkSessionRow(t, s, "hot") // counts and last_message_at (3000)
+	checkSessionRow(t, s, "cold")
+	if got := revision() - before; got != 4 {
+		t.Errorf("display_revision moved by %d, want 4 (one an append)", got)
+	}
+	n := counter.take()
+	if n["MessageInsertMany"] != 1 || n["SessionAddMessageCountsMany"] < 1 || n["SessionAddMessageCounts"] != 0 {
+		t.Errorf("statements %v: want the blind rows in one MessageInsertMany and every count of hot in SessionAddMessageCountsMany", n)
 	}
 }

@@ -158,7 +158,7 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		}
 		expect(t, "SessionAddMessageCounts on a session ended by "+end.reason, must(q.SessionAddMessageCounts(ctx, db, pggen.SessionAddMessageCountsParams{Messages: 0, ID: "s1"})), end.counted)
 		expect(t, "SessionAddMessageCountsMany, a session ended by "+end.reason+" and a missing one",
-			must(q.SessionAddMessageCountsMany(ctx, db, `[{"id":"s1","messages":0,"tool_calls":0},{"id":"ghost","messages":1,"tool_calls":0}]`)),
+			must(q.SessionAddMessageCountsMany(ctx, db, `[{"id":"s1","messages":0,"tool_calls":0,"appends":1,"newest":0},{"id":"ghost","messages":1,"tool_calls":0,"appends":1,"newest":1}]`)),
 			map[int64][]string{0: nil, 1: {"s1"}}[end.counted])
 	}
 	if _, err := pool.Exec(ctx, "UPDATE sessions SET end_reason = NULL WHERE id = 's1'"); err != nil {

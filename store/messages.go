@@ -393,11 +393,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 		return nil, opErr(op, sessionID, err)
 	}
 	var ids []int64
-	write := s.writeAppend // fn reads and writes only the session's rows (driver.Appender)
-	if leaseHolder != "" {
-		write = s.write // the lease's rows too
-	}
-	err = write(ctx, op, sessionID, s.opts.TranscriptPatience, func(ctx context.Context, tx driver.Executor) (err error) {
+	fn := func(ctx context.Context, tx driver.Executor) (err error) {
 		if leaseHolder != "" {
 			if err := holdTurn(ctx, tx, sessionID, leaseHolder); err != nil {
 				return err
@@ -410,12 +406,28 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 		}
 		ids, _, err = insertMessages(ctx, tx, sessionID, prepared)
 		return err
-	})
+	}
+	if leaseHolder != "" {
+		err = s.write(ctx, op, sessionID, s.opts.TranscriptPatience, fn) // the lease's rows too
+	} else { // fn reads and writes only the session's rows (driver.Appender)
+		err = s.writeAppend(ctx, op, sessionID, s.opts.TranscriptPatience, blind(prepared), fn)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s.appended.Add(uint64(len(ids)))
 	return ids, nil
+}
+
+// blind reports an append that looks nothing up: none of its messages
+// has an idempotency key or a platform message id (driver.Appender).
+func blind(ms []preparedMessage) bool {
+	for i := range ms {
+		if ms[i].params.IdempotencyKey != nil || ms[i].params.PlatformMessageID != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // preparedMessage is a checked NewMessage ready to insert.

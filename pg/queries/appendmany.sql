@@ -37,27 +37,31 @@ WITH ins AS (
 SELECT CAST(array_agg(id ORDER BY id) AS bigint[]) AS ids FROM ins;
 
 -- name: SessionAddMessageCountsMany :one
--- SessionAddMessageCounts for the sessions of several appends in one
--- statement (pg/pipeshare.go): counts is a JSON array of objects, one an
--- append, with SessionAddMessageCounts's parameters (id, messages,
--- tool_calls), each session at most once; text, as MessageInsertMany's. The ids of the sessions
--- it counted come back as one array, a single row that a pipelined append
--- can read; a session missing from it counted nothing (closed by
--- compression, or missing), as SessionAddMessageCounts's 0 rows says.
+-- SessionAddMessageCounts for several appends in one statement
+-- (pg/pipeshare.go): counts is a JSON array of objects, one a session
+-- (its id at most once), with the messages and tool calls to add, the
+-- appends they are (display_revision moves by one an append), and newest:
+-- how many of the session's newest rows last_message_at is read from —
+-- every row the transaction has inserted into the session so far, so
+-- that appends of one session counted apart or together reach the same
+-- row. Text, as MessageInsertMany's. The ids of the sessions it counted
+-- come back as one array, a single row that a pipelined append can read;
+-- a session missing from it counted nothing (closed by compression, or
+-- missing), as SessionAddMessageCounts's 0 rows says.
 WITH counted AS (
     UPDATE sessions
     SET message_count = message_count + v.messages,
         tool_call_count = tool_call_count + v.tool_calls,
-        display_revision = display_revision + 1,
+        display_revision = display_revision + v.appends,
         archived = archived * (1 - auto_archived),
         auto_archived = 0,
         last_message_at = GREATEST(sessions.last_message_at, newest.at),
         conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
     FROM json_to_recordset(CAST(CAST(sqlc.arg(counts) AS text) AS json))
-            AS v (id text, messages bigint, tool_calls bigint)
+            AS v (id text, messages bigint, tool_calls bigint, appends bigint, newest bigint)
         CROSS JOIN LATERAL (SELECT max(n.created_at) AS at FROM (
             SELECT m.created_at FROM messages m WHERE m.session_id = v.id
-            ORDER BY m.id DESC LIMIT v.messages) n) newest
+            ORDER BY m.id DESC LIMIT v.newest) n) newest
     WHERE sessions.id = v.id AND sessions.end_reason IS DISTINCT FROM 'compression'
     RETURNING sessions.id
 )

@@ -19,6 +19,12 @@ import (
 // promises holds: fn may run more than once, only after its changes were
 // rolled back, and must have no effect outside tx; an unknown COMMIT is
 // ErrCommitUnknown, never rerun; patience bounds every wait.
+//
+// blind says fn looks nothing up (no message of the append has an
+// idempotency key or a platform message id): it only inserts and counts,
+// so its statements commute with every other append's to the session,
+// and an engine may run it beside them rather than after them (the
+// PostgreSQL engine's pipeline, pg/pipeshare.go).
 type Appender interface {
-	WriteAppend(ctx context.Context, patience time.Duration, sessionID string, fn func(ctx context.Context, tx Executor) error) error
+	WriteAppend(ctx context.Context, patience time.Duration, sessionID string, blind bool, fn func(ctx context.Context, tx Executor) error) error
 }
