@@ -99,8 +99,11 @@ func guardState(enabled, function, source, config string) string {
 // ones it checked, and it says so.
 type schemaGuard struct {
 	schema string
-	query  string            // guardQuery for the tables' OIDs
-	names  map[string]string // each table's name by its OID, as text
+	query  string // guardQuery for the tables' OIDs
+	// ownPath writes the schema in a trigger function's search_path as
+	// expectedGuard does (<schema>): built once, every write reads it.
+	ownPath *strings.Replacer
+	names   map[string]string // each table's name by its OID, as text
 	// lockTables locks the tables in ROW EXCLUSIVE mode, the mode any
 	// write takes: it conflicts with no other writer, but with CREATE
 	// TRIGGER, CREATE RULE, CREATE POLICY and ALTER TABLE, so no such
@@ -120,7 +123,8 @@ func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard
 	if err != nil {
 		return nil, fmt.Errorf("read the store's tables: %w", err)
 	}
-	g := &schemaGuard{schema: schema, names: map[string]string{}}
+	g := &schemaGuard{schema: schema, names: map[string]string{},
+		ownPath: strings.NewReplacer(`search_path="`+schema+`"`, "search_path=<schema>", "search_path="+schema, "search_path=<schema>")}
 	var oids []string
 	for rows.Next() {
 		var oid, name string
@@ -171,8 +175,7 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 		case "trigger":
 			// proconfig holds the search_path as the creating connection
 			// had it, quoted or not.
-			state = strings.NewReplacer(`search_path="`+g.schema+`"`, "search_path=<schema>",
-				"search_path="+g.schema, "search_path=<schema>").Replace(state)
+			state = g.ownPath.Replace(state)
 			w, ours := want["trigger "+table+"."+object]
 			if ours && w == strings.Join(strings.Fields(state), " ") {
 				continue
