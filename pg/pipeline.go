@@ -29,9 +29,11 @@ var errNotPipelined = errors.New("pg: a multi-row query inside a pipelined appen
 // statement or done; then all waiting statements go to the server in one
 // pgx.Batch, in the order they were asked for, and each lane gets its answer.
 //
-// Statements of different lanes interleave, so lanes must touch disjoint
-// rows — one lane a session, its appends in order — for the outcome to be
-// the one running them one after another would give. After any error the
+// Statements of different lanes interleave, so lanes must commute for
+// the outcome to be one that running them one after another would give:
+// a session's appends that look up share one lane, in order; a blind
+// append, which only inserts and counts, has a lane of its own, and the
+// counts of one session's lanes are added together (pipeshare.go). After any error the
 // transaction is aborted (the server fails every statement after it):
 // the batch must be rolled back and run again another way.
 type pipeline struct {

@@ -9,13 +9,13 @@ package pg
 // expressions and opens its indexes again, and a multi-row statement
 // pays that once (docs/PERFORMANCE.md, issue 33's "Today").
 //
-// Sharing changes no outcome: lanes touch disjoint sessions, so their
-// statements commute; the shared INSERT takes the rows in the order the
-// lanes asked, as the round's statements went before, so each append's
-// ids ascend in its order; a failure fails
-// every lane of the shared statement, and any failure on the pipeline
-// already sends the whole batch to run again careful, one caller at a
-// time in savepoints, where nothing is shared (appendbatch.go).
+// Sharing changes no outcome: lanes commute (pipeline.go), the shared
+// INSERT takes the rows in the order the lanes asked, as the round's
+// statements went before, so each append's ids ascend in its order; a
+// failure fails every lane of the shared statement, and any failure on
+// the pipeline already sends the whole batch to run again careful, one
+// caller at a time in savepoints, where nothing is shared
+// (appendbatch.go).
 
 import (
 	"context"
