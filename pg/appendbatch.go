@@ -27,7 +27,7 @@ type appendRequest struct {
 	ctx       context.Context
 	sessionID string
 	fn        func(context.Context, driver.Executor) error
-	blind     bool // fn looks nothing up: it may run beside its session's other appends
+	looksUp   []string // what fn looks up (driver.Appender): with none in common, appends may run side by side
 	patience  time.Duration
 	deadline  time.Time
 	done      chan appendResult // buffered: the leader never blocks on delivery
@@ -118,7 +118,7 @@ const maxBatches = 2
 // fn runs again only after its changes were rolled back. A caller whose
 // ctx ends before its batch takes it is removed (ctx's error); once taken
 // it waits for the batch, which patience bounds.
-func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, blind bool, fn func(context.Context, driver.Executor) error) error {
+func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessionID string, looksUp []string, fn func(context.Context, driver.Executor) error) error {
 	if d.closed.Load() {
 		return driver.ErrClosed
 	}
@@ -135,7 +135,7 @@ func (d pgDriver) WriteAppend(ctx context.Context, patience time.Duration, sessi
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, blind: blind, patience: patience,
+	r := &appendRequest{ctx: ctx, sessionID: sessionID, fn: fn, looksUp: looksUp, patience: patience,
 		deadline: deadline, done: make(chan appendResult, 1)}
 	a := d.appends
 	a.enqueue(r)
@@ -362,6 +362,24 @@ func (a *appender) gather() {
 	}
 }
 
+// sessionsLookingUpAlike are the sessions of which two appends of batch
+// look up the same key or platform id: the second must find what the
+// first inserts, so they run in order.
+func sessionsLookingUpAlike(batch []*appendRequest) map[string]bool {
+	alike := map[string]bool{}
+	seen := map[[2]string]bool{}
+	for _, r := range batch {
+		for _, name := range slices.Compact(slices.Sorted(slices.Values(r.looksUp))) {
+			k := [2]string{r.sessionID, name}
+			if seen[k] {
+				alike[r.sessionID] = true
+			}
+			seen[k] = true
+		}
+	}
+	return alike
+}
+
 // carefulAfterFailure is how many batches run with a savepoint per caller
 // after a caller of a batch without them failed (db/tx.go's rule: where
 // callbacks often fail, a batch run twice costs more than savepoints).
@@ -412,20 +430,22 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 	}
 }
 
-// runPipelined runs the batch's appends on the pipeline, one lane a
-// session, its appends in order, so that one round trip carries a
-// statement of every session (pipeline.go); a blind append (it looks
-// nothing up) has a lane of its own, beside its session's, so that the
-// appends of one busy session share their statements too
-// (pipeshare.go). A session the batch could not lock is missing: its
-// append will fail, so it runs after the others, in a savepoint. Any
-// failure on the pipeline aborts the transaction: then everyone runs
-// again, careful (undone), or, when the server rolled back for a reason
-// a rerun may cure, as they were (err).
+// runPipelined runs the batch's appends on the pipeline, so that one
+// round trip carries a statement of every lane (pipeline.go) and the
+// round's statements share (pipeshare.go). Each append has a lane of its
+// own — appends of one session that look up nothing in common commute
+// (driver.Appender) — but where two appends of a session look up the
+// same key, that session's appends that look up share one lane, in
+// order. A session the batch could not lock is missing: its append will
+// fail, so it runs after the others, in a savepoint. Any failure on the
+// pipeline aborts the transaction: then everyone runs again, careful
+// (undone), or, when the server rolled back for a reason a rerun may
+// cure, as they were (err).
 func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool) {
 	var lanes [][]*appendRequest
 	var missing []*appendRequest
-	lane := map[string]int{}    // the lane of each session's appends that look up
+	inOrder := sessionsLookingUpAlike(batch)
+	lane := map[string]int{}    // the one lane of such a session's appends that look up
 	lanesOf := map[string]int{} // how many lanes each session has
 	for _, r := range batch {
 		if !locked[r.sessionID] {
@@ -433,11 +453,12 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 			continue
 		}
 		i, seen := lane[r.sessionID]
-		if r.blind || !seen {
+		together := len(r.looksUp) > 0 && inOrder[r.sessionID]
+		if !together || !seen {
 			i = len(lanes)
 			lanes = append(lanes, nil)
 			lanesOf[r.sessionID]++
-			if !r.blind {
+			if together {
 				lane[r.sessionID] = i
 			}
 		}

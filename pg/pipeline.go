@@ -31,9 +31,9 @@ var errNotPipelined = errors.New("pg: a multi-row query inside a pipelined appen
 //
 // Statements of different lanes interleave, so lanes must commute for
 // the outcome to be one that running them one after another would give:
-// a session's appends that look up share one lane, in order; a blind
-// append, which only inserts and counts, has a lane of its own, and the
-// counts of one session's lanes are added together (pipeshare.go). After any error the
+// an append has a lane of its own unless another of its session looks up
+// the same key (then those that look up share one lane, in order), and
+// the counts of one session's lanes are added together (pipeshare.go). After any error the
 // transaction is aborted (the server fails every statement after it):
 // the batch must be rolled back and run again another way.
 type pipeline struct {
@@ -46,9 +46,9 @@ type pipeline struct {
 	// +checklocks:mu
 	pending []*pipeStmt
 	rounds  int // round trips sent
-	// crowded are the sessions with several lanes (blind appends beside
-	// their session's others): their counters are read from every row the
-	// pipeline inserted into them (pipeshare.go), counted in inserted.
+	// crowded are the sessions with several lanes: their counters are
+	// read from every row the pipeline inserted into them (pipeshare.go),
+	// counted in inserted.
 	crowded map[string]bool
 	// +checklocks:mu
 	inserted map[string]int64

@@ -244,8 +244,7 @@ type countRow struct {
 }
 
 // sharedCounts is one UPDATE for the counters of every statement in
-// counts. The statements of one session (blind appends in lanes of their
-// own, pipeshare's crowded sessions) are added together, and read
+// counts. The statements of one session (a crowded session's lanes) are added together, and read
 // last_message_at from every row the pipeline inserted into it: counted
 // one by one, each would read only its own count of the newest rows,
 // which another lane's insert may have put after them. Every row asked

@@ -202,12 +202,12 @@ func TestPipeline_SharedFailureReachesEveryLane(t *testing.T) {
 	}
 }
 
-// Blind appends of one session run in lanes of their own beside the
-// session's appends that look up (appendbatch.go), and share their
-// statements: the session's counters add up, display_revision moves by
-// one an append, and last_message_at reaches the newest message whatever
-// order the lanes' rows went in.
-func TestPipeline_BlindAppendsOfOneSessionShare(t *testing.T) {
+// Appends of one session that look up nothing in common run in lanes of
+// their own (appendbatch.go) and share their statements: the session's
+// counters add up, display_revision moves by one an append, and
+// last_message_at reaches the newest message whatever order the lanes'
+// rows went in.
+func TestPipeline_AppendsOfOneSessionShare(t *testing.T) {
 	ctx := t.Context()
 	counter := &statementCounter{n: map[string]int{}}
 	s := tracedStore(t, counter)
@@ -246,10 +246,10 @@ func TestPipeline_BlindAppendsOfOneSessionShare(t *testing.T) {
 			return err
 		}
 	}
-	// The newest message (3000) is the first blind row, and the append
-	// that looks up inserts its row (500) in the round that counts the
-	// blind ones, before their count: counted by their own number of
-	// newest rows (3), the blind appends would read 500, 2000 and 1000.
+	// The newest message (3000) is the first row of the appends that look
+	// nothing up, and the append that looks up inserts its row (500) in
+	// the round that counts them, before their count: counted by their own
+	// number of newest rows (3), they would read 500, 2000 and 1000.
 	const pause = 20 * time.Millisecond
 	reqs := []struct {
 		sid                     string
@@ -259,7 +259,7 @@ func TestPipeline_BlindAppendsOfOneSessionShare(t *testing.T) {
 	}{{"hot", 3000, false, 0, pause}, {"hot", 500, true, 0, 0}, {"hot", 1000, false, pause, pause}, {"hot", 2000, false, pause, pause}, {"cold", 10, false, 0, 0}}
 	var rs []*appendRequest
 	for _, r := range reqs {
-		rs = append(rs, &appendRequest{ctx: ctx, sessionID: r.sid, fn: insertAt(r.sid, r.at, r.lookUp, r.pauseInsert, r.pauseCount), blind: !r.lookUp,
+		rs = append(rs, &appendRequest{ctx: ctx, sessionID: r.sid, fn: insertAt(r.sid, r.at, r.lookUp, r.pauseInsert, r.pauseCount), looksUp: keyOf(r.at, r.lookUp),
 			patience: 10 * time.Second, deadline: time.Now().Add(10 * time.Second), done: make(chan appendResult, 1)})
 	}
 	counter.take()
@@ -281,6 +281,66 @@ func TestPipeline_BlindAppendsOfOneSessionShare(t *testing.T) {
 	}
 	n := counter.take()
 	if n["MessageInsertMany"] != 1 || n["SessionAddMessageCountsMany"] < 1 || n["SessionAddMessageCounts"] != 0 {
-		t.Errorf("statements %v: want the blind rows in one MessageInsertMany and every count of hot in SessionAddMessageCountsMany", n)
+		t.Errorf("statements %v: want the first round's rows in one MessageInsertMany and every count of hot in SessionAddMessageCountsMany", n)
 	}
+}
+
+// keyOf is what an append keyed by "k<at>" looks up (driver.Appender).
+func keyOf(at int64, keyed bool) []string {
+	if !keyed {
+		return nil
+	}
+	return []string{fmt.Sprint("kk", at)}
+}
+
+// Two appends of one session in one batch that look up the same key (a
+// resend racing its original) run in order, in one lane: the second
+// finds the first's row and inserts nothing, without the batch failing
+// and running again careful. Appends with other keys run beside them.
+func TestPipeline_OneKeyTwiceRunsInOrder(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "hot", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// What the store's append does for a keyed message: look the key up,
+	// insert when it is not there.
+	appendKeyed := func(key string, got *int64) func(context.Context, driver.Executor) error {
+		return func(ctx context.Context, tx driver.Executor) error {
+			id, err := tx.MessageIDByIdempotencyKey(ctx, driver.MessageIDByIdempotencyKeyParams{SessionID: "hot", IdempotencyKey: &key})
+			if err == nil {
+				*got = id
+				return nil
+			}
+			if !errors.Is(err, driver.ErrNotFound) {
+				return err
+			}
+			if *got, err = tx.MessageInsert(ctx, driver.MessageInsertParams{SessionID: "hot", Role: "user", Content: key, IdempotencyKey: &key, CreatedAt: 1}); err != nil {
+				return err
+			}
+			_, err = tx.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: "hot", Messages: 1})
+			return err
+		}
+	}
+	keys := []string{"a", "b", "a", "c"}
+	ids := make([]int64, len(keys))
+	var rs []*appendRequest
+	for i, k := range keys {
+		rs = append(rs, &appendRequest{ctx: ctx, sessionID: "hot", fn: appendKeyed(k, &ids[i]), looksUp: []string{"k" + k},
+			patience: 10 * time.Second, deadline: time.Now().Add(10 * time.Second), done: make(chan appendResult, 1)})
+	}
+	reruns := s.eng.appends.reruns.Load()
+	s.eng.appends.runBatch(slices.Clone(rs), false)
+	for i, r := range rs {
+		if res := <-r.done; res.err != nil {
+			t.Fatalf("append %d (key %s): %v", i, keys[i], res.err)
+		}
+	}
+	if ids[0] != ids[2] || ids[0] == ids[1] || ids[1] == ids[3] {
+		t.Errorf("ids by key %v: %v; want the second a to find the first", keys, ids)
+	}
+	if got := s.eng.appends.reruns.Load() - reruns; got != 0 || s.eng.appends.careful.Load() != 0 {
+		t.Errorf("the batch ran again %d times (careful batches left %d); want once, no failure", got, s.eng.appends.careful.Load())
+	}
+	checkSessionRow(t, s, "hot") // three messages, counted
 }

@@ -410,7 +410,7 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	if leaseHolder != "" {
 		err = s.write(ctx, op, sessionID, s.opts.TranscriptPatience, fn) // the lease's rows too
 	} else { // fn reads and writes only the session's rows (driver.Appender)
-		err = s.writeAppend(ctx, op, sessionID, s.opts.TranscriptPatience, blind(prepared), fn)
+		err = s.writeAppend(ctx, op, sessionID, s.opts.TranscriptPatience, lookups(prepared), fn)
 	}
 	if err != nil {
 		return nil, err
@@ -419,15 +419,19 @@ func (s *Store) appendMessages(ctx context.Context, op, sessionID string, ms []N
 	return ids, nil
 }
 
-// blind reports an append that looks nothing up: none of its messages
-// has an idempotency key or a platform message id (driver.Appender).
-func blind(ms []preparedMessage) bool {
+// lookups names what an append looks up before it inserts
+// (driver.Appender): each message's idempotency key and platform id.
+func lookups(ms []preparedMessage) []string {
+	var names []string
 	for i := range ms {
-		if ms[i].params.IdempotencyKey != nil || ms[i].params.PlatformMessageID != nil {
-			return false
+		if k := ms[i].params.IdempotencyKey; k != nil {
+			names = append(names, "k"+*k)
+		}
+		if p := ms[i].params.PlatformMessageID; p != nil {
+			names = append(names, "p"+*p)
 		}
 	}
-	return true
+	return names
 }
 
 // preparedMessage is a checked NewMessage ready to insert.

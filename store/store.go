@@ -63,8 +63,8 @@ func (s *Store) write(ctx context.Context, op, sessionID string, patience time.D
 
 // writeAppend runs an append's fn: through the engine's own append path
 // when it has one (driver.Appender: fn touches only sessionID's rows, and
-// looks none of them up when blind), else as any write.
-func (s *Store) writeAppend(ctx context.Context, op, sessionID string, patience time.Duration, blind bool, fn func(ctx context.Context, tx driver.Executor) error) error {
+// looks up only the messages looksUp names), else as any write.
+func (s *Store) writeAppend(ctx context.Context, op, sessionID string, patience time.Duration, looksUp []string, fn func(ctx context.Context, tx driver.Executor) error) error {
 	a, ok := s.drv.(driver.Appender)
 	if !ok {
 		return s.write(ctx, op, sessionID, patience, fn)
@@ -72,7 +72,7 @@ func (s *Store) writeAppend(ctx context.Context, op, sessionID string, patience 
 	if s.closed.Load() {
 		return opErr(op, sessionID, ErrClosed)
 	}
-	return opErr(op, sessionID, a.WriteAppend(ctx, patience, sessionID, blind, fn))
+	return opErr(op, sessionID, a.WriteAppend(ctx, patience, sessionID, looksUp, fn))
 }
 
 // read runs fn on a read connection.

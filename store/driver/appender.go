@@ -20,11 +20,13 @@ import (
 // rolled back, and must have no effect outside tx; an unknown COMMIT is
 // ErrCommitUnknown, never rerun; patience bounds every wait.
 //
-// blind says fn looks nothing up (no message of the append has an
-// idempotency key or a platform message id): it only inserts and counts,
-// so its statements commute with every other append's to the session,
-// and an engine may run it beside them rather than after them (the
-// PostgreSQL engine's pipeline, pg/pipeshare.go).
+// looksUp names what fn looks up before it inserts: each message's
+// idempotency key ("k" + key) and platform message id ("p" + id); none
+// when it looks nothing up. Appends of one session whose names differ
+// commute — none can find what another inserts, and each only inserts
+// and counts besides — so an engine may run them beside each other
+// rather than one after another (the PostgreSQL engine's pipeline,
+// pg/pipeshare.go); appends sharing a name must run in order.
 type Appender interface {
-	WriteAppend(ctx context.Context, patience time.Duration, sessionID string, blind bool, fn func(ctx context.Context, tx Executor) error) error
+	WriteAppend(ctx context.Context, patience time.Duration, sessionID string, looksUp []string, fn func(ctx context.Context, tx Executor) error) error
 }
