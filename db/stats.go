@@ -72,7 +72,8 @@ type Stats struct {
 	IndexLag    time.Duration
 	// IndexSlices counts the indexer's transactions that applied changes,
 	// and MessagesIndexed the changes they applied (neither counts in
-	// WritesCommitted or Transactions).
+	// WritesCommitted or Transactions). They are read before the queue:
+	// a slice committing meanwhile is in neither until the next Stats.
 	IndexSlices     uint64
 	MessagesIndexed uint64
 	// ReadPool is the read pool's database/sql statistics (zero without WAL).
