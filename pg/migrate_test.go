@@ -45,7 +45,7 @@ func gooseVersions(t *testing.T, pool *pgxpool.Pool) []int64 {
 
 var wantTables = []string{
 	"command_receipts", "compression_locks", "goose_db_version", "imported_sessions", "messages", "meta",
-	"model_switches", "session_model_usage", "sessions", "turn_leases", "turn_observations",
+	"model_switches", "session_activity", "session_model_usage", "sessions", "turn_leases", "turn_observations",
 }
 
 func TestMigrateCreatesSchemaAndAppliesOnce(t *testing.T) {

@@ -140,6 +140,11 @@ type Session struct {
 	AutoArchived              int64
 }
 
+type SessionActivity struct {
+	SessionID    string
+	ActiveBucket int64
+}
+
 type SessionModelUsage struct {
 	SessionID        string
 	Model            string

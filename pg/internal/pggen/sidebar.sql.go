@@ -19,7 +19,7 @@ SELECT s.id, s.source, s.user_id, s.model, s.cwd, s.title, s.started_at, s.ended
        CAST(COALESCE((SELECT substr(m.content, 1, 400) FROM messages m
                       WHERE m.session_id = s.id AND m.role = 'user' AND m.state <> 'rewound' AND m.is_summary = 0
                       ORDER BY m.id LIMIT 1), '') AS TEXT) AS preview
-FROM sessions s
+FROM sessions s JOIN session_activity a ON a.session_id = s.id
 WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
   AND (CAST($2 AS TEXT) IS NULL OR s.source IN (SELECT jsonb_array_elements_text(CAST(CAST($2 AS text) AS jsonb))))
   AND (CAST($3 AS TEXT) IS NULL OR s.source NOT IN (SELECT jsonb_array_elements_text(CAST(CAST($3 AS text) AS jsonb))))
@@ -29,15 +29,16 @@ WHERE (CAST($1 AS TEXT) IS NULL OR s.user_id = $1)
   AND (CAST($7 AS TEXT) IS NULL OR s.cwd = $7
        OR substr(s.cwd, 1, length($7) + 1) = $7 || '/')
   AND (CAST($8 AS bigint) IS NULL OR s.started_at >= $8)
-  AND (CAST($9 AS bigint) IS NULL OR COALESCE(s.conversation_active_at, s.started_at) >= $9)
+  AND (CAST($9 AS bigint) IS NULL OR (COALESCE(s.conversation_active_at, s.started_at) >= $9
+       AND a.active_bucket >= $9 / 10000))
   AND (CAST($10 AS bigint) = 1
        OR ((s.parent_kind IS NULL OR s.parent_kind NOT IN ('delegate', 'tool')) AND s.delegated_from IS NULL))
   AND (CAST($11 AS bigint) = 0 OR NOT EXISTS (
           SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id AND c.parent_kind = 'compression'))
-  AND (CAST($12 AS bigint) IS NULL
-       OR COALESCE(s.conversation_active_at, s.started_at) < $12
-       OR (COALESCE(s.conversation_active_at, s.started_at) = $12 AND s.id < $13))
-ORDER BY COALESCE(s.conversation_active_at, s.started_at) DESC, s.id DESC
+  AND (CAST($12 AS bigint) IS NULL OR (a.active_bucket <= $12 / 10000
+       AND (COALESCE(s.conversation_active_at, s.started_at) < $12
+            OR (COALESCE(s.conversation_active_at, s.started_at) = $12 AND s.id < $13))))
+ORDER BY a.active_bucket DESC, COALESCE(s.conversation_active_at, s.started_at) DESC, s.id DESC
 LIMIT CAST($14 AS bigint)
 `
 
@@ -86,7 +87,10 @@ type SessionRecentRow struct {
 // Session lists for a picker or a sidebar: by last activity (the newest
 // message or heartbeat of the session and its compression ancestors, never
 // before its start: conversation_active_at), newest first, keyset-paged on
-// the sessions_conversation_active index. Every filter is optional (NULL = any).
+// the session_activity_recent index (migration 14: the activity rounded
+// down to ten seconds, in a table of its own so that an append's update of
+// its session is HOT), each ten seconds' sessions ordered by their exact
+// activity. Every filter is optional (NULL = any).
 // The two queries share their filters and must keep them identical.
 // sources and exclude_sources are JSON arrays of strings, as on SQLite;
 // json_each becomes jsonb_array_elements_text.
