@@ -101,19 +101,11 @@ func TestRecentSessions_ExactOrderAcrossBuckets(t *testing.T) {
 	}
 	want := []string{"g", "f", "i", "e", "d", "c", "j", "b", "a", "h"}
 	var got []string
-	q := store.RecentQuery{Limit: 3}
-	for {
-		page, err := s.RecentSessions(ctx, q)
+	for sum, err := range s.AllRecentSessions(ctx, store.RecentQuery{Limit: 3}) { // pages of 3
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range page.Sessions {
-			got = append(got, r.ID)
-		}
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
+		got = append(got, sum.ID)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listing order (-want +got):\n%s", diff)
