@@ -88,12 +88,25 @@ type appender struct {
 	// caller, a connection lost before COMMIT); batches counts commits;
 	// asides counts the appends handed to runAside.
 	reruns, batches, appends, asides atomic.Int64
+	// commitAndNotify is a batch's COMMIT followed by its NOTIFY
+	// (watch.go) in a transaction of its own, one round trip. A NOTIFY
+	// inside the batch's transaction would hold the server's notification
+	// lock, one for the whole server, from its COMMIT until the WAL flush
+	// is done, so the commits of every process's batches would flush one
+	// after another. Alone, the NOTIFY's transaction commits without
+	// waiting for its flush (synchronous_commit off: it carries nothing
+	// to keep), so it holds that lock a moment. It runs only once the
+	// COMMIT succeeded: an error skips the rest of the statements.
+	commitAndNotify string
 }
 
 func newAppender(eng *engine) *appender {
 	stop, halt := context.WithCancel(context.Background())
 	return &appender{eng: eng, handoff: make(chan struct{}, 1), leaders: make(chan struct{}, maxBatches),
-		inFlight: map[string]int{}, stop: stop, halt: halt}
+		inFlight: map[string]int{}, stop: stop, halt: halt,
+		// Hand-written: transaction control; the statements after COMMIT
+		// form an implicit transaction of their own (the simple protocol).
+		commitAndNotify: "COMMIT; SET LOCAL synchronous_commit = off; " + eng.notify}
 }
 
 // close ends the appends run aside and waits for their goroutine, so that

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -378,7 +379,7 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // caller in a savepoint with constraints checked at once (begin), so a
 // caller's own failure is answered to it alone, as at any statement.
 // Failing again when careful (the server's own reason: a serialization
-// failure, the NOTIFY queue full, ...), the batch runs again as it is
+// failure, ...), the batch runs again as it is
 // until each caller's patience ends: *LockedError wrapping the server's
 // error (ErrLocked: nothing was written, resend). No caller gets the
 // server's raw error from a COMMIT.
@@ -397,7 +398,19 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
 	defer cancel()
 	commitStart := time.Now()
-	tag, err := c.Exec(cctx, "COMMIT")
+	// The COMMIT and, after it, the NOTIFY in a transaction of its own
+	// (commitAndNotify): the callers are answered at the COMMIT's result,
+	// the NOTIFY's read after.
+	results := c.PgConn().Exec(cctx, a.commitAndNotify)
+	var tag pgconn.CommandTag
+	if results.NextResult() {
+		tag, err = results.ResultReader().Close()
+	}
+	if !(err == nil && tag.String() == "COMMIT") {
+		if closeErr := results.Close(); err == nil {
+			err = closeErr
+		}
+	}
 	switch {
 	case err == nil && tag.String() == "COMMIT":
 		a.eng.commitDuration.Observe(time.Since(commitStart))
@@ -405,6 +418,11 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 		a.appends.Add(int64(len(ok)))
 		a.eng.route.wrote.Add(1) // before the callers read: readroute.go
 		finishAppends(ok, appendResult{})
+		if err := results.Close(); err != nil {
+			// Committed and answered; only the watchers' wake-up is
+			// lost, and their safety wake (watch.go) reads it later.
+			a.eng.logger.Warn("sessiondb: the NOTIFY after an append's COMMIT failed", "err", err)
+		}
 	case err == nil: // ROLLBACK: the transaction had failed (never expected here)
 		return ok, errors.New("the server rolled the transaction back at COMMIT"), !careful
 	case serverRolledBack(err) && (retryable(err) || careful):
@@ -469,7 +487,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin, limit stri
 	}
 	var b pgx.Batch
 	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
-	setup := 4     // BEGIN, the settings, the tables' lock, the NOTIFY
+	setup := 3     // BEGIN, the settings, the tables' lock
 	if pin != "" { // behind a transaction-pooling proxy (pooler.go)
 		b.Queue(pin)
 		setup++
@@ -485,7 +503,6 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin, limit stri
 		setup++
 	}
 	b.Queue(guard.lockTables)
-	b.Queue(notifyStatement(guard.schema)) // the commit's NOTIFY (watch.go)
 	b.Queue(guard.query)
 	b.Queue(lock, ids)
 	if !wait {

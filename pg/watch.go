@@ -13,11 +13,15 @@ import (
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
-// Live updates on PostgreSQL: every write transaction sends NOTIFY on the
-// store's channel (notifyStatement, sent with the write's BEGIN, so it
-// costs no round trip; the server delivers it at COMMIT and drops it on
-// ROLLBACK), and a watched store LISTENs on one connection of its own and
-// wakes its watchers at each. Where LISTEN is unavailable — a hot standby
+// Live updates on PostgreSQL: every write sends NOTIFY on the store's
+// channel, and a watched store LISTENs on one connection of its own and
+// wakes its watchers at each. A batch of appends sends it after its
+// COMMIT, in the same round trip, in a transaction of its own that does
+// not wait for its flush (appender.commitAndNotify): a NOTIFY inside the
+// transaction would hold the server's one notification lock through the
+// COMMIT's WAL flush, so every process's commits would flush in turn.
+// Other writes, rarer, send it with their BEGIN (notifyStatement; the
+// server delivers it at COMMIT and drops it on ROLLBACK). Where LISTEN is unavailable — a hot standby
 // refuses it; PgBouncer in transaction mode cannot keep it (set
 // Options.WatchByPolling) — watchers are woken every watchPoll instead,
 // and each reads the messages after the last it saw.
@@ -47,8 +51,8 @@ func changeChannel(schema string) string {
 	return prefix + hex.EncodeToString(sum[:16])
 }
 
-// notifyStatement is the statement every write transaction sends with its
-// BEGIN: tx.go's writeOnce (Write) and begin (the appends' group commit).
+// notifyStatement is the NOTIFY of the store's channel: sent with the
+// BEGIN of tx.go's writeOnce (Write), after the COMMIT of an append batch.
 func notifyStatement(schema string) string {
 	return "NOTIFY " + pgx.Identifier{changeChannel(schema)}.Sanitize()
 }

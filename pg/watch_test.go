@@ -68,6 +68,56 @@ func TestWatchMessages_ByPolling(t *testing.T) {
 	}
 }
 
+// A watcher LISTENing sees another handle's appends at their commit's
+// NOTIFY, which an append batch sends after its COMMIT in a transaction
+// of its own (appender.commitAndNotify): each well within the safety
+// wake (listenSafetyWake), which is all a lost NOTIFY would leave.
+func TestWatchMessages_NotifiedAfterTheAppendsCommit(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := openTestStore(t, Options{})
+	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan store.Message, 16)
+	go func() {
+		for m, err := range s.WatchMessages(ctx, "w", 0) {
+			if err != nil {
+				t.Errorf("watch: %v", err)
+				return
+			}
+			got <- m
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for listeners(t, s) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never LISTENed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	const bound = listenSafetyWake / 5
+	for i := range 5 {
+		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-got:
+			if m.ID != id {
+				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
+			}
+		case <-time.After(bound):
+			t.Fatalf("append %d: not streamed within %v: no NOTIFY reached the watcher", i, bound)
+		}
+	}
+}
+
 // listeners counts the server's sessions listening on s's channel
 // (pg_stat_activity shows a LISTEN as the session's last query).
 func listeners(t *testing.T, s *Store) int {
