@@ -21,10 +21,10 @@ import (
 // transaction would hold the server's one notification lock through the
 // COMMIT's WAL flush, so every process's commits would flush in turn.
 // Other writes, rarer, send it with their BEGIN (notifyStatement; the
-// server delivers it at COMMIT and drops it on ROLLBACK). Where LISTEN is unavailable — a hot standby
-// refuses it; PgBouncer in transaction mode cannot keep it (set
-// Options.WatchByPolling) — watchers are woken every watchPoll instead,
-// and each reads the messages after the last it saw.
+// server delivers it at COMMIT and drops it on ROLLBACK). Where LISTEN is
+// unavailable — a hot standby refuses it; PgBouncer in transaction mode
+// cannot keep it (set Options.WatchByPolling) — watchers are woken every
+// watchPoll instead, and each reads the messages after the last it saw.
 
 const (
 	// watchPoll is how often watchers are woken without LISTEN.

@@ -19,38 +19,8 @@ func TestWatchMessages_ByPolling(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s := openTestStore(t, Options{WatchByPolling: true})
-	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan store.Message, 16)
-	go func() {
-		for m, err := range s.WatchMessages(ctx, "w", 0) {
-			if err != nil {
-				t.Errorf("watch: %v", err)
-				return
-			}
-			got <- m
-		}
-	}()
-	for i := range 5 {
-		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case m := <-got:
-			if m.ID != id {
-				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("append %d: not streamed within 2 s", i)
-		}
-	}
+	other, got := watchFromAnotherHandle(ctx, t, s)
+	appendAndExpectStreamed(ctx, t, other, got, 5, 2*time.Second, "by polling")
 	if n := listeners(t, s); n != 0 {
 		t.Errorf("%d sessions LISTEN on the store's channel; WatchByPolling wants none", n)
 	}
@@ -76,33 +46,42 @@ func TestWatchMessages_NotifiedAfterTheAppendsCommit(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s := openTestStore(t, Options{})
+	other, got := watchFromAnotherHandle(ctx, t, s)
+	awaitListening(t, s)
+	appendAndExpectStreamed(ctx, t, other, got, 5, listenSafetyWake/5, "no NOTIFY reached the watcher")
+}
+
+// watchFromAnotherHandle opens a second handle on s's schema (closed
+// when the test ends), creates the session "w" and watches it through s:
+// got yields what the watch streams.
+func watchFromAnotherHandle(ctx context.Context, t *testing.T, s *Store) (other *Store, got <-chan store.Message) {
+	t.Helper()
 	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
+	t.Cleanup(func() { other.Close() })
 	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan store.Message, 16)
+	streamed := make(chan store.Message, 16)
 	go func() {
 		for m, err := range s.WatchMessages(ctx, "w", 0) {
 			if err != nil {
 				t.Errorf("watch: %v", err)
 				return
 			}
-			got <- m
+			streamed <- m
 		}
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for listeners(t, s) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never LISTENed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	const bound = listenSafetyWake / 5
-	for i := range 5 {
+	return other, streamed
+}
+
+// appendAndExpectStreamed appends n messages to "w" through other, each
+// to be streamed on got, with its id, within bound of its append.
+func appendAndExpectStreamed(ctx context.Context, t *testing.T, other *Store, got <-chan store.Message, n int, bound time.Duration, when string) {
+	t.Helper()
+	for i := range n {
 		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +92,20 @@ func TestWatchMessages_NotifiedAfterTheAppendsCommit(t *testing.T) {
 				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
 			}
 		case <-time.After(bound):
-			t.Fatalf("append %d: not streamed within %v: no NOTIFY reached the watcher", i, bound)
+			t.Fatalf("append %d: not streamed within %v (%s)", i, bound, when)
 		}
+	}
+}
+
+// awaitListening waits (5 s at most) until s's watch LISTENs.
+func awaitListening(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for listeners(t, s) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never LISTENed")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -152,50 +143,14 @@ func TestWatchMessages_ListenLostFallsBackToPolling(t *testing.T) {
 	defer cancel()
 	var logged syncBuffer
 	s := openTestStore(t, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	other, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := s.CreateSession(ctx, store.NewSession{ID: "w", Source: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan store.Message, 16)
-	go func() {
-		for m, err := range s.WatchMessages(ctx, "w", 0) {
-			if err != nil {
-				t.Errorf("watch: %v", err)
-				return
-			}
-			got <- m
-		}
-	}()
-	deadline := time.Now().Add(2 * time.Second)
-	for listeners(t, s) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the watch never LISTENed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	other, got := watchFromAnotherHandle(ctx, t, s)
+	awaitListening(t, s)
 	var killed bool
 	if err := other.eng.pool.QueryRow(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1",
 		"LISTEN "+`"`+changeChannel(s.Schema())+`"`).Scan(&killed); err != nil || !killed {
 		t.Fatalf("terminate the LISTEN connection: %v %v", killed, err)
 	}
-	for i := range 3 {
-		id, err := other.AppendMessage(ctx, "w", store.NewMessage{Role: store.RoleUser, Content: "m"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case m := <-got:
-			if m.ID != id {
-				t.Fatalf("append %d: streamed id %d, want %d", i, m.ID, id)
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatalf("append %d after the LISTEN connection was lost: not streamed within 2 s", i)
-		}
-	}
+	appendAndExpectStreamed(ctx, t, other, got, 3, 2*time.Second, "after the LISTEN connection was lost")
 	if !strings.Contains(logged.String(), "cannot LISTEN for live updates; watchers poll") {
 		t.Errorf("no warning of the fallback in the log: %q", logged.String())
 	}
