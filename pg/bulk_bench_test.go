@@ -9,7 +9,10 @@ import (
 	"github.com/sessiondb/sessiondb/internal/benchcorpus"
 )
 
-var bulkBenchN = flag.Int("bulk.n", 20000, "messages a fill of BenchmarkBulkLoad_Paired writes")
+var (
+	bulkBenchN       = flag.Int("bulk.n", 20000, "messages a fill of BenchmarkBulkLoad_Paired writes")
+	bulkBenchLoaders = flag.Int("bulk.loaders", 1, "goroutines sharing a fill's sessions (benchcorpus.FillParallel)")
+)
 
 // BenchmarkBulkLoad_Paired measures what a bulk load's cleaner (bulk.go)
 // does for AppendMessages: each iteration fills two fresh schemas with
@@ -39,8 +42,10 @@ func BenchmarkBulkLoad_Paired(b *testing.B) {
 		}
 		before, start := server(), time.Now()
 		if bulk {
-			err = s.BulkLoad(ctx, func(ctx context.Context) error { return benchcorpus.Fill(ctx, s.Store, *bulkBenchN) })
-		} else if err = benchcorpus.Fill(ctx, s.Store, *bulkBenchN); err == nil {
+			err = s.BulkLoad(ctx, func(ctx context.Context) error {
+				return benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, 500, *bulkBenchLoaders)
+			})
+		} else if err = benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, 500, *bulkBenchLoaders); err == nil {
 			// Caught up as a load leaves them: the pending lists merged
 			// (up to 4 MB each would be left, whose merge every later
 			// search and insert pays for).

@@ -34,6 +34,7 @@ type bulkLoader interface {
 func main() {
 	n := flag.Int("n", 100000, "messages to write")
 	batch := flag.Int("batch", 100, "messages per AppendMessages call")
+	loaders := flag.Int("loaders", 1, "goroutines sharing the sessions (benchcorpus.FillParallel)")
 	dir := flag.String("dir", os.TempDir(), "directory for the store (DIR/bulk.db, replaced)")
 	bulk := flag.Bool("bulk", false, "fill inside Store.BulkLoad")
 	manual := flag.Bool("manual", false, "Options.ManualIndexing: index only at the end")
@@ -57,7 +58,7 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	fill := func(ctx context.Context) error { return benchcorpus.FillBatches(ctx, s.Store, *n, *batch) }
+	fill := func(ctx context.Context) error { return benchcorpus.FillParallel(ctx, s.Store, *n, *batch, *loaders) }
 	var lag time.Duration
 	start, cpu0 := time.Now(), benchcorpus.ProcessCPU()
 	if *importFile != "" {
@@ -97,8 +98,8 @@ func main() {
 	if err := s.Close(); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("n=%d batch=%d bulk=%v returned %.1fs %.0f msgs/s (CPU %.0f µs/msg), index lag then %v; caught up %.1fs %.0f msgs/s (CPU %.1fs, %.0f µs/msg); peak RSS %s\n",
-		*n, *batch, *bulk, filled.Seconds(), float64(*n)/filled.Seconds(), us(cpuFill, *n), lag.Round(time.Millisecond),
+	fmt.Printf("n=%d batch=%d loaders=%d bulk=%v returned %.1fs %.0f msgs/s (CPU %.0f µs/msg), index lag then %v; caught up %.1fs %.0f msgs/s (CPU %.1fs, %.0f µs/msg); peak RSS %s\n",
+		*n, *batch, *loaders, *bulk, filled.Seconds(), float64(*n)/filled.Seconds(), us(cpuFill, *n), lag.Round(time.Millisecond),
 		caught.Seconds(), float64(*n)/caught.Seconds(), cpuAll.Seconds(), us(cpuAll, *n), peakRSS())
 }
 

@@ -8,9 +8,11 @@ package benchcorpus
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sessiondb/sessiondb/store"
 )
@@ -34,28 +36,92 @@ func Fill(ctx context.Context, s *store.Store, n int) error {
 // FillBatches is Fill with at most batchSize messages per AppendMessages
 // call; the rows are Fill's whatever the batch size.
 func FillBatches(ctx context.Context, s *store.Store, n, batchSize int) error {
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := NewWords(rng)
-	sources := []string{"cli", "gateway", "cron", "telegram"}
-	for sess, written := 0, 0; written < n; sess++ {
-		id := fmt.Sprintf("bench-%05d", sess)
-		if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: sources[sess%len(sources)], Model: "gpt-4o"}); err != nil {
+	for c := range conversations(n, batchSize) {
+		if err := c.write(ctx, s); err != nil {
 			return err
 		}
-		size := min(n-written, 40+rng.IntN(121))
-		batch := make([]store.NewMessage, 0, batchSize)
-		for j := range size {
-			batch = append(batch, words.Message(rng, j))
-			if len(batch) == cap(batch) || j == size-1 {
-				if _, err := s.AppendMessages(ctx, id, batch); err != nil {
-					return err
-				}
-				batch = batch[:0]
-			}
-		}
-		written += size
 	}
 	return nil
+}
+
+// FillParallel is FillBatches with the sessions shared among loaders
+// goroutines, each creating its session and appending its batches, as a
+// program bringing history with several workers would: the rows are
+// FillBatches' (their ids' order aside). One goroutine draws them, so the
+// text does not depend on loaders.
+func FillParallel(ctx context.Context, s *store.Store, n, batchSize, loaders int) error {
+	if loaders <= 1 {
+		return FillBatches(ctx, s, n, batchSize)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	todo := make(chan conversation, loaders)
+	var wg sync.WaitGroup
+	for range loaders {
+		wg.Go(func() {
+			for c := range todo {
+				if err := c.write(ctx, s); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	for c := range conversations(n, batchSize) {
+		select {
+		case todo <- c:
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	close(todo)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// A conversation is one session of the corpus and its AppendMessages
+// batches.
+type conversation struct {
+	session store.NewSession
+	batches [][]store.NewMessage
+}
+
+func (c conversation) write(ctx context.Context, s *store.Store) error {
+	if _, err := s.CreateSession(ctx, c.session); err != nil {
+		return err
+	}
+	for _, batch := range c.batches {
+		if _, err := s.AppendMessages(ctx, c.session.ID, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// conversations draws the corpus's n messages: sessions of 40 to 160, in
+// batches of at most batchSize.
+func conversations(n, batchSize int) iter.Seq[conversation] {
+	return func(yield func(conversation) bool) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		words := NewWords(rng)
+		sources := []string{"cli", "gateway", "cron", "telegram"}
+		for sess, written := 0, 0; written < n; sess++ {
+			c := conversation{session: store.NewSession{ID: fmt.Sprintf("bench-%05d", sess), Source: sources[sess%len(sources)], Model: "gpt-4o"}}
+			size := min(n-written, 40+rng.IntN(121))
+			var batch []store.NewMessage
+			for j := range size {
+				batch = append(batch, words.Message(rng, j))
+				if len(batch) == batchSize || j == size-1 {
+					c.batches = append(c.batches, batch)
+					batch = nil
+				}
+			}
+			if !yield(c) {
+				return
+			}
+			written += size
+		}
+	}
 }
 
 // Words draws realistic text: a Zipf-distributed vocabulary of real
