@@ -43,9 +43,9 @@ func BenchmarkBulkLoad_Paired(b *testing.B) {
 		before, start := server(), time.Now()
 		if bulk {
 			err = s.BulkLoad(ctx, func(ctx context.Context) error {
-				return benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, 500, *bulkBenchLoaders)
+				return benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, benchcorpus.FillBatch, *bulkBenchLoaders)
 			})
-		} else if err = benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, 500, *bulkBenchLoaders); err == nil {
+		} else if err = benchcorpus.FillParallel(ctx, s.Store, *bulkBenchN, benchcorpus.FillBatch, *bulkBenchLoaders); err == nil {
 			// Caught up as a load leaves them: the pending lists merged
 			// (up to 4 MB each would be left, whose merge every later
 			// search and insert pays for).

@@ -30,8 +30,12 @@ var Queries = []string{
 // (about n/100 sessions), each session one AppendMessages batch (at most
 // 500 messages). The same n gives the same rows on every engine.
 func Fill(ctx context.Context, s *store.Store, n int) error {
-	return FillBatches(ctx, s, n, 500)
+	return FillBatches(ctx, s, n, FillBatch)
 }
+
+// FillBatch is Fill's batch: at most this many messages an AppendMessages
+// call, so a session of the corpus is one call.
+const FillBatch = 500
 
 // FillBatches is Fill with at most batchSize messages per AppendMessages
 // call; the rows are Fill's whatever the batch size.
