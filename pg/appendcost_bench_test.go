@@ -20,8 +20,8 @@ import (
 // backends, WAL writer, checkpointer and autovacuum, read from /proc, so
 // only for a server on this machine that this process may read) beside the
 // rate. Dropping (or adding) an index is an experiment, never the
-// engine's schema: search needs the GIN indexes. docs/PERFORMANCE.md, "What bounds each
-// figure now", holds the figures.
+// engine's schema: search needs the GIN indexes. docs/PERFORMANCE.md,
+// "What bounds each figure now", holds the figures.
 func BenchmarkAppendCost(b *testing.B) {
 	variants := []struct{ name, drop string }{
 		{"schema", ""},

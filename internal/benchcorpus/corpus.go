@@ -73,10 +73,11 @@ func FillParallel(ctx context.Context, s *store.Store, n, batchSize, loaders int
 	for c := range conversations(n, batchSize) {
 		select {
 		case todo <- c:
-			continue
 		case <-ctx.Done():
 		}
-		break
+		if ctx.Err() != nil {
+			break // a loader failed (or the caller gave up): draw no more
+		}
 	}
 	close(todo)
 	wg.Wait()
