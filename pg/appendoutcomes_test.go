@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,8 +128,9 @@ func TestAppendSwallowedStatementErrorIsItsCallersAlone(t *testing.T) {
 // DBA added as DEFERRABLE INITIALLY DEFERRED, which the schema guard lets
 // be: it runs no code of the DBA's) is the caller's whose message
 // violates it: the batch runs again careful, constraints checked at each
-// statement, and only that caller gets ErrExists. Before, every caller of
-// the batch got the COMMIT's error.
+// statement, and only that caller gets the error — ErrForeignSchema naming
+// the DBA's constraint (mapError). Before, every caller of the batch got
+// the COMMIT's error.
 func TestAppendCommitTimeFailureIsItsCallersAlone(t *testing.T) {
 	s := openTestStore(t, Options{})
 	ctx := t.Context()
@@ -165,8 +167,8 @@ func TestAppendCommitTimeFailureIsItsCallersAlone(t *testing.T) {
 				switch {
 				case tc.want[i] && r.err != nil:
 					t.Errorf("caller %d (%q): %v, want its message committed", i, tc.contents[i], r.err)
-				case !tc.want[i] && !errors.Is(r.err, store.ErrExists):
-					t.Errorf("caller %d (%q): %v, want ErrExists", i, tc.contents[i], r.err)
+				case !tc.want[i] && (!errors.Is(r.err, store.ErrForeignSchema) || !strings.Contains(r.err.Error(), "dba_unique_content")):
+					t.Errorf("caller %d (%q): %v, want ErrForeignSchema naming dba_unique_content", i, tc.contents[i], r.err)
 				}
 				if tc.want[i] {
 					want[tc.sessions[i]]++

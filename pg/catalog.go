@@ -189,6 +189,33 @@ var ourTables = sync.OnceValue(func() []string {
 	return out
 })
 
+// ownConstraints are what sessiondb's own constraints may answer a
+// refused write with, from catalog.golden: "table.constraint" for each
+// constraint and unique index (a unique violation names the index), and
+// "table.column" for each NOT NULL column (a not-null violation names
+// its column). A violation of anything else is a DBA's constraint
+// (mapError).
+var ownConstraints = sync.OnceValue(func() map[string]bool {
+	entries, _ := goldenCatalog()
+	own := map[string]bool{}
+	for _, e := range entries {
+		switch e.kind {
+		case "constraint":
+			own[e.name] = true
+		case "index":
+			if _, rest, ok := strings.Cut(e.def, " ON "); ok && strings.HasPrefix(e.def, "CREATE UNIQUE INDEX") {
+				table, _, _ := strings.Cut(rest, " ")
+				own[table+"."+e.name] = true
+			}
+		case "column":
+			if strings.Contains(e.def, "NOT NULL") {
+				own[e.name] = true
+			}
+		}
+	}
+	return own
+})
+
 // catalogFindings compares have (a store's catalog) with the golden one:
 // each object sessiondb did not create, each of its own altered or
 // missing. On a server of another major version than the golden's, the

@@ -24,6 +24,10 @@ const (
 	stateCheckViolation      = "23514"
 	stateNotInRepertoire     = "22021"
 	stateProtocolViolation   = "08P01"
+	stateUndefinedTable      = "42P01"
+	stateUndefinedColumn     = "42703"
+	stateUndefinedFunction   = "42883"
+	stateExclusionViolation  = "23P01"
 	stateReadOnlyTx          = "25006"
 	stateSerialization       = "40001"
 	stateDeadlock            = "40P01"
@@ -58,6 +62,10 @@ func mapError(err error) error {
 	if !errors.As(err, &pgErr) {
 		return err
 	}
+	if foreign := foreignRefusal(pgErr); foreign != "" {
+		return fmt.Errorf("%w: %s (pg.Verify lists what the schema holds; no resend gets past it): %w",
+			driver.ErrForeignSchema, foreign, err)
+	}
 	switch pgErr.Code {
 	case stateUniqueViolation:
 		if messageIdentityIndexes[pgErr.ConstraintName] {
@@ -83,6 +91,29 @@ func mapError(err error) error {
 		}
 	}
 	return err
+}
+
+// foreignRefusal names what refused a statement when it is not
+// sessiondb's schema as it made it: a constraint, unique index or NOT NULL
+// a DBA added to its tables, or a table, column or function of the store
+// dropped, renamed or moved under an open store. "" otherwise. Without it
+// a DBA's CHECK would reach the caller as ErrInvalidInput and a unique
+// index of theirs as ErrExists — answers that tell a gateway to drop the
+// message, or that it was already stored.
+func foreignRefusal(e *pgconn.PgError) string {
+	switch e.Code {
+	case stateUniqueViolation, stateForeignKeyViolation, stateCheckViolation, stateExclusionViolation:
+		if !ownConstraints()[e.TableName+"."+e.ConstraintName] {
+			return fmt.Sprintf("constraint %q on %s, which sessiondb did not create, refused the statement", e.ConstraintName, e.TableName)
+		}
+	case stateNotNullViolation:
+		if !ownConstraints()[e.TableName+"."+e.ColumnName] {
+			return fmt.Sprintf("NOT NULL on %s.%s, which sessiondb did not set, refused the statement", e.TableName, e.ColumnName)
+		}
+	case stateUndefinedTable, stateUndefinedColumn, stateUndefinedFunction:
+		return "the store's schema changed under it: a table, column or function of its own was dropped, renamed or moved since it opened"
+	}
+	return ""
 }
 
 // sqlState is the server's SQLSTATE in err's chain, or "".

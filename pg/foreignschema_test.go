@@ -93,6 +93,126 @@ func TestForeignSchemaObjectsAreRefused(t *testing.T) {
 	}
 }
 
+// A table of the store renamed, moved to another schema, or dropped and
+// made again while the store is open is not the one the store checked:
+// writes reach tables by name, so whatever now bears the name could carry
+// objects the guard never saw. The next write is refused at once with
+// ErrForeignSchema (on 35c1f61 a renamed table went unnoticed and a missing
+// one was rerun for the whole patience, then answered "database is
+// locked"), and nothing is written.
+func TestGuard_TableNoLongerTheOneOpened(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(schema string) []string
+		names string // what the error must name
+	}{
+		{"renamed, another made in its place", func(string) []string {
+			return []string{"ALTER TABLE session_activity RENAME TO old_activity",
+				"CREATE TABLE session_activity (LIKE old_activity INCLUDING ALL)"}
+		}, "1 of sessiondb's"},
+		{"moved to another schema", func(schema string) []string {
+			return []string{"CREATE SCHEMA " + schema + "_elsewhere", "ALTER TABLE session_activity SET SCHEMA " + schema + "_elsewhere"}
+		}, `the store's schema changed under it`},
+		{"dropped", func(string) []string { return []string{"DROP TABLE session_activity"} }, `the store's schema changed under it`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := openTestStore(t, Options{})
+			if _, err := s.CreateSession(ctx, store.NewSession{ID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before"}); err != nil {
+				t.Fatal(err)
+			}
+			admin := openPool(t, testDSN(t), s.Schema())
+			t.Cleanup(func() {
+				_, _ = admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s.Schema()+"_elsewhere CASCADE")
+			})
+			execAll(t, admin, tc.plant(s.Schema()))
+			for _, write := range []func() error{
+				func() error {
+					_, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "after"})
+					return err
+				},
+				func() error { _, err := s.CreateSession(ctx, store.NewSession{ID: "t"}); return err },
+			} {
+				if err := write(); !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), tc.names) {
+					t.Fatalf("write = %v; want ErrForeignSchema naming %q", err, tc.names)
+				}
+			}
+			assertContents(t, admin, "before")
+		})
+	}
+}
+
+// A constraint a DBA adds to the store's tables, or a column or function
+// of the store dropped, under an open store, refuses writes with an error:
+// nothing is lost, but the answer must say so. On 35c1f61 a DBA's CHECK
+// or NOT NULL reached the caller as ErrInvalidInput (a gateway drops such
+// a message as its own fault), a unique index of theirs as ErrExists, a
+// foreign key as ErrNotFound, a dropped column as the server's raw
+// 42703. Each is now ErrForeignSchema naming what refused, on the single
+// and the batched append path alike, with nothing written; a search over
+// a dropped word column says the same. sessiondb's own constraints keep
+// their answers (the conformance suite: ErrExists, ErrIdempotencyConflict,
+// ErrNotFound).
+func TestForeignConstraintsRefuseWithForeignSchema(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		plant  []string
+		msg    store.NewMessage
+		names  string // what the error must name
+		search bool   // the search fails too; appends go through
+	}{
+		{"check", []string{`ALTER TABLE messages ADD CONSTRAINT no_x CHECK (content <> 'x') NOT VALID`},
+			store.NewMessage{Role: "user", Content: "x"}, `constraint "no_x" on messages`, false},
+		{"unique index", []string{`CREATE UNIQUE INDEX one_each ON messages (content)`},
+			store.NewMessage{Role: "user", Content: "before"}, `constraint "one_each" on messages`, false},
+		{"not null", []string{`UPDATE messages SET model = 'm'`, `ALTER TABLE messages ALTER COLUMN model SET NOT NULL`},
+			store.NewMessage{Role: "user", Content: "y"}, `NOT NULL on messages.model`, false},
+		{"foreign key", []string{`ALTER TABLE messages ADD CONSTRAINT model_fk FOREIGN KEY (model) REFERENCES sessions(id) NOT VALID`},
+			store.NewMessage{Role: "user", Content: "y", Model: "m"}, `constraint "model_fk" on messages`, false},
+		{"column dropped", []string{`ALTER TABLE messages DROP COLUMN reasoning`},
+			store.NewMessage{Role: "user", Content: "y"}, `the store's schema changed under it`, false},
+		{"word function dropped", []string{`DROP FUNCTION sessiondb_words CASCADE`},
+			store.NewMessage{Role: "user", Content: "y"}, `the store's schema changed under it`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := openTestStore(t, Options{})
+			if _, err := s.CreateSession(ctx, store.NewSession{ID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before"}); err != nil {
+				t.Fatal(err)
+			}
+			admin := openPool(t, testDSN(t), s.Schema())
+			execAll(t, admin, tc.plant)
+			refused := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), tc.names) {
+					t.Errorf("%s = %v; want ErrForeignSchema naming %s", what, err, tc.names)
+				}
+				for _, wrong := range []error{store.ErrInvalidInput, store.ErrExists, store.ErrNotFound, store.ErrLocked} {
+					if errors.Is(err, wrong) {
+						t.Errorf("%s = %v; also %v, which would tell the caller the wrong thing", what, err, wrong)
+					}
+				}
+			}
+			if tc.search {
+				_, err := s.Search(ctx, "before", store.SearchOptions{})
+				refused("search", err)
+				return
+			}
+			_, err := s.AppendMessage(ctx, "s", tc.msg)
+			refused("append", err)
+			_, err = s.AppendMessages(ctx, "s", []store.NewMessage{{Role: "user", Content: "z"}, tc.msg})
+			refused("append of two", err)
+			assertContents(t, admin, "before")
+		})
+	}
+}
+
 // An altered column (a default that hides every new message) changes what
 // a write stores: Open refuses it and Verify names it.
 func TestAlteredColumnIsRefusedAtOpen(t *testing.T) {

@@ -29,7 +29,9 @@ import (
 // CREATE OR REPLACE of sessiondb's own trigger function is caught too).
 
 // guardQuery lists the store's tables (the OIDs %[1]s) that still exist,
-// with whether row level security is on, and the objects on them that
+// with whether row level security is on and their schema's OID and name
+// (a table renamed or moved away is no longer the one writes reach by
+// name), and the objects on them that
 // run inside a write: triggers (each user trigger, and a constraint
 // trigger only when disabled: a foreign key no longer enforced), rules and
 // policies. Tables are named by OID (schemaGuard names them). Hand-written:
@@ -38,8 +40,8 @@ import (
 // schema and table names as parameters the server planned it anew at
 // every execution.
 const guardQuery = `
-SELECT 'table', c.oid::text, (c.relrowsecurity OR c.relforcerowsecurity)::text
-FROM unnest('{%[1]s}'::oid[]) AS t(oid) JOIN pg_class c ON c.oid = t.oid
+SELECT 'table', c.oid::text, (c.relrowsecurity OR c.relforcerowsecurity)::text || ' ' || c.relnamespace::text || ' ' || c.relname::text
+FROM pg_class c WHERE c.oid = ANY ('{%[1]s}'::oid[])
 UNION ALL
 SELECT 'trigger', g.tgrelid::text || '.' || g.tgname,
        g.tgenabled::text || ' ' || p.proname::text || ' ' || p.prosrc || ' ' || COALESCE(array_to_string(p.proconfig, ' '), '')
@@ -104,6 +106,7 @@ type schemaGuard struct {
 	// expectedGuard does (<schema>): built once, every write reads it.
 	ownPath *strings.Replacer
 	names   map[string]string // each table's name by its OID, as text
+	nsp     string            // the schema's OID, as text
 	// lockTables locks the tables in ROW EXCLUSIVE mode, the mode any
 	// write takes: it conflicts with no other writer, but with CREATE
 	// TRIGGER, CREATE RULE, CREATE POLICY and ALTER TABLE, so no such
@@ -118,7 +121,7 @@ type schemaGuard struct {
 // (a store not yet migrated) is left out; hazards then reports it.
 func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard, error) {
 	// Hand-written: a catalog read.
-	rows, err := q.Query(ctx, `SELECT c.oid::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	rows, err := q.Query(ctx, `SELECT c.oid::text, c.relname::text, n.oid::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND c.relkind IN ('r', 'p')`, schema, ourTables())
 	if err != nil {
 		return nil, fmt.Errorf("read the store's tables: %w", err)
@@ -128,7 +131,7 @@ func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard
 	var oids []string
 	for rows.Next() {
 		var oid, name string
-		if err := rows.Scan(&oid, &name); err != nil {
+		if err := rows.Scan(&oid, &name, &g.nsp); err != nil {
 			return nil, fmt.Errorf("read the store's tables: %w", err)
 		}
 		g.names[oid] = name
@@ -167,8 +170,12 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 		table := g.names[oid]
 		switch kind {
 		case "table":
+			f := strings.Fields(state) // row level security, schema, name
+			if len(f) != 3 || f[1] != g.nsp || f[2] != table {
+				continue // renamed or moved: counted missing below
+			}
 			tables++
-			if state == "true" {
+			if f[0] == "true" {
 				found = append(found, "row level security on "+table)
 			}
 			continue
@@ -192,7 +199,7 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 	}
 	if tables != len(ourTables()) {
 		found = append(found, fmt.Sprintf("%d of sessiondb's %d tables are not the ones the store opened "+
-			"(missing, or dropped and made again since: open the store again)", len(ourTables())-tables, len(ourTables())))
+			"(missing, renamed, or dropped and made again since: open the store again)", len(ourTables())-tables, len(ourTables())))
 	}
 	return found, nil
 }

@@ -277,7 +277,7 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, a.eng.pendingLimit(), batch, first, last, aside, careful)
 	if err != nil {
 		rollbackConn(c)
-		if errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
+		if err := mapError(err); errors.Is(err, driver.ErrForeignSchema) { // no rerun cures it
 			finishAppends(batch, appendResult{err: err})
 			return nil, nil, false
 		}

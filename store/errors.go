@@ -101,6 +101,10 @@ var (
 	// acknowledged, so Open and the write path refuse to write through it;
 	// the error names it. Inspect and drop it (sqlite3 state.db 'DROP
 	// TRIGGER name'); Verify reports it and every other foreign object.
+	// On PostgreSQL it also answers a write that a constraint, unique index
+	// or NOT NULL a DBA added refused, and a statement that found a table,
+	// column or function of the store dropped, renamed or moved under it:
+	// nothing of the call was written, and no resend gets past it.
 	ErrForeignSchema = driver.ErrForeignSchema
 	// ErrAliased: the database file is reachable by another path (a hard
 	// link, a file bind mount) that is, or may be, in use. SQLite names the
