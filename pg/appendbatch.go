@@ -454,7 +454,11 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 // pipeline aborts the transaction: then everyone runs again, careful
 // (undone), or, when the server rolled back for a reason a rerun may
 // cure, as they were (err).
-func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool) {
+//
+// The appends' counter updates are deferred to the COMMIT's round
+// (deferred.go) unless a missing session's append runs after the lanes:
+// the statement and its arguments come back in counts.
+func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, counts outgoing) {
 	var lanes [][]*appendRequest
 	var missing []*appendRequest
 	inOrder := sessionsLookingUpAlike(batch)
@@ -500,31 +504,35 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 			}
 		}
 	}
-	runLanes(ctx, c, runs, crowded)
+	p := runLanes(ctx, c, runs, crowded, len(missing) == 0)
 	if aborted(c) && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
-		return nil, batch, nil, true // a callback hid a failed statement: find whose, careful
+		return nil, batch, nil, true, counts // a callback hid a failed statement: find whose, careful
 	}
 	for _, e := range errs {
 		if e != nil && (c.IsClosed() || wholeTransaction(e)) {
-			return nil, batch, lostOr(c, e), false
+			return nil, batch, lostOr(c, e), false, counts
 		}
 	}
 	for _, e := range errs {
 		if e != nil {
-			return nil, batch, nil, true
+			return nil, batch, nil, true, counts
 		}
+	}
+	if p.miscounted { // an append went on past a count that counted nothing
+		return nil, batch, nil, true, counts
 	}
 	for _, reqs := range lanes {
 		ok = append(ok, reqs...)
 	}
 	if len(missing) == 0 {
-		return ok, nil, nil, false
+		counts.sql, counts.args = p.countsAll()
+		return ok, nil, nil, false, counts
 	}
 	more, replay, err := a.runOneByOne(ctx, c, missing, true)
 	if len(replay) > 0 {
-		return nil, slices.Concat(ok, replay), err, false
+		return nil, slices.Concat(ok, replay), err, false, counts
 	}
-	return append(ok, more...), nil, nil, false
+	return append(ok, more...), nil, nil, false, counts
 }
 
 // runAppend runs r's callback and catches its panic, so the batch can

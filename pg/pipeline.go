@@ -52,6 +52,14 @@ type pipeline struct {
 	crowded map[string]bool
 	// +checklocks:mu
 	inserted map[string]int64
+	// deferCounts answers a lane's SessionAddMessageCounts at once and
+	// holds the statement for a later round, or for the COMMIT's
+	// (deferred.go).
+	deferCounts bool
+	// +checklocks:mu
+	deferred []*pipeStmt
+	// miscounted: a deferred count, sent in a round, did not count.
+	miscounted bool
 }
 
 // pipeStmt is one lane's statement and, once answered, its outcome.
@@ -71,14 +79,16 @@ type pipeStmt struct {
 	tag       pgconn.CommandTag
 	err       error
 	done      chan struct{}
+	deferred  bool // answered before it was sent (deferred.go)
 }
 
 // runLanes runs every lane in a goroutine of its own and the round trips
-// in the caller's, until all lanes return. A lane gets the pipeline as
-// its connection (pggen.DBTX). crowded names the sessions that have
-// several lanes.
-func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool) (rounds int) {
-	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}}
+// in the caller's, until all lanes return, and returns the pipeline: the
+// deferred statements no round carried are left in it, for the COMMIT's
+// round. A lane gets the pipeline as its connection (pggen.DBTX). crowded
+// names the sessions that have several lanes.
+func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferCounts bool) *pipeline {
+	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferCounts: deferCounts}
 	p.wake.L = &p.mu
 	for _, lane := range lanes {
 		go func() {
@@ -94,11 +104,16 @@ func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), c
 		round := p.pending
 		p.pending = nil
 		p.running += len(round)
+		if len(round) > 0 { // the deferred statements go first, in the order asked
+			round = append(p.deferred, round...)
+			p.deferred = nil
+		}
 		p.mu.Unlock()
 		if len(round) == 0 {
-			return p.rounds // every lane is done
+			return p // every lane is done
 		}
 		p.send(round)
+		p.checkDeferred(round)
 	}
 }
 

@@ -58,6 +58,9 @@ func (e pgExecutor) SessionAddMessageCounts(ctx context.Context, arg driver.Sess
 		return e.executor.SessionAddMessageCounts(ctx, arg)
 	}
 	s := &pipeStmt{counts: &arg}
+	if p.deferCount(s) {
+		return 1, nil // checked where it is sent (deferred.go)
+	}
 	p.submit(s)
 	if s.err != nil {
 		return 0, mapError(s.err)
@@ -254,36 +257,20 @@ type countRow struct {
 // an id JSON would not carry, is sent as it is.
 func sharedCounts(p *pipeline, counts []*pipeStmt) []outgoing {
 	var out []outgoing
-	var rows []*countRow
-	bySession := map[string]*countRow{}
+	var exact []*pipeStmt
 	for _, s := range counts {
-		c := s.counts
-		if !rules.JSONExact(c.ID) {
+		if !rules.JSONExact(s.counts.ID) {
 			out = append(out, countStatement(p, s))
 			continue
 		}
-		r := bySession[c.ID]
-		if r == nil {
-			r = &countRow{ID: c.ID}
-			bySession[c.ID] = r
-			rows = append(rows, r)
-		}
-		r.Messages += c.Messages
-		r.ToolCalls += c.ToolCalls
-		r.Appends++
-		r.stmts = append(r.stmts, s)
+		exact = append(exact, s)
 	}
+	rows := countRows(p, exact)
 	if len(rows) == 1 && len(rows[0].stmts) == 1 && !p.crowded[rows[0].ID] {
 		return append(out, countStatement(p, rows[0].stmts[0]))
 	}
 	if len(rows) == 0 {
 		return out
-	}
-	for _, r := range rows {
-		r.Newest = r.Messages
-		if p.crowded[r.ID] {
-			r.Newest = max(r.Messages, p.insertedInto(r.ID))
-		}
 	}
 	doc, _ := json.Marshal(rows) // strings JSON carries, and integers: cannot fail
 	sql, args := recorded(func(db pggen.DBTX) error {
@@ -303,6 +290,34 @@ func sharedCounts(p *pipeline, counts []*pipeStmt) []outgoing {
 			}
 		}
 	}})
+}
+
+// countRows adds counts (each session's id one JSON carries) up by
+// session, in the order the sessions first appear, with the newest rows
+// each reads last_message_at from (sharedCounts says which).
+func countRows(p *pipeline, counts []*pipeStmt) []*countRow {
+	var rows []*countRow
+	bySession := map[string]*countRow{}
+	for _, s := range counts {
+		c := s.counts
+		r := bySession[c.ID]
+		if r == nil {
+			r = &countRow{ID: c.ID}
+			bySession[c.ID] = r
+			rows = append(rows, r)
+		}
+		r.Messages += c.Messages
+		r.ToolCalls += c.ToolCalls
+		r.Appends++
+		r.stmts = append(r.stmts, s)
+	}
+	for _, r := range rows {
+		r.Newest = r.Messages
+		if p.crowded[r.ID] {
+			r.Newest = max(r.Messages, p.insertedInto(r.ID))
+		}
+	}
+	return rows
 }
 
 // countStatement is s's SessionAddMessageCounts, sent as it is.

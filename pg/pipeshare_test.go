@@ -66,7 +66,7 @@ func runSharedLanes(t *testing.T, s *Store, rows map[string][]string, order []st
 			}
 		}
 	}
-	runLanes(ctx, conn.Conn(), lanes, nil)
+	runLanes(ctx, conn.Conn(), lanes, nil, false)
 	out := map[string]laneResult{}
 	for i, sid := range order {
 		out[sid] = got[i]
@@ -194,7 +194,7 @@ func TestPipeline_SharedFailureReachesEveryLane(t *testing.T) {
 			_, errs[i] = ex.MessageInsert(ctx, driver.MessageInsertParams{SessionID: string(rune('a' + i)), Role: role, Content: "x", CreatedAt: 1})
 		}
 	}
-	runLanes(ctx, conn.Conn(), lanes, nil)
+	runLanes(ctx, conn.Conn(), lanes, nil, false)
 	for i, err := range errs {
 		if !errors.Is(err, driver.ErrInvalidInput) {
 			t.Errorf("lane %d: %v; want the check's refusal", i, err)

@@ -292,16 +292,17 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 		}
 	}
 	var ok []*appendRequest
+	var counts outgoing // deferred to the COMMIT's round (deferred.go)
 	if careful || len(batch) == 1 {
 		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
 	} else {
-		ok, replay, err, undone = a.runPipelined(actx, c, batch, locked)
+		ok, replay, err, undone, counts = a.runPipelined(actx, c, batch, locked)
 	}
 	if len(replay) > 0 || len(ok) == 0 {
 		rollbackConn(c)
 		return slices.Concat(ok, replay), err, undone
 	}
-	return a.commit(c, ok, last, careful)
+	return a.commit(c, ok, last, careful, counts)
 }
 
 // errSwallowed answers a caller whose callback returned no error although
@@ -383,7 +384,12 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // until each caller's patience ends: *LockedError wrapping the server's
 // error (ErrLocked: nothing was written, resend). No caller gets the
 // server's raw error from a COMMIT.
-func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool) (replay []*appendRequest, err error, undone bool) {
+//
+// counts, when set, are the appends' deferred counter updates
+// (deferred.go): sent first in the same round, they abort the
+// transaction before its COMMIT unless every session counted, and the
+// batch runs again careful.
+func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, counts outgoing) (replay []*appendRequest, err error, undone bool) {
 	if aborted(c) {
 		// A callback hid a failed statement: COMMIT would roll back.
 		// Careful, each caller's statements are checked (runOneByOne).
@@ -398,6 +404,9 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
 	defer cancel()
 	commitStart := time.Now()
+	if counts.sql != "" {
+		return a.commitCounted(cctx, c, ok, careful, counts, commitStart)
+	}
 	// The COMMIT and, after it, the NOTIFY in a transaction of its own
 	// (commitAndNotify): the callers are answered at the COMMIT's result,
 	// the NOTIFY's read after.
@@ -411,6 +420,12 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 			err = closeErr
 		}
 	}
+	return a.committed(ok, careful, tag, err, results.Close, commitStart)
+}
+
+// committed answers the callers of a COMMIT by its result (tag, err);
+// rest reads what the round carried after the COMMIT.
+func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.CommandTag, err error, rest func() error, commitStart time.Time) (replay []*appendRequest, _ error, undone bool) {
 	switch {
 	case err == nil && tag.String() == "COMMIT":
 		a.eng.commitDuration.Observe(time.Since(commitStart))
@@ -418,7 +433,7 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 		a.appends.Add(int64(len(ok)))
 		a.eng.route.wrote.Add(1) // before the callers read: readroute.go
 		finishAppends(ok, appendResult{})
-		if err := results.Close(); err != nil {
+		if err := rest(); err != nil {
 			// Committed and answered; only the watchers' wake-up is
 			// lost, and their safety wake (watch.go) reads it later.
 			a.eng.logger.Warn("sessiondb: the NOTIFY after an append's COMMIT failed", "err", err)

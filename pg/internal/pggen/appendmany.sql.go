@@ -55,6 +55,38 @@ func (q *Queries) MessageInsertMany(ctx context.Context, db DBTX, rows string) (
 	return ids, err
 }
 
+const sessionAddMessageCountsAll = `-- name: SessionAddMessageCountsAll :exec
+WITH counted AS (
+    UPDATE sessions
+    SET message_count = message_count + v.messages,
+        tool_call_count = tool_call_count + v.tool_calls,
+        display_revision = display_revision + v.appends,
+        archived = archived * (1 - auto_archived),
+        auto_archived = 0,
+        last_message_at = GREATEST(sessions.last_message_at, newest.at),
+        conversation_active_at = GREATEST(COALESCE(sessions.conversation_active_at, sessions.started_at), newest.at)
+    FROM json_to_recordset(CAST(CAST($1 AS text) AS json))
+            AS v (id text, messages bigint, tool_calls bigint, appends bigint, newest bigint)
+        CROSS JOIN LATERAL (SELECT max(n.created_at) AS at FROM (
+            SELECT m.created_at FROM messages m WHERE m.session_id = v.id
+            ORDER BY m.id DESC LIMIT v.newest) n) newest
+    WHERE sessions.id = v.id AND sessions.end_reason IS DISTINCT FROM 'compression'
+    RETURNING sessions.id
+)
+SELECT 1 / CAST(count(*) = json_array_length(CAST(CAST($1 AS text) AS json)) AS int) FROM counted
+`
+
+// SessionAddMessageCountsMany for appends already answered that every
+// session counted (the batch's counters ride its COMMIT, pg/deferred.go):
+// when one of counts' sessions counted nothing (closed by compression,
+// or missing) it fails, dividing by zero, so the transaction is aborted
+// before its COMMIT and the batch runs again careful, where each append
+// reads its own count.
+func (q *Queries) SessionAddMessageCountsAll(ctx context.Context, db DBTX, counts string) error {
+	_, err := db.Exec(ctx, sessionAddMessageCountsAll, counts)
+	return err
+}
+
 const sessionAddMessageCountsMany = `-- name: SessionAddMessageCountsMany :one
 WITH counted AS (
     UPDATE sessions
