@@ -455,10 +455,10 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 // (undone), or, when the server rolled back for a reason a rerun may
 // cure, as they were (err).
 //
-// The appends' counter updates are deferred to the COMMIT's round
-// (deferred.go) unless a missing session's append runs after the lanes:
-// the statement and its arguments come back in counts.
-func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, counts outgoing) {
+// The appends' INSERTs and counter updates are held for the COMMIT's
+// round (deferred.go), and come back in held, unless a missing session's
+// append runs after the lanes.
+func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, held *heldRound) {
 	var lanes [][]*appendRequest
 	var missing []*appendRequest
 	inOrder := sessionsLookingUpAlike(batch)
@@ -506,33 +506,32 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 	}
 	p := runLanes(ctx, c, runs, crowded, len(missing) == 0)
 	if aborted(c) && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
-		return nil, batch, nil, true, counts // a callback hid a failed statement: find whose, careful
+		return nil, batch, nil, true, nil // a callback hid a failed statement: find whose, careful
 	}
 	for _, e := range errs {
 		if e != nil && (c.IsClosed() || wholeTransaction(e)) {
-			return nil, batch, lostOr(c, e), false, counts
+			return nil, batch, lostOr(c, e), false, nil
 		}
 	}
 	for _, e := range errs {
 		if e != nil {
-			return nil, batch, nil, true, counts
+			return nil, batch, nil, true, nil
 		}
 	}
-	if p.miscounted { // an append went on past a count that counted nothing
-		return nil, batch, nil, true, counts
+	if p.heldFailed { // an append went on past a held statement that failed
+		return nil, batch, nil, true, nil
 	}
 	for _, reqs := range lanes {
 		ok = append(ok, reqs...)
 	}
 	if len(missing) == 0 {
-		counts.sql, counts.args = p.countsAll()
-		return ok, nil, nil, false, counts
+		return ok, nil, nil, false, p.heldRound()
 	}
 	more, replay, err := a.runOneByOne(ctx, c, missing, true)
 	if len(replay) > 0 {
-		return nil, slices.Concat(ok, replay), err, false, counts
+		return nil, slices.Concat(ok, replay), err, false, nil
 	}
-	return append(ok, more...), nil, nil, false, counts
+	return append(ok, more...), nil, nil, false, nil
 }
 
 // runAppend runs r's callback and catches its panic, so the batch can

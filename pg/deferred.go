@@ -1,20 +1,25 @@
 package pg
 
-// deferred.go saves a batch a round trip: its appends' counter updates
-// ride the round of the COMMIT. An append's last statement is its
-// session's counter UPDATE (store's insertMessages), whose answer only
-// says whether the session counted: 0 rows for a session compression
-// closed (or a missing one), which the append then refuses. On a pipeline
-// the UPDATE is answered at once, "counted", and held (pipeline.deferCount);
-// sent in the COMMIT's round as SessionAddMessageCountsAll, which fails —
-// so the COMMIT behind it never runs — when a session counted nothing.
-// The batch then runs again careful, each append in a savepoint reading
-// its own count, and the refused one is answered its error alone. An
-// append that goes on after its count (none of the store's does) sends it
-// in its next round, checked there (checkDeferred).
+// deferred.go saves a batch its lanes' round trips: a plain append's two
+// statements — its rows' INSERT and its session's counter UPDATE — ride
+// the round trip of the batch's COMMIT. Neither answer is needed before
+// then: the new rows' ids go back to the caller after the COMMIT
+// (driver.MessageInsertDeferrer), and the UPDATE only says whether the
+// session counted (0 rows for a session compression closed, or a missing
+// one, which the append then refuses). On the pipeline the INSERT is
+// taken without an answer and the UPDATE answered at once, "counted";
+// both are held (pipeline.deferred) and sent first in the COMMIT's round,
+// the counts as SessionAddMessageCountsAll, which fails — so the COMMIT
+// behind it never runs — when a session counted nothing. Any failure
+// there rolls the batch back, and it runs again careful: each append in
+// a savepoint, its statements sent and answered one by one, the refused
+// one answered its error alone. An append that goes on after a held
+// statement (one that looks a key up after its first message's row) sends
+// what is held first in its next round, checked there (checkDeferred).
 //
 // Nothing a caller sees changes: the callers are answered after the
-// COMMIT, and a COMMIT only follows the counts that all counted.
+// COMMIT, and a COMMIT only follows held statements that all did what
+// their early answers said.
 
 import (
 	"context"
@@ -31,73 +36,157 @@ import (
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
-// deferCount holds s, a lane's counter UPDATE, when the pipeline defers
-// counts and the session's id JSON carries (SessionAddMessageCountsAll
-// reads it from JSON).
-func (p *pipeline) deferCount(s *pipeStmt) bool {
-	if !p.deferCounts || !rules.JSONExact(s.counts.ID) {
+var _ driver.MessageInsertDeferrer = pgExecutor{}
+
+// MessageInsertDeferred implements driver.MessageInsertDeferrer: on a
+// pipeline that defers, rows that one shared INSERT carries are held and
+// their ids handed to id when the INSERT is answered.
+func (e pgExecutor) MessageInsertDeferred(_ context.Context, rows []driver.MessageInsertParams, id func(j int, id int64)) bool {
+	p, ok := e.db.(*pipeline)
+	if !ok || !p.deferring || len(rows) == 0 || len(rows) > insertManyRows {
 		return false
 	}
+	size := 0
+	for i := range rows {
+		if !shareable(&rows[i]) {
+			return false
+		}
+		size += textBytes(&rows[i])
+	}
+	if size > insertManyBytes {
+		return false
+	}
+	objs, err := rowObjects(rows)
+	if err != nil {
+		return false // inserted now, where the error is answered
+	}
+	p.noteInserted(rows[0].SessionID, len(rows)) // one append's rows: one session's
+	p.hold(&pipeStmt{rows: rows, rowsJSON: objs, rowsBytes: size, deliver: id})
+	return true
+}
+
+// deferCount holds s, a lane's counter UPDATE, when the pipeline defers
+// and the session's id JSON carries (SessionAddMessageCountsAll reads it
+// from JSON).
+func (p *pipeline) deferCount(s *pipeStmt) bool {
+	if !p.deferring || !rules.JSONExact(s.counts.ID) {
+		return false
+	}
+	p.hold(s)
+	return true
+}
+
+func (p *pipeline) hold(s *pipeStmt) {
 	s.done, s.deferred = make(chan struct{}), true
 	p.mu.Lock()
 	p.deferred = append(p.deferred, s)
 	p.mu.Unlock()
-	return true
 }
 
-// checkDeferred notes a deferred count that a round carried and that did
-// not count: its append went on as if it had, so the batch must run again.
+// checkDeferred hands held rows their ids once a round carried them, and
+// notes a held statement that failed or a count that counted nothing:
+// its append went on as if it had not, so the batch must run again.
 func (p *pipeline) checkDeferred(round []*pipeStmt) {
 	for _, s := range round {
-		if s.deferred && (s.err != nil || s.tag.RowsAffected() != 1) {
-			p.miscounted = true
+		if !s.deferred {
+			continue
+		}
+		if s.err != nil || (s.counts != nil && s.tag.RowsAffected() != 1) {
+			p.heldFailed = true
+		}
+		s.handIDs()
+	}
+}
+
+// handIDs gives a held INSERT's ids to its append.
+func (s *pipeStmt) handIDs() {
+	if s.deliver != nil && s.err == nil && len(s.ids) == len(s.rows) {
+		for j, id := range s.ids {
+			s.deliver(j, id)
 		}
 	}
 }
 
-// countsAll is the deferred counts left at the end of the lanes, as the
-// statement that rides the COMMIT's round, or "" when there are none.
-func (p *pipeline) countsAll() (sql string, args []any) {
-	p.mu.Lock()
-	deferred := p.deferred
-	p.mu.Unlock()
-	if len(deferred) == 0 {
-		return "", nil
-	}
-	rows := countRows(p, deferred)
-	doc, _ := json.Marshal(rows) // strings JSON carries, and integers: cannot fail
-	return recorded(func(db pggen.DBTX) error {
-		return queries.SessionAddMessageCountsAll(p.ctx, db, string(doc))
-	})
+// heldRound is what the lanes left held, to be sent first in the
+// COMMIT's round trip: their rows' INSERTs, shared as a round's are, then
+// their counts as one SessionAddMessageCountsAll.
+type heldRound struct {
+	stmts   []outgoing
+	held    []*pipeStmt
+	countsE error // SessionAddMessageCountsAll's answer
 }
 
-// commitWithCounts is the COMMIT's round of a batch whose counts were
-// deferred: the counts (failing unless every session counted), the
-// COMMIT, and the batch's NOTIFY in a transaction of its own that does
-// not wait for its flush (commitAndNotify says why). One pgx.Batch: an
-// error skips every statement after it, the COMMIT too.
-func (a *appender) commitWithCounts(sql string, args []any) *pgx.Batch {
+// heldRound takes what the lanes left held; nil when nothing is.
+func (p *pipeline) heldRound() *heldRound {
+	p.mu.Lock()
+	held := p.deferred
+	p.deferred = nil
+	p.mu.Unlock()
+	if len(held) == 0 {
+		return nil
+	}
+	h := &heldRound{held: held}
+	var inserts, counts []*pipeStmt
+	for _, s := range held {
+		if s.rows != nil {
+			inserts = append(inserts, s)
+		} else {
+			counts = append(counts, s)
+		}
+	}
+	if len(inserts) > 0 {
+		h.stmts = sharedInserts(p, inserts)
+	}
+	if len(counts) > 0 {
+		doc, _ := json.Marshal(countRows(p, counts)) // strings JSON carries, and integers: cannot fail
+		sql, args := recorded(func(db pggen.DBTX) error {
+			return queries.SessionAddMessageCountsAll(p.ctx, db, string(doc))
+		})
+		h.stmts = append(h.stmts, outgoing{sql: sql, args: args, read: func(res pgx.BatchResults) {
+			_, h.countsE = res.Exec()
+		}})
+	}
+	return h
+}
+
+// firstErr is the first of the held statements' failures, in the order
+// they were sent; a failure skips every statement after it.
+func (h *heldRound) firstErr() error {
+	for _, s := range h.held {
+		if s.rows != nil && s.err != nil {
+			return s.err
+		}
+	}
+	return h.countsE
+}
+
+// commitHeld is commit's round when the lanes left statements held:
+// they go first, then the COMMIT, then the batch's NOTIFY in a
+// transaction of its own that does not wait for its flush
+// (commitAndNotify says why), all in one pgx.Batch, where an error skips
+// every statement after it, the COMMIT too. A held statement the server
+// refused (a session counted nothing; a row a constraint refused) rolls
+// the transaction back, and the batch runs again careful, or as it was
+// when a rerun may cure it (a lock or statement timeout, a serialization
+// failure). One the server ended the connection at (FATAL) skipped the
+// COMMIT too: nothing committed, the batch runs again. Any other failure
+// to read their answers leaves the COMMIT's outcome unknown
+// (ErrCommitUnknown), as at the COMMIT itself.
+func (a *appender) commitHeld(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, h *heldRound, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
 	var b pgx.Batch
-	b.Queue(sql, args...)
+	for _, o := range h.stmts {
+		b.Queue(o.sql, o.args...)
+	}
 	b.Queue("COMMIT")
 	b.Queue("BEGIN")
 	b.Queue("SET LOCAL synchronous_commit = off")
 	b.Queue(a.eng.notify)
 	b.Queue("COMMIT")
-	return &b
-}
-
-// commitCounted is commit's round when the batch's counts were deferred.
-// A counts statement the server refused (a session counted nothing, or
-// the server's own reason) skipped the COMMIT: the transaction is rolled
-// back and the batch runs again — careful, or as it was when a rerun may
-// cure it. One the server ended the connection at (FATAL) skipped it
-// too: nothing committed, the batch runs again on another connection.
-// Any other failure to read the counts' answer leaves the COMMIT's
-// outcome unknown (ErrCommitUnknown), as at the COMMIT itself.
-func (a *appender) commitCounted(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, counts outgoing, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
-	res := c.SendBatch(ctx, a.commitWithCounts(counts.sql, counts.args))
-	if _, err := res.Exec(); err != nil {
+	res := c.SendBatch(ctx, &b)
+	for _, o := range h.stmts {
+		o.read(res)
+	}
+	if err := h.firstErr(); err != nil {
 		_ = res.Close()
 		var pgErr *pgconn.PgError
 		switch {
@@ -113,6 +202,9 @@ func (a *appender) commitCounted(ctx context.Context, c *pgx.Conn, ok []*appendR
 			return ok, err, false
 		}
 		return ok, nil, true
+	}
+	for _, s := range h.held {
+		s.handIDs() // before the COMMIT's answer, which answers the callers
 	}
 	tag, err := res.Exec()
 	return a.committed(ok, careful, tag, err, res.Close, commitStart)

@@ -3,20 +3,25 @@ package pg
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sessiondb/sessiondb/store"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
-// A pipelined batch's counter updates ride its COMMIT's round: the lanes
-// answer them at once, so a batch of plain appends takes one round of
-// statements (their shared INSERT), not two.
-func TestPipeline_DeferredCountsTakeNoRound(t *testing.T) {
+// A pipelined batch's appends hold their rows' INSERT and their counter
+// UPDATE for the COMMIT's round: lanes of plain appends take no round of
+// their own. What is held, sent in one round as the COMMIT's is, inserts
+// the rows (their ids handed back in order), counts them, and lets the
+// COMMIT through.
+func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	sessions := []string{"a", "b", "c"}
@@ -34,32 +39,52 @@ func TestPipeline_DeferredCountsTakeNoRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	counted := make([]int64, len(sessions))
+	ids := make([][]int64, len(sessions))
 	lanes := make([]func(*pipeline), len(sessions))
 	for i, sid := range sessions {
 		lanes[i] = func(p *pipeline) {
 			ex := pgExecutor{executor: executor{q: queries, db: p}}
-			if _, err := ex.MessageInsert(ctx, driver.MessageInsertParams{SessionID: sid, Role: "user", Content: "x", CreatedAt: 1}); err != nil {
-				t.Error(err)
+			rows := []driver.MessageInsertParams{
+				{SessionID: sid, Role: "user", Content: "x", CreatedAt: 1},
+				{SessionID: sid, Role: "assistant", Content: "y", CreatedAt: 2},
+			}
+			ids[i] = make([]int64, len(rows))
+			if !ex.MessageInsertDeferred(ctx, rows, func(j int, id int64) { ids[i][j] = id }) {
+				t.Error("rows not held")
 				return
 			}
-			counted[i], _ = ex.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: sid, Messages: 1})
+			counted[i], _ = ex.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: sid, Messages: int64(len(rows))})
 		}
 	}
 	p := runLanes(ctx, conn.Conn(), lanes, nil, true)
-	if p.rounds != 1 || len(p.deferred) != len(sessions) {
-		t.Errorf("%d rounds, %d counts deferred; want 1 round (the INSERT) and %d deferred", p.rounds, len(p.deferred), len(sessions))
+	if p.rounds != 0 || len(p.deferred) != 2*len(sessions) {
+		t.Errorf("%d rounds, %d statements held; want 0 rounds and %d held", p.rounds, len(p.deferred), 2*len(sessions))
 	}
 	if diff := cmp.Diff([]int64{1, 1, 1}, counted); diff != "" {
 		t.Errorf("counts answered (-want +got):\n%s", diff)
 	}
-	sql, args := p.countsAll()
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
-		t.Fatalf("the deferred counts: %v", err)
+	h := p.heldRound()
+	var b pgx.Batch
+	for _, o := range h.stmts {
+		b.Queue(o.sql, o.args...)
+	}
+	res := conn.SendBatch(ctx, &b)
+	for _, o := range h.stmts {
+		o.read(res)
+	}
+	if err := res.Close(); err != nil || h.firstErr() != nil {
+		t.Fatalf("the held statements: %v, %v", err, h.firstErr())
+	}
+	for _, s := range h.held {
+		s.handIDs()
 	}
 	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
 	}
-	for _, sid := range sessions {
+	for i, sid := range sessions {
+		if len(ids[i]) != 2 || ids[i][0] == 0 || ids[i][1] != ids[i][0]+1 {
+			t.Errorf("session %s: ids %v, want two ascending ids", sid, ids[i])
+		}
 		checkSessionRow(t, s, sid)
 	}
 }
@@ -115,5 +140,78 @@ func TestAppendDeferredCountOfAClosedSessionIsRefusedAlone(t *testing.T) {
 	}
 	for _, sid := range []string{"a", "c"} {
 		checkSessionRow(t, s, sid)
+	}
+}
+
+// Appends of many callers at once, through the store: their rows ride
+// the COMMIT's round, and each caller gets its own rows' ids, in its
+// order. A caller whose row a DBA's CHECK refuses (found only in the
+// COMMIT's round) gets ErrForeignSchema alone, nothing of it stored.
+func TestAppend_HeldRowsIDsReachTheirCallers(t *testing.T) {
+	ctx := t.Context()
+	s := openTestStore(t, Options{})
+	const callers, rounds = 16, 15
+	for c := range callers {
+		if _, err := s.CreateSession(ctx, store.NewSession{ID: fmt.Sprintf("s%02d", c), Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := openPool(t, testDSN(t), s.Schema())
+	execAll(t, admin, []string{`ALTER TABLE messages ADD CONSTRAINT no_refuse CHECK (content NOT LIKE 'refuse%') NOT VALID`})
+	type sent struct {
+		session string
+		content []string
+		ids     []int64
+	}
+	var mu sync.Mutex
+	var acked []sent
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			sid := fmt.Sprintf("s%02d", c)
+			for r := range rounds {
+				content := []string{fmt.Sprintf("%s-%d-a", sid, r), fmt.Sprintf("%s-%d-b", sid, r)}
+				if c == 3 && r == 7 {
+					content[1] = "refuse " + content[1]
+				}
+				ids, err := s.AppendMessages(ctx, sid, []store.NewMessage{{Role: "user", Content: content[0]}, {Role: "assistant", Content: content[1]}})
+				if c == 3 && r == 7 {
+					if !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), "no_refuse") {
+						t.Errorf("the refused append: %v; want ErrForeignSchema naming no_refuse", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("append %s %d: %v", sid, r, err)
+					continue
+				}
+				mu.Lock()
+				acked = append(acked, sent{sid, content, ids})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	stored := map[int64][2]string{} // id: session, content
+	for c := range callers {
+		sid := fmt.Sprintf("s%02d", c)
+		ms, err := s.Messages(ctx, sid, store.MessageQuery{Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			stored[m.ID] = [2]string{sid, m.Content}
+		}
+		checkSessionRow(t, s, sid)
+	}
+	if want := (callers*rounds - 1) * 2; len(stored) != want || len(acked) != callers*rounds-1 {
+		t.Errorf("%d rows stored, %d appends acknowledged; want %d rows, %d appends", len(stored), len(acked), want, callers*rounds-1)
+	}
+	for _, a := range acked {
+		for j, id := range a.ids {
+			if got := stored[id]; got != [2]string{a.session, a.content[j]} {
+				t.Errorf("append to %s got id %d for %q; that id holds %q", a.session, id, a.content[j], got)
+			}
+		}
 	}
 }

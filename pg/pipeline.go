@@ -52,14 +52,14 @@ type pipeline struct {
 	crowded map[string]bool
 	// +checklocks:mu
 	inserted map[string]int64
-	// deferCounts answers a lane's SessionAddMessageCounts at once and
-	// holds the statement for a later round, or for the COMMIT's
-	// (deferred.go).
-	deferCounts bool
+	// deferring holds a lane's rows' INSERT and its counter UPDATE for a
+	// later round, or for the COMMIT's (deferred.go).
+	deferring bool
 	// +checklocks:mu
 	deferred []*pipeStmt
-	// miscounted: a deferred count, sent in a round, did not count.
-	miscounted bool
+	// heldFailed: a held statement, sent in a round, failed or counted
+	// nothing.
+	heldFailed bool
 }
 
 // pipeStmt is one lane's statement and, once answered, its outcome.
@@ -79,7 +79,8 @@ type pipeStmt struct {
 	tag       pgconn.CommandTag
 	err       error
 	done      chan struct{}
-	deferred  bool // answered before it was sent (deferred.go)
+	deferred  bool                  // answered before it was sent (deferred.go)
+	deliver   func(j int, id int64) // a held INSERT's: where its ids go
 }
 
 // runLanes runs every lane in a goroutine of its own and the round trips
@@ -87,8 +88,8 @@ type pipeStmt struct {
 // deferred statements no round carried are left in it, for the COMMIT's
 // round. A lane gets the pipeline as its connection (pggen.DBTX). crowded
 // names the sessions that have several lanes.
-func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferCounts bool) *pipeline {
-	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferCounts: deferCounts}
+func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferring bool) *pipeline {
+	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferring: deferring}
 	p.wake.L = &p.mu
 	for _, lane := range lanes {
 		go func() {

@@ -108,7 +108,8 @@ type outgoing struct {
 // shareRound turns a round's statements into the statements sent: each
 // plain statement as it is, where the first of the round's inserts stood
 // the inserts packed into as few MessageInsertMany as their bounds allow,
-// and where the first counter update stood the updates in one. A shared
+// and where the first counter update stood (or after the inserts, if it
+// stood before them) the updates in one. A shared
 // statement that would carry one lane's statement alone is that
 // statement, as the lane would have sent it.
 func shareRound(p *pipeline, round []*pipeStmt) []outgoing {
@@ -122,14 +123,22 @@ func shareRound(p *pipeline, round []*pipeStmt) []outgoing {
 		}
 	}
 	out := make([]outgoing, 0, len(round))
+	countsDue := false // the counts wait for the inserts: a held count may come first (deferred.go)
 	for _, s := range round {
 		switch {
 		case s.rows != nil:
 			if s == inserts[0] {
 				out = append(out, sharedInserts(p, inserts)...)
+				if countsDue {
+					out = append(out, sharedCounts(p, counts)...)
+				}
 			}
 		case s.counts != nil:
 			if s == counts[0] {
+				if len(inserts) > 0 && slices.Index(round, inserts[0]) > slices.Index(round, s) {
+					countsDue = true
+					continue
+				}
 				out = append(out, sharedCounts(p, counts)...)
 			}
 		default:

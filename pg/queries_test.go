@@ -160,6 +160,14 @@ func TestEveryQueryRunsOnPostgres(t *testing.T) {
 		expect(t, "SessionAddMessageCountsMany, a session ended by "+end.reason+" and a missing one",
 			must(q.SessionAddMessageCountsMany(ctx, db, `[{"id":"s1","messages":0,"tool_calls":0,"appends":1,"newest":0},{"id":"ghost","messages":1,"tool_calls":0,"appends":1,"newest":1}]`)),
 			map[int64][]string{0: nil, 1: {"s1"}}[end.counted])
+		// The held counts' form (deferred.go) fails instead of counting 0.
+		err := q.SessionAddMessageCountsAll(ctx, db, `[{"id":"s1","messages":0,"tool_calls":0,"appends":1,"newest":0}]`)
+		if (err == nil) != (end.counted == 1) || (err != nil && sqlState(err) != "22012") {
+			t.Errorf("SessionAddMessageCountsAll, a session ended by %s: %v; want it to fail (22012) only when it counts nothing", end.reason, err)
+		}
+	}
+	if err := q.SessionAddMessageCountsAll(ctx, db, `[{"id":"ghost","messages":1,"tool_calls":0,"appends":1,"newest":1}]`); sqlState(err) != "22012" {
+		t.Errorf("SessionAddMessageCountsAll on a missing session: %v; want it to fail (22012)", err)
 	}
 	if _, err := pool.Exec(ctx, "UPDATE sessions SET end_reason = NULL WHERE id = 's1'"); err != nil {
 		t.Fatal(err)

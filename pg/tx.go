@@ -292,17 +292,17 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 		}
 	}
 	var ok []*appendRequest
-	var counts outgoing // deferred to the COMMIT's round (deferred.go)
+	var held *heldRound // for the COMMIT's round (deferred.go)
 	if careful || len(batch) == 1 {
 		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
 	} else {
-		ok, replay, err, undone, counts = a.runPipelined(actx, c, batch, locked)
+		ok, replay, err, undone, held = a.runPipelined(actx, c, batch, locked)
 	}
 	if len(replay) > 0 || len(ok) == 0 {
 		rollbackConn(c)
 		return slices.Concat(ok, replay), err, undone
 	}
-	return a.commit(c, ok, last, careful, counts)
+	return a.commit(c, ok, last, careful, held)
 }
 
 // errSwallowed answers a caller whose callback returned no error although
@@ -385,11 +385,10 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // error (ErrLocked: nothing was written, resend). No caller gets the
 // server's raw error from a COMMIT.
 //
-// counts, when set, are the appends' deferred counter updates
-// (deferred.go): sent first in the same round, they abort the
-// transaction before its COMMIT unless every session counted, and the
-// batch runs again careful.
-func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, counts outgoing) (replay []*appendRequest, err error, undone bool) {
+// held, when set, are the appends' held INSERTs and counter updates
+// (deferred.go): sent first in the same round, any failure among them
+// aborts the transaction before its COMMIT, and the batch runs again.
+func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, held *heldRound) (replay []*appendRequest, err error, undone bool) {
 	if aborted(c) {
 		// A callback hid a failed statement: COMMIT would roll back.
 		// Careful, each caller's statements are checked (runOneByOne).
@@ -404,8 +403,8 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
 	defer cancel()
 	commitStart := time.Now()
-	if counts.sql != "" {
-		return a.commitCounted(cctx, c, ok, careful, counts, commitStart)
+	if held != nil {
+		return a.commitHeld(cctx, c, ok, careful, held, commitStart)
 	}
 	// The COMMIT and, after it, the NOTIFY in a transaction of its own
 	// (commitAndNotify): the callers are answered at the COMMIT's result,

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -61,15 +62,25 @@ func (r *newRows) add(ctx context.Context, i int, p driver.MessageInsertParams) 
 	return nil
 }
 
-// flush inserts the held rows and writes their ids.
+// flush inserts the held rows and writes their ids: now, or, where the
+// engine defers them (driver.MessageInsertDeferrer), before the append's
+// write returns (insertMessages reads no id before that).
 func (r *newRows) flush(ctx context.Context) error {
 	rows, at := r.rows, r.at
 	r.rows, r.at = r.rows[:0], r.at[:0]
 	clear(r.keys)
 	clear(r.pids)
-	switch len(rows) {
-	case 0:
+	if len(rows) == 0 {
 		return nil
+	}
+	if d, ok := r.tx.(driver.MessageInsertDeferrer); ok {
+		// Copies: the next rows reuse rows' and at's arrays.
+		ids, at := r.ids, slices.Clone(at)
+		if d.MessageInsertDeferred(ctx, slices.Clone(rows), func(j int, id int64) { ids[at[j]] = id }) {
+			return nil
+		}
+	}
+	switch len(rows) {
 	case 1: // the plain statement, prepared once a connection
 		id, err := r.tx.MessageInsert(ctx, rows[0])
 		r.ids[at[0]] = id

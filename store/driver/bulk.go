@@ -39,3 +39,17 @@ type MessageImportBatcher interface {
 type MessageInsertBatcher interface {
 	MessageInsertBatch(ctx context.Context, rows []MessageInsertParams) ([]int64, error)
 }
+
+// MessageInsertDeferrer is an executor that may send an append's new rows
+// later in its transaction, with a statement it sends anyway (PostgreSQL's
+// append pipeline sends them with the batch's COMMIT: one round trip less,
+// docs/ARCHITECTURE.md). When it takes the rows (deferred true) it calls
+// id(j, id) with the id of rows[j] once they are inserted, before the
+// write's transaction commits and so before the write returns; an error
+// inserting them fails a later statement or the commit, and the write
+// then runs again or fails as after any failed statement. The rows are
+// MessageInsertBatcher's (new, none repeating another); the caller reads
+// no id before the write returns. deferred false: insert them now.
+type MessageInsertDeferrer interface {
+	MessageInsertDeferred(ctx context.Context, rows []MessageInsertParams, id func(j int, id int64)) (deferred bool)
+}
