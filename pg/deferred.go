@@ -24,12 +24,8 @@ package pg
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiondb/sessiondb/internal/rules"
 	"github.com/sessiondb/sessiondb/pg/internal/pggen"
@@ -158,54 +154,4 @@ func (h *heldRound) firstErr() error {
 		}
 	}
 	return h.countsE
-}
-
-// commitHeld is commit's round when the lanes left statements held:
-// they go first, then the COMMIT, then the batch's NOTIFY in a
-// transaction of its own that does not wait for its flush
-// (commitAndNotify says why), all in one pgx.Batch, where an error skips
-// every statement after it, the COMMIT too. A held statement the server
-// refused (a session counted nothing; a row a constraint refused) rolls
-// the transaction back, and the batch runs again careful, or as it was
-// when a rerun may cure it (a lock or statement timeout, a serialization
-// failure). One the server ended the connection at (FATAL) skipped the
-// COMMIT too: nothing committed, the batch runs again. Any other failure
-// to read their answers leaves the COMMIT's outcome unknown
-// (ErrCommitUnknown), as at the COMMIT itself.
-func (a *appender) commitHeld(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, h *heldRound, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
-	var b pgx.Batch
-	for _, o := range h.stmts {
-		b.Queue(o.sql, o.args...)
-	}
-	b.Queue("COMMIT")
-	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit = off")
-	b.Queue(a.eng.notify)
-	b.Queue("COMMIT")
-	res := c.SendBatch(ctx, &b)
-	for _, o := range h.stmts {
-		o.read(res)
-	}
-	if err := h.firstErr(); err != nil {
-		_ = res.Close()
-		var pgErr *pgconn.PgError
-		switch {
-		case !errors.As(err, &pgErr):
-			finishAppends(ok, appendResult{err: fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)})
-			return nil, nil, false
-		case pgErr.Severity != "ERROR":
-			rollbackConn(c)
-			return ok, &lostBeforeCommit{err}, false
-		}
-		rollbackConn(c)
-		if wholeTransaction(err) || careful {
-			return ok, err, false
-		}
-		return ok, nil, true
-	}
-	for _, s := range h.held {
-		s.handIDs() // before the COMMIT's answer, which answers the callers
-	}
-	tag, err := res.Exec()
-	return a.committed(ok, careful, tag, err, res.Close, commitStart)
 }

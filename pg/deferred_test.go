@@ -35,9 +35,6 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
 	counted := make([]int64, len(sessions))
 	ids := make([][]int64, len(sessions))
 	lanes := make([]func(*pipeline), len(sessions))
@@ -57,13 +54,16 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 		}
 	}
 	p := runLanes(ctx, conn.Conn(), lanes, nil, true)
-	if p.rounds != 0 || len(p.deferred) != 2*len(sessions) {
-		t.Errorf("%d rounds, %d statements held; want 0 rounds and %d held", p.rounds, len(p.deferred), 2*len(sessions))
+	p.mu.Lock()
+	held := len(p.deferred)
+	p.mu.Unlock()
+	if p.rounds != 0 || held != 2*len(sessions) {
+		t.Errorf("%d rounds, %d statements held; want 0 rounds and %d held", p.rounds, held, 2*len(sessions))
 	}
 	if diff := cmp.Diff([]int64{1, 1, 1}, counted); diff != "" {
 		t.Errorf("counts answered (-want +got):\n%s", diff)
 	}
-	h := p.heldRound()
+	h := p.heldRound() // sent as one batch: one implicit transaction
 	var b pgx.Batch
 	for _, o := range h.stmts {
 		b.Queue(o.sql, o.args...)
@@ -77,9 +77,6 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 	}
 	for _, s := range h.held {
 		s.handIDs()
-	}
-	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-		t.Fatal(err)
 	}
 	for i, sid := range sessions {
 		if len(ids[i]) != 2 || ids[i][0] == 0 || ids[i][1] != ids[i][0]+1 {
