@@ -455,10 +455,10 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 // (undone), or, when the server rolled back for a reason a rerun may
 // cure, as they were (err).
 //
-// The appends' INSERTs and counter updates are held for the COMMIT's
-// round (deferred.go), and come back in held, unless a missing session's
+// The appends' INSERTs and counter updates ride the COMMIT's round
+// (deferred.go), and come back in riding, unless a missing session's
 // append runs after the lanes.
-func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, held *heldRound) {
+func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, riding *commitRiders) {
 	var lanes [][]*appendRequest
 	var missing []*appendRequest
 	inOrder := sessionsLookingUpAlike(batch)
@@ -518,14 +518,14 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 			return nil, batch, nil, true, nil
 		}
 	}
-	if p.heldFailed { // an append went on past a held statement that failed
+	if p.riderFailed { // an append went on past a rider that failed
 		return nil, batch, nil, true, nil
 	}
 	for _, reqs := range lanes {
 		ok = append(ok, reqs...)
 	}
 	if len(missing) == 0 {
-		return ok, nil, nil, false, p.heldRound()
+		return ok, nil, nil, false, p.takeRiders()
 	}
 	more, replay, err := a.runOneByOne(ctx, c, missing, true)
 	if len(replay) > 0 {

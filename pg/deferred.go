@@ -2,24 +2,24 @@ package pg
 
 // deferred.go saves a batch its lanes' round trips: a plain append's two
 // statements — its rows' INSERT and its session's counter UPDATE — ride
-// the round trip of the batch's COMMIT. Neither answer is needed before
+// the round trip of the batch's COMMIT (the riders). Neither answer is needed before
 // then: the new rows' ids go back to the caller after the COMMIT
 // (driver.MessageInsertDeferrer), and the UPDATE only says whether the
 // session counted (0 rows for a session compression closed, or a missing
 // one, which the append then refuses). On the pipeline the INSERT is
 // taken without an answer and the UPDATE answered at once, "counted";
-// both are held (pipeline.deferred) and sent first in the COMMIT's round,
+// both wait (pipeline.riders) and are sent first in the COMMIT's round,
 // the counts as SessionAddMessageCountsAll, which fails — so the COMMIT
 // behind it never runs — when a session counted nothing. Any failure
 // there rolls the batch back, and it runs again careful: each append in
 // a savepoint, its statements sent and answered one by one, the refused
-// one answered its error alone. An append that goes on after a held
-// statement (one that looks a key up after its first message's row) sends
-// what is held first in its next round, checked there (checkDeferred).
+// one answered its error alone. An append that goes on after a rider
+// (one that looks a key up after its first message's row) sends the
+// riders first in its next round, checked there (checkDeferred).
 //
 // Nothing a caller sees changes: the callers are answered after the
-// COMMIT, and a COMMIT only follows held statements that all did what
-// their early answers said.
+// COMMIT, and a COMMIT only follows riders that all did what their early
+// answers said.
 
 import (
 	"context"
@@ -35,8 +35,8 @@ import (
 var _ driver.MessageInsertDeferrer = pgExecutor{}
 
 // MessageInsertDeferred implements driver.MessageInsertDeferrer: on a
-// pipeline that defers, rows that one shared INSERT carries are held and
-// their ids handed to id when the INSERT is answered.
+// pipeline that defers, rows that one shared INSERT carries ride a later
+// round, and their ids are handed to id when the INSERT is answered.
 func (e pgExecutor) MessageInsertDeferred(_ context.Context, rows []driver.MessageInsertParams, id func(j int, id int64)) bool {
 	p, ok := e.db.(*pipeline)
 	if !ok || !p.deferring || len(rows) == 0 || len(rows) > insertManyRows {
@@ -57,44 +57,44 @@ func (e pgExecutor) MessageInsertDeferred(_ context.Context, rows []driver.Messa
 		return false // inserted now, where the error is answered
 	}
 	p.noteInserted(rows[0].SessionID, len(rows)) // one append's rows: one session's
-	p.hold(&pipeStmt{rows: rows, rowsJSON: objs, rowsBytes: size, deliver: id})
+	p.ride(&pipeStmt{rows: rows, rowsJSON: objs, rowsBytes: size, deliver: id})
 	return true
 }
 
-// deferCount holds s, a lane's counter UPDATE, when the pipeline defers
+// rideCount holds s, a lane's counter UPDATE, when the pipeline defers
 // and the session's id JSON carries (SessionAddMessageCountsAll reads it
 // from JSON).
-func (p *pipeline) deferCount(s *pipeStmt) bool {
+func (p *pipeline) rideCount(s *pipeStmt) bool {
 	if !p.deferring || !rules.JSONExact(s.counts.ID) {
 		return false
 	}
-	p.hold(s)
+	p.ride(s)
 	return true
 }
 
-func (p *pipeline) hold(s *pipeStmt) {
-	s.done, s.deferred = make(chan struct{}), true
+func (p *pipeline) ride(s *pipeStmt) {
+	s.done, s.rider = make(chan struct{}), true
 	p.mu.Lock()
-	p.deferred = append(p.deferred, s)
+	p.riders = append(p.riders, s)
 	p.mu.Unlock()
 }
 
-// checkDeferred hands held rows their ids once a round carried them, and
-// notes a held statement that failed or a count that counted nothing:
+// checkDeferred hands riding rows their ids once a round carried them,
+// and notes a rider that failed or a count that counted nothing:
 // its append went on as if it had not, so the batch must run again.
 func (p *pipeline) checkDeferred(round []*pipeStmt) {
 	for _, s := range round {
-		if !s.deferred {
+		if !s.rider {
 			continue
 		}
 		if s.err != nil || (s.counts != nil && s.tag.RowsAffected() != 1) {
-			p.heldFailed = true
+			p.riderFailed = true
 		}
 		s.handIDs()
 	}
 }
 
-// handIDs gives a held INSERT's ids to its append.
+// handIDs gives a riding INSERT's ids to its append.
 func (s *pipeStmt) handIDs() {
 	if s.deliver != nil && s.err == nil && len(s.ids) == len(s.rows) {
 		for j, id := range s.ids {
@@ -103,27 +103,27 @@ func (s *pipeStmt) handIDs() {
 	}
 }
 
-// heldRound is what the lanes left held, to be sent first in the
+// commitRiders are the riders the lanes left, as sent first in the
 // COMMIT's round trip: their rows' INSERTs, shared as a round's are, then
 // their counts as one SessionAddMessageCountsAll.
-type heldRound struct {
+type commitRiders struct {
 	stmts   []outgoing
-	held    []*pipeStmt
+	all     []*pipeStmt
 	countsE error // SessionAddMessageCountsAll's answer
 }
 
-// heldRound takes what the lanes left held; nil when nothing is.
-func (p *pipeline) heldRound() *heldRound {
+// takeRiders takes the riders the lanes left; nil when none are.
+func (p *pipeline) takeRiders() *commitRiders {
 	p.mu.Lock()
-	held := p.deferred
-	p.deferred = nil
+	all := p.riders
+	p.riders = nil
 	p.mu.Unlock()
-	if len(held) == 0 {
+	if len(all) == 0 {
 		return nil
 	}
-	h := &heldRound{held: held}
+	h := &commitRiders{all: all}
 	var inserts, counts []*pipeStmt
-	for _, s := range held {
+	for _, s := range all {
 		if s.rows != nil {
 			inserts = append(inserts, s)
 		} else {
@@ -145,10 +145,10 @@ func (p *pipeline) heldRound() *heldRound {
 	return h
 }
 
-// firstErr is the first of the held statements' failures, in the order
-// they were sent; a failure skips every statement after it.
-func (h *heldRound) firstErr() error {
-	for _, s := range h.held {
+// firstErr is the first of the riders' failures, in the order they were
+// sent; a failure skips every statement after it.
+func (h *commitRiders) firstErr() error {
+	for _, s := range h.all {
 		if s.rows != nil && s.err != nil {
 			return s.err
 		}

@@ -16,12 +16,11 @@ import (
 	"github.com/sessiondb/sessiondb/store/driver"
 )
 
-// A pipelined batch's appends hold their rows' INSERT and their counter
-// UPDATE for the COMMIT's round: lanes of plain appends take no round of
-// their own. What is held, sent in one round as the COMMIT's is, inserts
-// the rows (their ids handed back in order), counts them, and lets the
-// COMMIT through.
-func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
+// A pipelined batch's appends' rows' INSERT and counter UPDATE ride the
+// COMMIT's round: lanes of plain appends take no round of their own. The
+// riders, sent in one round as the COMMIT's are, insert the rows (their
+// ids handed back in order) and count them.
+func TestPipeline_RidersTakeNoRound(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	sessions := []string{"a", "b", "c"}
@@ -47,7 +46,7 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 			}
 			ids[i] = make([]int64, len(rows))
 			if !ex.MessageInsertDeferred(ctx, rows, func(j int, id int64) { ids[i][j] = id }) {
-				t.Error("rows not held")
+				t.Error("rows not taken to ride")
 				return
 			}
 			counted[i], _ = ex.SessionAddMessageCounts(ctx, driver.SessionAddMessageCountsParams{ID: sid, Messages: int64(len(rows))})
@@ -55,15 +54,15 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 	}
 	p := runLanes(ctx, conn.Conn(), lanes, nil, true)
 	p.mu.Lock()
-	held := len(p.deferred)
+	riders := len(p.riders)
 	p.mu.Unlock()
-	if p.rounds != 0 || held != 2*len(sessions) {
-		t.Errorf("%d rounds, %d statements held; want 0 rounds and %d held", p.rounds, held, 2*len(sessions))
+	if p.rounds != 0 || riders != 2*len(sessions) {
+		t.Errorf("%d rounds, %d riders; want 0 rounds and %d riders", p.rounds, riders, 2*len(sessions))
 	}
 	if diff := cmp.Diff([]int64{1, 1, 1}, counted); diff != "" {
 		t.Errorf("counts answered (-want +got):\n%s", diff)
 	}
-	h := p.heldRound() // sent as one batch: one implicit transaction
+	h := p.takeRiders() // sent as one batch: one implicit transaction
 	var b pgx.Batch
 	for _, o := range h.stmts {
 		b.Queue(o.sql, o.args...)
@@ -73,9 +72,9 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 		o.read(res)
 	}
 	if err := res.Close(); err != nil || h.firstErr() != nil {
-		t.Fatalf("the held statements: %v, %v", err, h.firstErr())
+		t.Fatalf("the riders: %v, %v", err, h.firstErr())
 	}
-	for _, s := range h.held {
+	for _, s := range h.all {
 		s.handIDs()
 	}
 	for i, sid := range sessions {
@@ -87,7 +86,7 @@ func TestPipeline_HeldStatementsTakeNoRound(t *testing.T) {
 }
 
 // A count answered "counted" before it ran, for a session compression
-// closed meanwhile, must not commit: the deferred counts fail in the
+// closed meanwhile, must not commit: the riding counts fail in the
 // COMMIT's round, the COMMIT behind them does not run, and the batch runs
 // again careful, where that append reads its real count (0) and is refused
 // alone. The others commit once, counted once.
@@ -144,7 +143,7 @@ func TestAppendDeferredCountOfAClosedSessionIsRefusedAlone(t *testing.T) {
 // the COMMIT's round, and each caller gets its own rows' ids, in its
 // order. A caller whose row a DBA's CHECK refuses (found only in the
 // COMMIT's round) gets ErrForeignSchema alone, nothing of it stored.
-func TestAppend_HeldRowsIDsReachTheirCallers(t *testing.T) {
+func TestAppend_RidingRowsIDsReachTheirCallers(t *testing.T) {
 	ctx := t.Context()
 	s := openTestStore(t, Options{})
 	const callers, rounds = 16, 15

@@ -52,14 +52,13 @@ type pipeline struct {
 	crowded map[string]bool
 	// +checklocks:mu
 	inserted map[string]int64
-	// deferring holds a lane's rows' INSERT and its counter UPDATE for a
-	// later round, or for the COMMIT's (deferred.go).
+	// deferring lets a lane's rows' INSERT and counter UPDATE ride a
+	// later round, or the COMMIT's (deferred.go): the riders.
 	deferring bool
 	// +checklocks:mu
-	deferred []*pipeStmt
-	// heldFailed: a held statement, sent in a round, failed or counted
-	// nothing.
-	heldFailed bool
+	riders []*pipeStmt
+	// riderFailed: a rider, sent in a round, failed or counted nothing.
+	riderFailed bool
 }
 
 // pipeStmt is one lane's statement and, once answered, its outcome.
@@ -79,13 +78,13 @@ type pipeStmt struct {
 	tag       pgconn.CommandTag
 	err       error
 	done      chan struct{}
-	deferred  bool                  // answered before it was sent (deferred.go)
-	deliver   func(j int, id int64) // a held INSERT's: where its ids go
+	rider     bool                  // answered before it was sent (deferred.go)
+	deliver   func(j int, id int64) // a riding INSERT's: where its ids go
 }
 
 // runLanes runs every lane in a goroutine of its own and the round trips
 // in the caller's, until all lanes return, and returns the pipeline: the
-// deferred statements no round carried are left in it, for the COMMIT's
+// riders no round carried are left in it, for the COMMIT's
 // round. A lane gets the pipeline as its connection (pggen.DBTX). crowded
 // names the sessions that have several lanes.
 func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferring bool) *pipeline {
@@ -105,9 +104,9 @@ func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), c
 		round := p.pending
 		p.pending = nil
 		p.running += len(round)
-		if len(round) > 0 { // the deferred statements go first, in the order asked
-			round = append(p.deferred, round...)
-			p.deferred = nil
+		if len(round) > 0 { // the riders go first, in the order asked
+			round = append(p.riders, round...)
+			p.riders = nil
 		}
 		p.mu.Unlock()
 		if len(round) == 0 {

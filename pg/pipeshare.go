@@ -58,7 +58,7 @@ func (e pgExecutor) SessionAddMessageCounts(ctx context.Context, arg driver.Sess
 		return e.executor.SessionAddMessageCounts(ctx, arg)
 	}
 	s := &pipeStmt{counts: &arg}
-	if p.deferCount(s) {
+	if p.rideCount(s) {
 		return 1, nil // checked where it is sent (deferred.go)
 	}
 	p.submit(s)
@@ -123,7 +123,7 @@ func shareRound(p *pipeline, round []*pipeStmt) []outgoing {
 		}
 	}
 	out := make([]outgoing, 0, len(round))
-	countsDue := false // the counts wait for the inserts: a held count may come first (deferred.go)
+	countsDue := false // the counts wait for the inserts: a riding count may come first (deferred.go)
 	for _, s := range round {
 		switch {
 		case s.rows != nil:

@@ -292,17 +292,17 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 		}
 	}
 	var ok []*appendRequest
-	var held *heldRound // for the COMMIT's round (deferred.go)
+	var riding *commitRiders // for the COMMIT's round (deferred.go)
 	if careful || len(batch) == 1 {
 		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
 	} else {
-		ok, replay, err, undone, held = a.runPipelined(actx, c, batch, locked)
+		ok, replay, err, undone, riding = a.runPipelined(actx, c, batch, locked)
 	}
 	if len(replay) > 0 || len(ok) == 0 {
 		rollbackConn(c)
 		return slices.Concat(ok, replay), err, undone
 	}
-	return a.commit(c, ok, last, careful, held)
+	return a.commit(c, ok, last, careful, riding)
 }
 
 // errSwallowed answers a caller whose callback returned no error although
@@ -385,10 +385,10 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // error (ErrLocked: nothing was written, resend). No caller gets the
 // server's raw error from a COMMIT.
 //
-// held, when set, are the appends' held INSERTs and counter updates
-// (deferred.go): sent first in the same round, any failure among them
+// riding, when set, are the appends' INSERTs and counter updates that
+// ride the COMMIT (deferred.go): sent first in the same round, any failure among them
 // aborts the transaction before its COMMIT, and the batch runs again.
-func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, held *heldRound) (replay []*appendRequest, err error, undone bool) {
+func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, riding *commitRiders) (replay []*appendRequest, err error, undone bool) {
 	if aborted(c) {
 		// A callback hid a failed statement: COMMIT would roll back.
 		// Careful, each caller's statements are checked (runOneByOne).
@@ -403,8 +403,8 @@ func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, care
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
 	defer cancel()
 	commitStart := time.Now()
-	if held != nil {
-		return a.commitHeld(cctx, c, ok, careful, held, commitStart)
+	if riding != nil {
+		return a.commitWithRiders(cctx, c, ok, careful, riding, commitStart)
 	}
 	// The COMMIT and, after it, the NOTIFY in a transaction of its own
 	// (commitAndNotify): the callers are answered at the COMMIT's result,
@@ -449,11 +449,11 @@ func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.Comma
 	return nil, nil, false
 }
 
-// commitHeld is commit's round when the lanes left statements held:
+// commitWithRiders is commit's round when the lanes left riders:
 // they go first, then the COMMIT, then the batch's NOTIFY in a
 // transaction of its own that does not wait for its flush
 // (commitAndNotify says why), all in one pgx.Batch, where an error skips
-// every statement after it, the COMMIT too. A held statement the server
+// every statement after it, the COMMIT too. A rider the server
 // refused (a session counted nothing; a row a constraint refused) rolls
 // the transaction back, and the batch runs again careful, or as it was
 // when a rerun may cure it (a lock or statement timeout, a serialization
@@ -461,7 +461,7 @@ func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.Comma
 // COMMIT too: nothing committed, the batch runs again. Any other failure
 // to read their answers leaves the COMMIT's outcome unknown
 // (ErrCommitUnknown), as at the COMMIT itself.
-func (a *appender) commitHeld(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, h *heldRound, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
+func (a *appender) commitWithRiders(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, h *commitRiders, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
 	var b pgx.Batch
 	for _, o := range h.stmts {
 		b.Queue(o.sql, o.args...)
@@ -492,7 +492,7 @@ func (a *appender) commitHeld(ctx context.Context, c *pgx.Conn, ok []*appendRequ
 		}
 		return ok, nil, true
 	}
-	for _, s := range h.held {
+	for _, s := range h.all {
 		s.handIDs() // before the COMMIT's answer, which answers the callers
 	}
 	tag, err := res.Exec()
