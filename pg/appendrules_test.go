@@ -492,6 +492,11 @@ func TestAppendBatchCallersFailAlone(t *testing.T) {
 		{"a callback failing after its insert", []string{"a", "b", "c", "a"}, []func() error{nil, func() error { return boom }, nil, nil}, []string{"", "boom", "", ""}},
 		{"a callback panicking", []string{"a", "b", "c"}, []func() error{nil, nil, func() error { panic("callback panic") }}, []string{"", "", "panic"}},
 		{"alone and missing", []string{"missing"}, nil, []string{"notfound"}},
+		// A lone append runs alone in its transaction: its failure is
+		// answered at once, nothing of it kept.
+		{"alone, failing after its insert", []string{"a"}, []func() error{func() error { return boom }}, []string{"boom"}},
+		{"alone, panicking", []string{"b"}, []func() error{func() error { panic("callback panic") }}, []string{"panic"}},
+		{"alone", []string{"c"}, nil, []string{""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := map[string]int{}
