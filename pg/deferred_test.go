@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sessiondb/sessiondb/pg/internal/pggen"
 	"github.com/sessiondb/sessiondb/store"
 	"github.com/sessiondb/sessiondb/store/driver"
 )
@@ -209,5 +210,26 @@ func TestAppend_RidingRowsIDsReachTheirCallers(t *testing.T) {
 				t.Errorf("append to %s got id %d for %q; that id holds %q", a.session, id, a.content[j], got)
 			}
 		}
+	}
+}
+
+// SessionAddMessageCountsAll counts as SessionAddMessageCountsMany does:
+// their UPDATEs are one text, kept twice (sqlc shares no fragment).
+func TestCountsAllUpdatesAsCountsMany(t *testing.T) {
+	update := func(q func(db pggen.DBTX) error) string {
+		sql, _ := recorded(q)
+		start, end := strings.Index(sql, "WITH counted AS ("), strings.Index(sql, "RETURNING sessions.id")
+		if start < 0 || end < start {
+			t.Fatalf("no counted UPDATE in %q", sql)
+		}
+		return sql[start:end]
+	}
+	many := update(func(db pggen.DBTX) error {
+		_, err := queries.SessionAddMessageCountsMany(t.Context(), db, "[]")
+		return err
+	})
+	all := update(func(db pggen.DBTX) error { return queries.SessionAddMessageCountsAll(t.Context(), db, "[]") })
+	if diff := cmp.Diff(many, all); diff != "" {
+		t.Errorf("the two counts' UPDATEs differ (-Many +All):\n%s", diff)
 	}
 }

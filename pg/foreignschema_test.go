@@ -117,14 +117,7 @@ func TestGuard_TableNoLongerTheOneOpened(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			s := openTestStore(t, Options{})
-			if _, err := s.CreateSession(ctx, store.NewSession{ID: "s"}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before"}); err != nil {
-				t.Fatal(err)
-			}
-			admin := openPool(t, testDSN(t), s.Schema())
+			s, admin := storeWithOneMessage(t)
 			t.Cleanup(func() {
 				_, _ = admin.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+s.Schema()+"_elsewhere CASCADE")
 			})
@@ -179,14 +172,7 @@ func TestForeignConstraintsRefuseWithForeignSchema(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			s := openTestStore(t, Options{})
-			if _, err := s.CreateSession(ctx, store.NewSession{ID: "s"}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before"}); err != nil {
-				t.Fatal(err)
-			}
-			admin := openPool(t, testDSN(t), s.Schema())
+			s, admin := storeWithOneMessage(t)
 			execAll(t, admin, tc.plant)
 			refused := func(what string, err error) {
 				t.Helper()
@@ -253,6 +239,20 @@ func TestVerifyListsForeignObjects(t *testing.T) {
 		t.Fatalf("Open with a foreign index and table: %v", err)
 	}
 	o.Close()
+}
+
+// storeWithOneMessage opens a store holding session "s" with one message,
+// "before", and a pool on its schema for what a DBA does to it.
+func storeWithOneMessage(t *testing.T) (*Store, *pgxpool.Pool) {
+	t.Helper()
+	s := openTestStore(t, Options{})
+	if _, err := s.CreateSession(t.Context(), store.NewSession{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(t.Context(), "s", store.NewMessage{Role: "user", Content: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, openPool(t, testDSN(t), s.Schema())
 }
 
 func execAll(t *testing.T, pool *pgxpool.Pool, stmts []string) {

@@ -73,7 +73,9 @@ SELECT CAST(array_agg(id) AS text[]) AS ids FROM counted;
 -- when one of counts' sessions counted nothing (closed by compression,
 -- or missing) it fails, dividing by zero, so the transaction is aborted
 -- before its COMMIT and the batch runs again careful, where each append
--- reads its own count.
+-- reads its own count. Its UPDATE is SessionAddMessageCountsMany's, word
+-- for word (sqlc shares no fragment between queries; pg/deferred_test.go
+-- checks they stay alike).
 WITH counted AS (
     UPDATE sessions
     SET message_count = message_count + v.messages,

@@ -81,7 +81,9 @@ SELECT 1 / CAST(count(*) = json_array_length(CAST(CAST($1 AS text) AS json)) AS 
 // when one of counts' sessions counted nothing (closed by compression,
 // or missing) it fails, dividing by zero, so the transaction is aborted
 // before its COMMIT and the batch runs again careful, where each append
-// reads its own count.
+// reads its own count. Its UPDATE is SessionAddMessageCountsMany's, word
+// for word (sqlc shares no fragment between queries; pg/deferred_test.go
+// checks they stay alike).
 func (q *Queries) SessionAddMessageCountsAll(ctx context.Context, db DBTX, counts string) error {
 	_, err := db.Exec(ctx, sessionAddMessageCountsAll, counts)
 	return err
