@@ -2,8 +2,9 @@ package pg
 
 // deferred.go saves a batch its lanes' round trips: a plain append's two
 // statements — its rows' INSERT and its session's counter UPDATE — ride
-// the round trip of the batch's COMMIT (the riders). Neither answer is needed before
-// then: the new rows' ids go back to the caller after the COMMIT
+// the round trip of the batch's COMMIT (the riders). Neither answer is
+// needed before then: the new rows' ids go back to the caller after the
+// COMMIT
 // (driver.MessageInsertDeferrer), and the UPDATE only says whether the
 // session counted (0 rows for a session compression closed, or a missing
 // one, which the append then refuses). On the pipeline the INSERT is
@@ -15,7 +16,7 @@ package pg
 // a savepoint, its statements sent and answered one by one, the refused
 // one answered its error alone. An append that goes on after a rider
 // (one that looks a key up after its first message's row) sends the
-// riders first in its next round, checked there (checkDeferred).
+// riders first in its next round, checked there (checkRiders).
 //
 // Nothing a caller sees changes: the callers are answered after the
 // COMMIT, and a COMMIT only follows riders that all did what their early
@@ -61,9 +62,9 @@ func (e pgExecutor) MessageInsertDeferred(_ context.Context, rows []driver.Messa
 	return true
 }
 
-// rideCount holds s, a lane's counter UPDATE, when the pipeline defers
-// and the session's id JSON carries (SessionAddMessageCountsAll reads it
-// from JSON).
+// rideCount lets s, a lane's counter UPDATE, ride when the pipeline
+// defers and the session's id JSON carries (SessionAddMessageCountsAll
+// reads it from JSON).
 func (p *pipeline) rideCount(s *pipeStmt) bool {
 	if !p.deferring || !rules.JSONExact(s.counts.ID) {
 		return false
@@ -79,10 +80,10 @@ func (p *pipeline) ride(s *pipeStmt) {
 	p.mu.Unlock()
 }
 
-// checkDeferred hands riding rows their ids once a round carried them,
-// and notes a rider that failed or a count that counted nothing:
-// its append went on as if it had not, so the batch must run again.
-func (p *pipeline) checkDeferred(round []*pipeStmt) {
+// checkRiders hands riding rows their ids once a round carried them, and
+// notes a rider that failed or a count that counted nothing: its append
+// went on as if it had not, so the batch must run again.
+func (p *pipeline) checkRiders(round []*pipeStmt) {
 	for _, s := range round {
 		if !s.rider {
 			continue

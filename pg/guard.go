@@ -31,10 +31,9 @@ import (
 // guardQuery lists the store's tables (the OIDs %[1]s) that still exist,
 // with whether row level security is on and their schema's OID and name
 // (a table renamed or moved away is no longer the one writes reach by
-// name), and the objects on them that
-// run inside a write: triggers (each user trigger, and a constraint
-// trigger only when disabled: a foreign key no longer enforced), rules and
-// policies. Tables are named by OID (schemaGuard names them). Hand-written:
+// name), and the objects on them that run inside a write: triggers (each
+// user trigger, and a constraint trigger only when disabled: a foreign key
+// no longer enforced), rules and policies. Tables are named by OID (schemaGuard names them). Hand-written:
 // a catalog read. The OIDs are literals, not parameters, so each
 // connection plans the query once (pgx's statement cache): with the
 // schema and table names as parameters the server planned it anew at

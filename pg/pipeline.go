@@ -84,9 +84,9 @@ type pipeStmt struct {
 
 // runLanes runs every lane in a goroutine of its own and the round trips
 // in the caller's, until all lanes return, and returns the pipeline: the
-// riders no round carried are left in it, for the COMMIT's
-// round. A lane gets the pipeline as its connection (pggen.DBTX). crowded
-// names the sessions that have several lanes.
+// riders no round carried are left in it, for the COMMIT's round. A lane
+// gets the pipeline as its connection (pggen.DBTX). crowded names the
+// sessions that have several lanes.
 func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferring bool) *pipeline {
 	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferring: deferring}
 	p.wake.L = &p.mu
@@ -113,7 +113,7 @@ func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), c
 			return p // every lane is done
 		}
 		p.send(round)
-		p.checkDeferred(round)
+		p.checkRiders(round)
 	}
 }
 

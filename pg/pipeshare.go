@@ -109,9 +109,9 @@ type outgoing struct {
 // plain statement as it is, where the first of the round's inserts stood
 // the inserts packed into as few MessageInsertMany as their bounds allow,
 // and where the first counter update stood (or after the inserts, if it
-// stood before them) the updates in one. A shared
-// statement that would carry one lane's statement alone is that
-// statement, as the lane would have sent it.
+// stood before them) the updates in one. A shared statement that would
+// carry one lane's statement alone is that statement, as the lane would
+// have sent it.
 func shareRound(p *pipeline, round []*pipeStmt) []outgoing {
 	var inserts, counts []*pipeStmt
 	for _, s := range round {

@@ -388,8 +388,9 @@ func (a *appender) runOneByOne(ctx context.Context, c *pgx.Conn, batch []*append
 // server's raw error from a COMMIT.
 //
 // riding, when set, are the appends' INSERTs and counter updates that
-// ride the COMMIT (deferred.go): sent first in the same round, any failure among them
-// aborts the transaction before its COMMIT, and the batch runs again.
+// ride the COMMIT (deferred.go): sent first in its round trip, any
+// failure among them aborts the transaction before its COMMIT, and the
+// batch runs again.
 func (a *appender) commit(c *pgx.Conn, ok []*appendRequest, last time.Time, careful bool, riding *commitRiders) (replay []*appendRequest, err error, undone bool) {
 	if aborted(c) {
 		// A callback hid a failed statement: COMMIT would roll back.
@@ -457,9 +458,9 @@ func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.Comma
 // (commitAndNotify says why), all in one pgx.Batch, where an error skips
 // every statement after it, the COMMIT too. A rider the server
 // refused (a session counted nothing; a row a constraint refused) rolls
-// the transaction back, and the batch runs again careful, or as it was
-// when a rerun may cure it (a lock or statement timeout, a serialization
-// failure). One the server ended the connection at (FATAL) skipped the
+// the transaction back, and the batch runs again careful (a batch with
+// riders never is), or as it was when a rerun may cure it (a lock or
+// statement timeout, a serialization failure). One the server ended the connection at (FATAL) skipped the
 // COMMIT too: nothing committed, the batch runs again. Any other failure
 // to read their answers leaves the COMMIT's outcome unknown
 // (ErrCommitUnknown), as at the COMMIT itself.
@@ -489,7 +490,7 @@ func (a *appender) commitWithRiders(ctx context.Context, c *pgx.Conn, ok []*appe
 			return ok, &lostBeforeCommit{err}, false
 		}
 		rollbackConn(c)
-		if wholeTransaction(err) || careful {
+		if wholeTransaction(err) {
 			return ok, err, false
 		}
 		return ok, nil, true
