@@ -452,15 +452,15 @@ func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.Comma
 	return nil, nil, false
 }
 
-// commitWithRiders is commit's round when the lanes left riders:
-// they go first, then the COMMIT, then the batch's NOTIFY in a
-// transaction of its own that does not wait for its flush
-// (commitAndNotify says why), all in one pgx.Batch, where an error skips
-// every statement after it, the COMMIT too. A rider the server
-// refused (a session counted nothing; a row a constraint refused) rolls
-// the transaction back, and the batch runs again careful (a batch with
-// riders never is), or as it was when a rerun may cure it (a lock or
-// statement timeout, a serialization failure). One the server ended the connection at (FATAL) skipped the
+// commitWithRiders is commit's round when the lanes left riders: they go
+// first, then the COMMIT, then the batch's NOTIFY in a transaction of its
+// own that does not wait for its flush (commitAndNotify says why), all in
+// one pgx.Batch, where an error skips every statement after it, the
+// COMMIT too. A rider the server refused (a session counted nothing; a
+// row a constraint refused) rolls the transaction back, and the batch
+// runs again careful (a batch with riders never is), or as it was when a
+// rerun may cure it (a lock or statement timeout, a serialization
+// failure). One the server ended the connection at (FATAL) skipped the
 // COMMIT too: nothing committed, the batch runs again. Any other failure
 // to read their answers leaves the COMMIT's outcome unknown
 // (ErrCommitUnknown), as at the COMMIT itself.
