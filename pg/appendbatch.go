@@ -86,8 +86,9 @@ type appender struct {
 	// reruns counts the transactions run again after the server rolled
 	// them back (a deadlock, a lock timeout of the batch's least patient
 	// caller, a connection lost before COMMIT); batches counts commits;
-	// asides counts the appends handed to runAside.
-	reruns, batches, appends, asides atomic.Int64
+	// asides counts the appends handed to runAside; oneRounds the
+	// batches sent in one round trip (oneround.go).
+	reruns, batches, appends, asides, oneRounds atomic.Int64
 	// commitAndNotify is a batch's COMMIT followed by its NOTIFY
 	// (watch.go) in a transaction of its own, one round trip. A NOTIFY
 	// inside the batch's transaction would hold the server's notification
@@ -459,51 +460,8 @@ func (a *appender) runBatch(batch []*appendRequest, aside bool) {
 // (deferred.go), and come back in riding, unless a missing session's
 // append runs after the lanes.
 func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appendRequest, locked map[string]bool) (ok, replay []*appendRequest, err error, undone bool, riding *commitRiders) {
-	var lanes [][]*appendRequest
-	var missing []*appendRequest
-	inOrder := sessionsLookingUpAlike(batch)
-	lane := map[string]int{}    // the one lane of such a session's appends that look up
-	lanesOf := map[string]int{} // how many lanes each session has
-	for _, r := range batch {
-		if !locked[r.sessionID] {
-			missing = append(missing, r)
-			continue
-		}
-		i, seen := lane[r.sessionID]
-		together := len(r.looksUp) > 0 && inOrder[r.sessionID]
-		if !together || !seen {
-			i = len(lanes)
-			lanes = append(lanes, nil)
-			lanesOf[r.sessionID]++
-			if together {
-				lane[r.sessionID] = i
-			}
-		}
-		lanes[i] = append(lanes[i], r)
-	}
-	crowded := map[string]bool{}
-	for sid, n := range lanesOf {
-		if n > 1 {
-			crowded[sid] = true
-		}
-	}
-	errs := make([]error, len(lanes))
-	runs := make([]func(*pipeline), len(lanes))
-	for i, reqs := range lanes {
-		runs[i] = func(p *pipeline) {
-			ex := pgExecutor{executor: executor{q: queries, db: p}}
-			for _, r := range reqs {
-				ferr, panicked := runAppend(ctx, r, ex)
-				if panicked != nil {
-					ferr = fmt.Errorf("panic: %v", panicked) // answered when it runs again, careful
-				}
-				if ferr != nil {
-					errs[i] = ferr
-					return
-				}
-			}
-		}
-	}
+	lanes, missing, crowded := planLanes(batch, locked)
+	runs, errs := laneRuns(ctx, lanes)
 	p := runLanes(ctx, c, runs, crowded, len(missing) == 0)
 	if aborted(c) && !slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
 		return nil, batch, nil, true, nil // a callback hid a failed statement: find whose, careful
@@ -532,6 +490,63 @@ func (a *appender) runPipelined(ctx context.Context, c *pgx.Conn, batch []*appen
 		return nil, slices.Concat(ok, replay), err, false, nil
 	}
 	return append(ok, more...), nil, nil, false, nil
+}
+
+// planLanes gives each append of batch a lane (runPipelined says which
+// share one), and returns the appends whose session is not in locked
+// (nil: every session is) and the sessions with several lanes.
+func planLanes(batch []*appendRequest, locked map[string]bool) (lanes [][]*appendRequest, missing []*appendRequest, crowded map[string]bool) {
+	inOrder := sessionsLookingUpAlike(batch)
+	lane := map[string]int{}    // the one lane of such a session's appends that look up
+	lanesOf := map[string]int{} // how many lanes each session has
+	for _, r := range batch {
+		if locked != nil && !locked[r.sessionID] {
+			missing = append(missing, r)
+			continue
+		}
+		i, seen := lane[r.sessionID]
+		together := len(r.looksUp) > 0 && inOrder[r.sessionID]
+		if !together || !seen {
+			i = len(lanes)
+			lanes = append(lanes, nil)
+			lanesOf[r.sessionID]++
+			if together {
+				lane[r.sessionID] = i
+			}
+		}
+		lanes[i] = append(lanes[i], r)
+	}
+	crowded = map[string]bool{}
+	for sid, n := range lanesOf {
+		if n > 1 {
+			crowded[sid] = true
+		}
+	}
+	return lanes, missing, crowded
+}
+
+// laneRuns are the lanes' functions for runLanes: each runs its appends'
+// callbacks in order, on the pipeline, until one fails; errs[i] is lane
+// i's failure once runLanes returns.
+func laneRuns(ctx context.Context, lanes [][]*appendRequest) (runs []func(*pipeline), errs []error) {
+	errs = make([]error, len(lanes))
+	runs = make([]func(*pipeline), len(lanes))
+	for i, reqs := range lanes {
+		runs[i] = func(p *pipeline) {
+			ex := pgExecutor{executor: executor{q: queries, db: p}}
+			for _, r := range reqs {
+				ferr, panicked := runAppend(ctx, r, ex)
+				if panicked != nil {
+					ferr = fmt.Errorf("panic: %v", panicked) // answered when it runs again, careful
+				}
+				if ferr != nil {
+					errs[i] = ferr
+					return
+				}
+			}
+		}
+	}
+	return runs, errs
 }
 
 // runAppend runs r's callback and catches its panic, so the batch can

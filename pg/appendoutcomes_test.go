@@ -110,8 +110,10 @@ func TestAppendSwallowedStatementErrorIsItsCallersAlone(t *testing.T) {
 			if took := time.Since(start); took > 5*time.Second {
 				t.Errorf("the batch took %v: it ran again until patience ran out", took)
 			}
-			if n, _ := runs.Load(tc.name); *n.(*int) > 2 {
-				t.Errorf("the swallowing callback ran %d times, want at most 2 (the batch, then careful)", *n.(*int))
+			// Among others, its first run is the try for one round trip
+			// (oneround.go), which sends nothing of it.
+			if n, _ := runs.Load(tc.name); *n.(*int) > 3 {
+				t.Errorf("the swallowing callback ran %d times, want at most 3 (tried for one round, the batch, then careful)", *n.(*int))
 			}
 			after := messageCounts(t, s, "a", "b", "c")
 			for _, sid := range []string{"a", "b", "c"} {

@@ -57,8 +57,24 @@ func TestForeignSchemaObjectsAreRefused(t *testing.T) {
 			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "before", IdempotencyKey: "k0"}); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := s.CreateSession(ctx, store.NewSession{ID: "t"}); err != nil {
+				t.Fatal(err)
+			}
 			admin := openPool(t, testDSN(t), s.Schema())
 			execAll(t, admin, tc.plant)
+
+			// A batch of plain appends, sent in one round trip with the
+			// guard's last clean read to compare on the server
+			// (oneround.go): refused whole, nothing written.
+			if s.eng.guard.clean.Load() == nil {
+				t.Fatal("the guard holds no clean read: the batch would not try one round trip")
+			}
+			res, _ := ridingBatch(t, s, []string{"s", "t"})
+			for i, r := range res {
+				if !errors.Is(r.err, store.ErrForeignSchema) || !strings.Contains(r.err.Error(), tc.names) {
+					t.Fatalf("batch caller %d through it: %v; want ErrForeignSchema naming %s", i, r.err, tc.names)
+				}
+			}
 
 			// The open store: the next write is refused, twice with one key.
 			for try := range 2 {

@@ -2,11 +2,14 @@ package pg
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sessiondb/sessiondb/store/driver"
@@ -114,6 +117,38 @@ type schemaGuard struct {
 	// it also comes before its snapshot (a LOCK TABLE takes none), so the
 	// guard sees every object committed before the lock.
 	lockTables string
+	// unchanged is the guard as one statement (oneround.go): it fails,
+	// dividing by zero, unless guardQuery reads exactly what it read the
+	// last time hazards found none (clean, the fingerprint of those rows:
+	// guardFingerprint).
+	unchanged string
+	clean     atomic.Pointer[cleanGuard]
+}
+
+// cleanGuard is what guardQuery read the last time it found no hazard:
+// its rows' fingerprint and count.
+type cleanGuard struct {
+	fingerprint string
+	rows        int
+}
+
+// guardFingerprint is the md5 of guardQuery's rows as unchanged computes
+// it on the server: each row's three columns joined by a unit separator,
+// the rows in byte order of kind and name (unique together) joined by a
+// record separator.
+func guardFingerprint(rows [][3]string) string {
+	slices.SortFunc(rows, func(a, b [3]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		lines[i] = r[0] + "\x1f" + r[1] + "\x1f" + r[2]
+	}
+	sum := md5.Sum([]byte(strings.Join(lines, "\x1e")))
+	return hex.EncodeToString(sum[:])
 }
 
 // newSchemaGuard resolves the store's tables in schema. A table missing
@@ -145,6 +180,10 @@ func newSchemaGuard(ctx context.Context, q querier, schema string) (*schemaGuard
 		names[i] = pgx.Identifier{schema, t}.Sanitize()
 	}
 	g.lockTables = "LOCK TABLE " + strings.Join(names, ", ") + " IN ROW EXCLUSIVE MODE"
+	// Hand-written: the guard's catalog read, checked on the server. The
+	// COLLATE "C" order is byte order, guardFingerprint's.
+	g.unchanged = `SELECT 1 / COALESCE(count(*) = $2 AND md5(string_agg(k || chr(31) || n || chr(31) || s, chr(30)
+		ORDER BY k COLLATE "C", n COLLATE "C")) = $1, false)::int FROM (` + g.query + `) AS g (k, n, s)`
 	return g, nil
 }
 
@@ -159,12 +198,14 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 	defer rows.Close()
 	want := expectedGuard()
 	var found []string
+	var read [][3]string
 	tables := 0
 	for rows.Next() {
 		var kind, name, state string
 		if err := rows.Scan(&kind, &name, &state); err != nil {
 			return nil, fmt.Errorf("read the schema's triggers: %w", err)
 		}
+		read = append(read, [3]string{kind, name, state})
 		oid, object, _ := strings.Cut(name, ".")
 		table := g.names[oid]
 		switch kind {
@@ -199,6 +240,11 @@ func (g *schemaGuard) hazards(ctx context.Context, q querier) ([]string, error) 
 	if tables != len(ourTables()) {
 		found = append(found, fmt.Sprintf("%d of sessiondb's %d tables are not the ones the store opened "+
 			"(missing, renamed, or dropped and made again since: open the store again)", len(ourTables())-tables, len(ourTables())))
+	}
+	if len(found) == 0 {
+		g.clean.Store(&cleanGuard{fingerprint: guardFingerprint(read), rows: len(read)})
+	} else {
+		g.clean.Store(nil)
 	}
 	return found, nil
 }

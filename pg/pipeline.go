@@ -59,7 +59,15 @@ type pipeline struct {
 	riders []*pipeStmt
 	// riderFailed: a rider, sent in a round, failed or counted nothing.
 	riderFailed bool
+	// refused: the pipeline has no connection (it runs a batch's lanes
+	// before the batch's transaction, oneround.go) and a lane asked for a
+	// statement that needs an answer; it was answered errNeedsRound.
+	refused bool
 }
+
+// errNeedsRound answers a statement asked of a pipeline without a
+// connection: the batch cannot be sent in one round trip (oneround.go).
+var errNeedsRound = errors.New("pg: an append's statement needs an answer before its transaction's COMMIT")
 
 // pipeStmt is one lane's statement and, once answered, its outcome.
 type pipeStmt struct {
@@ -86,7 +94,8 @@ type pipeStmt struct {
 // in the caller's, until all lanes return, and returns the pipeline: the
 // riders no round carried are left in it, for the COMMIT's round. A lane
 // gets the pipeline as its connection (pggen.DBTX). crowded names the
-// sessions that have several lanes.
+// sessions that have several lanes. With conn nil nothing is sent: every
+// round is refused (refuse).
 func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferring bool) *pipeline {
 	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferring: deferring}
 	p.wake.L = &p.mu
@@ -111,6 +120,10 @@ func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), c
 		p.mu.Unlock()
 		if len(round) == 0 {
 			return p // every lane is done
+		}
+		if conn == nil {
+			p.refuse(round)
+			continue
 		}
 		p.send(round)
 		p.checkRiders(round)
@@ -144,6 +157,16 @@ func (p *pipeline) send(round []*pipeStmt) {
 		}
 	}
 	for _, s := range round {
+		close(s.done)
+	}
+}
+
+// refuse answers a round a pipeline without a connection cannot send:
+// each statement errNeedsRound.
+func (p *pipeline) refuse(round []*pipeStmt) {
+	p.refused = true
+	for _, s := range round {
+		s.err = errNeedsRound
 		close(s.done)
 	}
 }

@@ -29,6 +29,43 @@ func TestPgBouncer(t *testing.T) {
 	}
 }
 
+// bouncerOneRound: plain appends of one process on sessions of their own,
+// whose batches go in one round trip (oneround.go) — behind a
+// transaction-pooling proxy, as one query string of the simple protocol —
+// each stored and counted.
+func bouncerOneRound(t *testing.T, a, other *Store) {
+	ctx := t.Context()
+	const writers, each = 8, 10
+	for w := range writers {
+		if _, err := a.CreateSession(ctx, store.NewSession{ID: fmt.Sprint("own-", w), Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := a.eng.appends.oneRounds.Load()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := a.AppendMessage(ctx, fmt.Sprint("own-", w), store.NewMessage{Role: store.RoleUser, Content: fmt.Sprint(w, "-", i)}); err != nil {
+					t.Errorf("plain append through pgbouncer: %v", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if a.eng.appends.oneRounds.Load() == before {
+		t.Error("no batch went in one round trip through pgbouncer")
+	}
+	for w := range writers {
+		if msgs, err := other.Messages(ctx, fmt.Sprint("own-", w), store.MessageQuery{}); err != nil || len(msgs) != each {
+			t.Errorf("session own-%d: %d messages, %v; want %d", w, len(msgs), err, each)
+		}
+		if got, err := other.Session(ctx, fmt.Sprint("own-", w)); err != nil || got.MessageCount != each {
+			t.Errorf("session own-%d counted %d, %v; want %d", w, got.MessageCount, err, each)
+		}
+	}
+}
+
 // bouncerSmoke: concurrent appends, a search, a listing and leases whose
 // holders' liveness is proved through the proxy, all in the schema the
 // connection string names.
@@ -81,6 +118,7 @@ func bouncerSmoke(t *testing.T, b *bouncer, mode string) {
 	if err != nil || len(msgs) != writers*each {
 		t.Fatalf("Messages = %d, %v; want %d", len(msgs), err, writers*each)
 	}
+	bouncerOneRound(t, a, other)
 	hits, err := other.Search(ctx, "bouncerword", store.SearchOptions{})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("Search = %v, %v; want one hit", hits, err)

@@ -274,6 +274,11 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	}
 	defer conn.Release()
 	c := conn.Conn()
+	if !careful && !aside {
+		if replay, err, undone, sent := a.oneRound(actx, c, batch, first, last); sent {
+			return replay, err, undone
+		}
+	}
 	locked, exist, err := begin(actx, c, a.eng.guard, a.eng.pin, a.eng.pendingLimit(), batch, first, last, aside, careful)
 	if err != nil {
 		rollbackConn(c)
@@ -466,6 +471,13 @@ func (a *appender) committed(ok []*appendRequest, careful bool, tag pgconn.Comma
 // (ErrCommitUnknown), as at the COMMIT itself.
 func (a *appender) commitWithRiders(ctx context.Context, c *pgx.Conn, ok []*appendRequest, careful bool, h *commitRiders, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
 	var b pgx.Batch
+	a.queueCommit(&b, h)
+	return a.readCommit(c, c.SendBatch(ctx, &b), ok, careful, h, commitStart)
+}
+
+// queueCommit queues the riders h, the COMMIT, and the batch's NOTIFY in a
+// transaction of its own (commitWithRiders).
+func (a *appender) queueCommit(b *pgx.Batch, h *commitRiders) {
 	for _, o := range h.stmts {
 		b.Queue(o.sql, o.args...)
 	}
@@ -474,7 +486,11 @@ func (a *appender) commitWithRiders(ctx context.Context, c *pgx.Conn, ok []*appe
 	b.Queue("SET LOCAL synchronous_commit = off")
 	b.Queue(a.eng.notify)
 	b.Queue("COMMIT")
-	res := c.SendBatch(ctx, &b)
+}
+
+// readCommit reads what queueCommit queued and answers the callers
+// (commitWithRiders says how); commitStart is when the round was sent.
+func (a *appender) readCommit(c *pgx.Conn, res pgx.BatchResults, ok []*appendRequest, careful bool, h *commitRiders, commitStart time.Time) (replay []*appendRequest, err error, undone bool) {
 	for _, o := range h.stmts {
 		o.read(res)
 	}
@@ -502,6 +518,61 @@ func (a *appender) commitWithRiders(ctx context.Context, c *pgx.Conn, ok []*appe
 	return a.committed(ok, careful, tag, err, res.Close, commitStart)
 }
 
+// commitInOneRound sends a batch whose appends' statements all ride
+// (oneround.go) in one round trip: begin's statements, with the guard and
+// the sessions' locks checked on the server — the guard reads what it
+// read when it last found nothing (schemaGuard.unchanged), every session
+// is locked (lockEverySession) — or the statement fails; then the riders,
+// the COMMIT and the NOTIFY as commitWithRiders sends them. sent is false
+// when the transaction failed before the riders: the guard read something
+// new, a session is held elsewhere or missing. The transaction was rolled
+// back with nothing written, and the batch goes the way of two round
+// trips, which tells each case apart. A connection lost before those
+// answers is a connection lost with the COMMIT sent (commitWithRiders).
+func (a *appender) commitInOneRound(c *pgx.Conn, ok []*appendRequest, h *commitRiders, clean *cleanGuard, first, last time.Time) (replay []*appendRequest, err error, undone, sent bool) {
+	ids := make([]string, 0, len(ok))
+	for _, r := range ok {
+		ids = append(ids, r.sessionID)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var b pgx.Batch
+	setup := queueBegin(&b, a.eng.pin, a.eng.pendingLimit(), first, last, false)
+	b.Queue(a.eng.guard.lockTables)
+	b.Queue(a.eng.guard.unchanged, clean.fingerprint, clean.rows)
+	b.Queue(lockEverySession, ids, len(ids))
+	a.queueCommit(&b, h)
+	// The whole round is bounded as a COMMIT is (commit): once it is
+	// sent, the COMMIT in it must be read.
+	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
+	defer cancel()
+	commitStart := time.Now()
+	res := c.SendBatch(cctx, &b)
+	for range setup + 3 {
+		if _, err = res.Exec(); err != nil {
+			_ = res.Close()
+			var pgErr *pgconn.PgError
+			switch {
+			case errors.As(err, &pgErr) && pgErr.Severity == "ERROR":
+				// The transaction failed there: nothing after it ran.
+				rollbackConn(c)
+				return nil, nil, false, false
+			case errors.As(err, &pgErr) || pgconn.SafeToRetry(err):
+				// The server ended the session there, or nothing was sent.
+				rollbackConn(c)
+				return ok, &lostBeforeCommit{err}, false, true
+			default:
+				// The COMMIT was sent and may have run.
+				finishAppends(ok, appendResult{err: fmt.Errorf("%w: %w", driver.ErrCommitUnknown, err)})
+				return nil, nil, false, true
+			}
+		}
+	}
+	a.oneRounds.Add(1)
+	replay, err, undone = a.readCommit(c, res, ok, false, h, commitStart)
+	return replay, err, undone, true
+}
+
 // commitBound is the least a COMMIT may wait for the server's answer.
 const commitBound = 10 * time.Second
 
@@ -518,8 +589,13 @@ const commitBound = 10 * time.Second
 // transaction mechanics, not a domain query (the two engines' query sets
 // match one for one).
 const (
-	lockSessions     = `SELECT id FROM sessions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
-	lockSessionsNow  = lockSessions + ` SKIP LOCKED`
+	lockSessions    = `SELECT id FROM sessions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
+	lockSessionsNow = lockSessions + ` SKIP LOCKED`
+	// lockEverySession is lockSessionsNow that fails, dividing by zero,
+	// unless it locked every session of $1 ($2 of them): the batch sent in
+	// one round trip (commitInOneRound) has no round to tell a held
+	// session from a missing one.
+	lockEverySession = `SELECT 1 / (count(*) = $2)::int FROM (` + lockSessionsNow + `) AS l`
 	existingSessions = `SELECT id FROM sessions WHERE id = ANY($1)`
 )
 
@@ -553,22 +629,7 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin, limit stri
 		lock = lockSessions
 	}
 	var b pgx.Batch
-	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
-	setup := 3     // BEGIN, the settings, the tables' lock
-	if pin != "" { // behind a transaction-pooling proxy (pooler.go)
-		b.Queue(pin)
-		setup++
-	}
-	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
-		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
-	if careful {
-		b.Queue("SET CONSTRAINTS ALL IMMEDIATE")
-		setup++
-	}
-	if limit != "" { // a bulk load's cleaner merges the search indexes (bulk.go)
-		b.Queue(limit)
-		setup++
-	}
+	setup := queueBegin(&b, pin, limit, first, last, careful) + 1 // and the tables' lock
 	b.Queue(guard.lockTables)
 	b.Queue(guard.query)
 	b.Queue(lock, ids)
@@ -600,6 +661,28 @@ func begin(ctx context.Context, c *pgx.Conn, guard *schemaGuard, pin, limit stri
 		err = cerr
 	}
 	return locked, exist, err
+}
+
+// queueBegin queues a batch's BEGIN and its settings (begin says which),
+// and returns how many statements it queued.
+func queueBegin(b *pgx.Batch, pin, limit string, first, last time.Time, careful bool) (queued int) {
+	b.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+	queued = 2     // BEGIN, the settings
+	if pin != "" { // behind a transaction-pooling proxy (pooler.go)
+		b.Queue(pin)
+		queued++
+	}
+	b.Queue("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true), set_config('sessiondb.counts_last_message_at', 'on', true)",
+		fmt.Sprint(max(time.Until(first).Milliseconds(), 1)), fmt.Sprint(max(time.Until(last).Milliseconds(), 1)))
+	if careful {
+		b.Queue("SET CONSTRAINTS ALL IMMEDIATE")
+		queued++
+	}
+	if limit != "" { // a bulk load's cleaner merges the search indexes (bulk.go)
+		b.Queue(limit)
+		queued++
+	}
+	return queued
 }
 
 // batchRows hands the guard the next result of a batch as its query's.
