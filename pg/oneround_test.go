@@ -49,17 +49,24 @@ func ridingBatch(t *testing.T, s *Store, sessions []string) ([]appendResult, []i
 	return runOneBatch(t, s, sessions, fns), ids
 }
 
+// storeWithSessions opens a test store holding the sessions ids.
+func storeWithSessions(t *testing.T, ids ...string) *Store {
+	t.Helper()
+	s := openTestStore(t, Options{})
+	for _, id := range ids {
+		if _, err := s.CreateSession(t.Context(), store.NewSession{ID: id, Source: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 // A batch of plain appends, two of one session among them, is one round
 // trip (oneround.go) and commits as two would: every caller answered,
 // each its own row's id, every session counted.
 func TestOneRound_PlainAppendsCommitInOne(t *testing.T) {
-	s := openTestStore(t, Options{})
+	s := storeWithSessions(t, "a", "b", "c")
 	ctx := t.Context()
-	for _, id := range []string{"a", "b", "c"} {
-		if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: "test"}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	a := s.eng.appends
 	before := a.oneRounds.Load()
 	sessions := []string{"a", "b", "a", "c"}
@@ -93,13 +100,8 @@ func TestOneRound_PlainAppendsCommitInOne(t *testing.T) {
 // caller alone gets ErrNotFound. Each caller's row is stored once,
 // counted once.
 func TestOneRound_HeldOrMissingSessionGoesTheWayOfTwo(t *testing.T) {
-	s := openTestStore(t, Options{})
+	s := storeWithSessions(t, "a", "b", "c")
 	ctx := t.Context()
-	for _, id := range []string{"a", "b", "c"} {
-		if _, err := s.CreateSession(ctx, store.NewSession{ID: id, Source: "test"}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	a := s.eng.appends
 
 	t.Run("missing", func(t *testing.T) {
