@@ -7,10 +7,13 @@ package pg
 // client, then the COMMIT's, which the rows and counters ride), and at
 // 16 appenders the BEGIN's round was a fifth of a batch's time.
 //
-// The appends' callbacks run first, on a pipeline with no connection
-// (runLanes with conn nil): a plain append's statements all ride
-// (MessageInsertDeferred, rideCount), and any other statement, one that
-// needs an answer, is refused (errNeedsRound). When every callback ran
+// The appends' callbacks run first, one after another, on a pipeline
+// with no connection (runLanes with conn nil): a plain append's
+// statements all ride (MessageInsertDeferred, rideCount), and any other
+// statement, one that needs an answer, is refused (errNeedsRound). A lone
+// append goes this way too: with its lane in the leader's goroutine it
+// runs as fast as on its own path, where its statements take four round
+// trips (docs/PERFORMANCE.md). When every callback ran
 // through, one pgx.Batch carries everything, and what the client checked
 // between the two rounds the server checks inside the transaction, each
 // statement failing (dividing by zero) unless its check holds, so the
@@ -33,11 +36,11 @@ import (
 
 // oneRound runs batch in one round trip when it can (oneround.go); sent
 // is false when it did not, with nothing written, and the connection
-// holds no transaction. A lone append keeps its own path (attempt), and
-// an append that looks a key up needs its answer before the COMMIT.
+// holds no transaction. An append that looks a key up needs its answer
+// before the COMMIT, so its batch takes two round trips.
 func (a *appender) oneRound(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last time.Time) (replay []*appendRequest, err error, undone, sent bool) {
 	clean := a.eng.guard.clean.Load()
-	if clean == nil || len(batch) < 2 || slices.ContainsFunc(batch, func(r *appendRequest) bool { return len(r.looksUp) > 0 }) {
+	if clean == nil || slices.ContainsFunc(batch, func(r *appendRequest) bool { return len(r.looksUp) > 0 }) {
 		return nil, nil, false, false
 	}
 	lanes, _, crowded := planLanes(batch, nil)

@@ -94,11 +94,18 @@ type pipeStmt struct {
 // in the caller's, until all lanes return, and returns the pipeline: the
 // riders no round carried are left in it, for the COMMIT's round. A lane
 // gets the pipeline as its connection (pggen.DBTX). crowded names the
-// sessions that have several lanes. With conn nil nothing is sent: every
-// round is refused (refuse).
+// sessions that have several lanes. With conn nil nothing is sent: the
+// lanes run one after another in the caller's goroutine, and a statement
+// that needs an answer is refused (submit).
 func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), crowded map[string]bool, deferring bool) *pipeline {
 	p := &pipeline{conn: conn, ctx: ctx, running: len(lanes), crowded: crowded, inserted: map[string]int64{}, deferring: deferring}
 	p.wake.L = &p.mu
+	if conn == nil { // nothing to send: the lanes run one after another, here
+		for _, lane := range lanes {
+			lane(p)
+		}
+		return p
+	}
 	for _, lane := range lanes {
 		go func() {
 			defer p.laneDone()
@@ -120,10 +127,6 @@ func runLanes(ctx context.Context, conn *pgx.Conn, lanes []func(db *pipeline), c
 		p.mu.Unlock()
 		if len(round) == 0 {
 			return p // every lane is done
-		}
-		if conn == nil {
-			p.refuse(round)
-			continue
 		}
 		p.send(round)
 		p.checkRiders(round)
@@ -161,19 +164,16 @@ func (p *pipeline) send(round []*pipeStmt) {
 	}
 }
 
-// refuse answers a round a pipeline without a connection cannot send:
-// each statement errNeedsRound.
-func (p *pipeline) refuse(round []*pipeStmt) {
-	p.refused = true
-	for _, s := range round {
-		s.err = errNeedsRound
-		close(s.done)
-	}
-}
-
-// submit queues s for the next round and waits for its answer.
+// submit queues s for the next round and waits for its answer; on a
+// pipeline without a connection it is refused at once (errNeedsRound).
 func (p *pipeline) submit(s *pipeStmt) {
 	s.done = make(chan struct{})
+	if p.conn == nil {
+		p.refused = true
+		s.err = errNeedsRound
+		close(s.done)
+		return
+	}
 	p.mu.Lock()
 	p.pending = append(p.pending, s)
 	p.running--

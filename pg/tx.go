@@ -299,8 +299,9 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 	var ok []*appendRequest
 	var riding *commitRiders // for the COMMIT's round (deferred.go)
 	if careful || len(batch) == 1 {
-		// A lone append runs alone: on the pipeline, its statements riding
-		// the COMMIT, it ran 0.75-0.8x as fast (docs/PERFORMANCE.md).
+		// A lone append that did not go in one round trip (oneround.go)
+		// runs alone: on the pipeline, its statements riding the COMMIT,
+		// it ran 0.75-0.8x as fast (docs/PERFORMANCE.md).
 		ok, replay, err = a.runOneByOne(actx, c, batch, len(batch) > 1)
 	} else {
 		ok, replay, err, undone, riding = a.runPipelined(actx, c, batch, locked)
