@@ -87,8 +87,9 @@ type appender struct {
 	// them back (a deadlock, a lock timeout of the batch's least patient
 	// caller, a connection lost before COMMIT); batches counts commits;
 	// asides counts the appends handed to runAside; oneRounds the
-	// batches sent in one round trip (oneround.go).
-	reruns, batches, appends, asides, oneRounds atomic.Int64
+	// batches sent in one round trip (oneround.go), and oneRoundsChecked
+	// those of them whose checks the server failed (nothing written).
+	reruns, batches, appends, asides, oneRounds, oneRoundsChecked atomic.Int64
 	// commitAndNotify is a batch's COMMIT followed by its NOTIFY
 	// (watch.go) in a transaction of its own, one round trip. A NOTIFY
 	// inside the batch's transaction would hold the server's notification
@@ -99,6 +100,10 @@ type appender struct {
 	// to keep), so it holds that lock a moment. It runs only once the
 	// COMMIT succeeded: an error skips the rest of the statements.
 	commitAndNotify string
+	// prepares: the pool's statements are prepared before the batch that
+	// runs them (pgx's extended modes but exec), so a batch in one round
+	// trip prepares its own by name first (prepareOneRound).
+	prepares bool
 }
 
 func newAppender(eng *engine) *appender {
@@ -107,7 +112,14 @@ func newAppender(eng *engine) *appender {
 		inFlight: map[string]int{}, stop: stop, halt: halt,
 		// Hand-written: transaction control; the statements after COMMIT
 		// form an implicit transaction of their own (the simple protocol).
-		commitAndNotify: "COMMIT; SET LOCAL synchronous_commit = off; " + eng.notify}
+		commitAndNotify: "COMMIT; SET LOCAL synchronous_commit = off; " + eng.notify,
+		prepares:        preparesFirst(eng.pool.Config().ConnConfig.DefaultQueryExecMode)}
+}
+
+// preparesFirst reports whether pgx prepares or describes a batch's new
+// statements in a round trip of its own before sending the batch.
+func preparesFirst(m pgx.QueryExecMode) bool {
+	return m != pgx.QueryExecModeSimpleProtocol && m != pgx.QueryExecModeExec
 }
 
 // close ends the appends run aside and waits for their goroutine, so that

@@ -60,20 +60,23 @@ func TestForeignSchemaObjectsAreRefused(t *testing.T) {
 			if _, err := s.CreateSession(ctx, store.NewSession{ID: "t"}); err != nil {
 				t.Fatal(err)
 			}
+			warmOneRound(t, s, "s", "t")
 			admin := openPool(t, testDSN(t), s.Schema())
+			stored := contents(t, admin) // "before" and the warming batches' messages
 			execAll(t, admin, tc.plant)
 
 			// A batch of plain appends, sent in one round trip with the
 			// guard's last clean read to compare on the server
 			// (oneround.go): refused whole, nothing written.
-			if s.eng.guard.clean.Load() == nil {
-				t.Fatal("the guard holds no clean read: the batch would not try one round trip")
-			}
+			checked := s.eng.appends.oneRoundsChecked.Load()
 			res, _ := ridingBatch(t, s, []string{"s", "t"})
 			for i, r := range res {
 				if !errors.Is(r.err, store.ErrForeignSchema) || !strings.Contains(r.err.Error(), tc.names) {
 					t.Fatalf("batch caller %d through it: %v; want ErrForeignSchema naming %s", i, r.err, tc.names)
 				}
+			}
+			if s.eng.appends.oneRoundsChecked.Load() == checked {
+				t.Fatal("the batch was not refused by the server's check in one round trip")
 			}
 
 			// The open store: the next write is refused, twice with one key.
@@ -83,7 +86,7 @@ func TestForeignSchemaObjectsAreRefused(t *testing.T) {
 					t.Fatalf("append %d through it = id %d, %v; want ErrForeignSchema naming %s", try+1, id, err, tc.names)
 				}
 			}
-			assertContents(t, admin, "before")
+			assertContents(t, admin, stored...)
 
 			// A new Open refuses it; Verify names it without opening.
 			if o, err := Open(ctx, testDSN(t), Options{Schema: s.Schema()}); !errors.Is(err, store.ErrForeignSchema) || !strings.Contains(err.Error(), tc.names) {
@@ -104,7 +107,7 @@ func TestForeignSchemaObjectsAreRefused(t *testing.T) {
 			if _, err := s.AppendMessage(ctx, "s", store.NewMessage{Role: "user", Content: "after", IdempotencyKey: "k1"}); err != nil {
 				t.Fatalf("append once it is gone: %v", err)
 			}
-			assertContents(t, admin, "before", "after")
+			assertContents(t, admin, append(stored, "after")...)
 		})
 	}
 }
@@ -284,6 +287,14 @@ func execAll(t *testing.T, pool *pgxpool.Pool, stmts []string) {
 // (read as the server's superuser, so no policy hides a row).
 func assertContents(t *testing.T, pool *pgxpool.Pool, want ...string) {
 	t.Helper()
+	if got := contents(t, pool); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("messages = %q, want %q", got, want)
+	}
+}
+
+// contents is every message's content, in id order.
+func contents(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
 	rows, err := pool.Query(context.Background(), "SELECT content FROM messages ORDER BY id")
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +307,8 @@ func assertContents(t *testing.T, pool *pgxpool.Pool, want ...string) {
 		}
 		got = append(got, c)
 	}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("messages = %q, want %q", got, want)
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return got
 }

@@ -40,7 +40,7 @@ import (
 // before the COMMIT, so its batch takes two round trips.
 func (a *appender) oneRound(ctx context.Context, c *pgx.Conn, batch []*appendRequest, first, last time.Time) (replay []*appendRequest, err error, undone, sent bool) {
 	clean := a.eng.guard.clean.Load()
-	if clean == nil || slices.ContainsFunc(batch, func(r *appendRequest) bool { return len(r.looksUp) > 0 }) {
+	if clean == nil || c.PgConn().CustomData()[oneRoundOff] != nil || slices.ContainsFunc(batch, func(r *appendRequest) bool { return len(r.looksUp) > 0 }) {
 		return nil, nil, false, false
 	}
 	lanes, _, crowded := planLanes(batch, nil)

@@ -288,6 +288,10 @@ func (a *appender) attempt(batch []*appendRequest, careful, aside bool) (replay 
 		}
 		return batch, lostOr(c, err), false
 	}
+	if err := prepareOneRound(actx, c); err != nil {
+		rollbackConn(c)
+		return batch, lostOr(c, err), false
+	}
 	if held := heldElsewhere(batch, locked, exist); len(held) > 0 {
 		a.runAside(held)
 		batch = slices.DeleteFunc(slices.Clone(batch), func(r *appendRequest) bool { return slices.Contains(held, r) })
@@ -543,6 +547,12 @@ func (a *appender) commitInOneRound(c *pgx.Conn, ok []*appendRequest, h *commitR
 	b.Queue(a.eng.guard.unchanged, clean.fingerprint, clean.rows)
 	b.Queue(lockEverySession, ids, len(ids))
 	a.queueCommit(&b, h)
+	if a.prepares {
+		if missing := unprepared(c, &b); len(missing) > 0 {
+			c.PgConn().CustomData()[oneRoundWanted] = missing
+			return nil, nil, false, false // prepared by the next batch's transaction on c
+		}
+	}
 	// The whole round is bounded as a COMMIT is (commit): once it is
 	// sent, the COMMIT in it must be read.
 	cctx, cancel := context.WithDeadline(context.Background(), maxTime(last, time.Now().Add(commitBound)))
@@ -556,9 +566,10 @@ func (a *appender) commitInOneRound(c *pgx.Conn, ok []*appendRequest, h *commitR
 			switch {
 			case errors.As(err, &pgErr) && pgErr.Severity == "ERROR":
 				// The transaction failed there: nothing after it ran.
+				a.oneRoundsChecked.Add(1)
 				rollbackConn(c)
 				return nil, nil, false, false
-			case errors.As(err, &pgErr) || pgconn.SafeToRetry(err):
+			case errors.As(err, &pgErr) || pgconn.SafeToRetry(err) || errors.As(err, new(pgx.ErrPreprocessingBatch)):
 				// The server ended the session there, or nothing was sent.
 				rollbackConn(c)
 				return ok, &lostBeforeCommit{err}, false, true
@@ -572,6 +583,60 @@ func (a *appender) commitInOneRound(c *pgx.Conn, ok []*appendRequest, h *commitR
 	a.oneRounds.Add(1)
 	replay, err, undone = a.readCommit(c, res, ok, false, h, commitStart)
 	return replay, err, undone, true
+}
+
+// A batch in one round trip runs statements prepared by name (Conn.Prepare
+// with the SQL as the name, which pgx's batches use without preparing
+// again): otherwise pgx would prepare them in a round trip of its own
+// before the batch, outside its transaction, where a parse waits without
+// the batch's lock_timeout for a table another session holds (a DBA's
+// LOCK, an ALTER TABLE). A connection's prepared statements are in its
+// CustomData: oneRoundPrepared, the set; oneRoundWanted, those a batch
+// lacked, which the next batch on the connection prepares inside the
+// transaction begin opened (prepareOneRound), whose ROW EXCLUSIVE lock on
+// every table of the store lets no parse wait for another session.
+const (
+	oneRoundPrepared = "sessiondb.oneround.prepared"
+	oneRoundWanted   = "sessiondb.oneround.wanted"
+	// oneRoundOff marks a connection a preparation failed on: its batches
+	// take two round trips, so that a statement the server refuses (a
+	// column a DBA dropped) fails where each caller gets its answer.
+	oneRoundOff = "sessiondb.oneround.off"
+)
+
+// unprepared lists b's statements not yet prepared on c by name.
+func unprepared(c *pgx.Conn, b *pgx.Batch) (missing []string) {
+	have, _ := c.PgConn().CustomData()[oneRoundPrepared].(map[string]bool)
+	for _, q := range b.QueuedQueries {
+		if !have[q.SQL] && !slices.Contains(missing, q.SQL) {
+			missing = append(missing, q.SQL)
+		}
+	}
+	return missing
+}
+
+// prepareOneRound prepares, inside the transaction begin opened on c, the
+// statements a batch in one round trip lacked there (unprepared).
+func prepareOneRound(ctx context.Context, c *pgx.Conn) error {
+	data := c.PgConn().CustomData()
+	wanted, _ := data[oneRoundWanted].([]string)
+	if len(wanted) == 0 {
+		return nil
+	}
+	have, _ := data[oneRoundPrepared].(map[string]bool)
+	if have == nil {
+		have = map[string]bool{}
+		data[oneRoundPrepared] = have
+	}
+	delete(data, oneRoundWanted)
+	for _, sql := range wanted {
+		if _, err := c.Prepare(ctx, sql, sql); err != nil {
+			data[oneRoundOff] = true
+			return fmt.Errorf("prepare a batch's statements: %w", err)
+		}
+		have[sql] = true
+	}
+	return nil
 }
 
 // commitBound is the least a COMMIT may wait for the server's answer.
