@@ -12,14 +12,15 @@ package pg
 // statements all ride (MessageInsertDeferred, rideCount), and any other
 // statement, one that needs an answer, is refused (errNeedsRound). A lone
 // append goes this way too: with its lane in the leader's goroutine it
-// runs as fast as on its own path, where its statements take four round
-// trips (docs/PERFORMANCE.md). When every callback ran
-// through, one pgx.Batch carries everything, and what the client checked
-// between the two rounds the server checks inside the transaction, each
-// statement failing (dividing by zero) unless its check holds, so the
-// COMMIT behind it never runs: the guard reads exactly what it read when
-// it last found nothing (schemaGuard.unchanged), and every session of
-// the batch was locked (lockEverySession). Otherwise nothing was written:
+// ran no slower than on its own path of four round trips
+// (docs/PERFORMANCE.md). When every callback ran through, one pgx.Batch
+// carries everything, and what the client checked between the two rounds
+// the server checks inside the transaction, each statement failing
+// (dividing by zero) unless its check holds, so the COMMIT behind it
+// never runs: the guard reads exactly what it read when it last found
+// nothing (schemaGuard.unchanged), and every session of the batch was
+// locked (lockEverySession). The statements are prepared by name first
+// (prepareOneRound, tx.go). Otherwise nothing was written:
 // the batch goes the way of two round trips, its callbacks run again,
 // and that way tells a held session (run aside) from a missing one (its
 // caller's ErrNotFound) and a new object on the tables (ErrForeignSchema)
