@@ -71,15 +71,14 @@ func warmOneRound(t *testing.T, s *Store, sessions ...string) {
 		if try == 4 {
 			t.Fatal("4 batches, none sent in one round trip")
 		}
-		for i, r := range must2(ridingBatch(t, s, sessions)) {
+		res, _ := ridingBatch(t, s, sessions)
+		for i, r := range res {
 			if r.err != nil {
 				t.Fatalf("warming, caller %d (%s): %v", i, sessions[i], r.err)
 			}
 		}
 	}
 }
-
-func must2[A, B any](a A, _ B) A { return a }
 
 // A batch of plain appends, two of one session among them, is one round
 // trip (oneround.go) and commits as two would: every caller answered,
